@@ -1,0 +1,65 @@
+# heapledger — one entry point: all, check, check-asan, bench, demo, install, deps, format, clean.
+# Each part of the tree adds its own rules in a module.mk fragment; this file holds the
+# shared flags and the top-level targets only.
+
+BUILD   ?= build
+PREFIX  ?= /usr/local
+DESTDIR ?=
+CC      ?= gcc
+VERSION := 0.1.0
+
+# Build levels (see liballoc/internal.h): HL_DEBUG=1 enables the debug asserts.
+HL_DEBUG ?= 0
+
+WARN     := -Wall -Wextra -Werror
+CSTD     := -std=gnu11
+OPT      ?= -O2
+BASE_CFLAGS := $(CSTD) $(WARN) $(OPT) -g -D_GNU_SOURCE -DHL_VERSION=\"$(VERSION)\" \
+               -DHL_DEBUG=$(HL_DEBUG) -I liballoc -I schemas
+# Tests and benchmarks: the compiler must not fold malloc/free pairs away.
+TEST_CFLAGS := $(BASE_CFLAGS) -fno-builtin
+SAN_FLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+LIB_DIR := $(BUILD)/lib
+BIN_DIR := $(BUILD)/bin
+OBJ_DIR := $(BUILD)/obj
+TEST_DIR := $(BUILD)/tests
+
+# Targets that module fragments extend.
+ALL_TARGETS     :=
+CHECK_TARGETS   :=
+BENCH_TARGETS   :=
+INSTALL_TARGETS :=
+CLEAN_EXTRA     :=
+
+.PHONY: all check check-asan bench demo install deps format clean
+.DEFAULT_GOAL := all
+
+include $(sort $(wildcard */module.mk */*/module.mk))
+
+all: $(ALL_TARGETS)
+
+deps:
+	@mk/deps.sh
+
+# `make check` sets up everything itself (packages, services), builds, then runs every test.
+check: deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -k $(CHECK_TARGETS) ; rc=$$?; \
+	 if [ $$rc -eq 0 ]; then echo "check: all suites passed"; else echo "check: FAILED"; fi; exit $$rc
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory $(BENCH_TARGETS)
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory demo-run
+
+install: all $(INSTALL_TARGETS)
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(BUILD) $(CLEAN_EXTRA)

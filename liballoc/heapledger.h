@@ -1,0 +1,98 @@
+/* heapledger — public interface.
+ *
+ * Two audiences:
+ *  - A program preloaded with libheapledger.so needs nothing from here: malloc & co. are
+ *    replaced. It may call the few heapledger_* functions (declared weak-safe: test for them
+ *    with `if (heapledger_version)` when the library may be absent).
+ *  - Tests, benchmarks and the analyzer's what-if replay create heap objects of their own
+ *    with hl_heap_create() and use the hl_heap_* family on them.
+ */
+#ifndef HEAPLEDGER_H
+#define HEAPLEDGER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hl_heap_s hl_heap_t;
+
+/* Heap options. Zero-initialised means "defaults"; hl_options_default() fills the defaults
+ * explicitly and hl_options_parse() reads the HEAPLEDGER_OPTIONS syntax
+ * ("name=value,name=value"). docs/options.md lists every option. */
+typedef struct hl_options_s {
+    size_t arena_size;   /* arena=SIZE: fixed arena of SIZE bytes; 0 = grow from the OS */
+    void *arena_base;    /* caller-provided arena memory (API only), NULL = mmap it */
+    size_t mid_max;      /* mid_max=SIZE: largest request served by TLSF (default 256K) */
+    size_t slab_size;    /* slab=SIZE: tiny slab size, power of two (default 64K; 4K in arena mode) */
+    uint32_t arenas;     /* arenas=N: TLSF arenas threads spread over (default: 2 per CPU, max 16) */
+    uint32_t tcache;     /* tcache=N: thread cache capacity scale, 0 disables the cache */
+    uint32_t stats;      /* stats=1: print counters at exit */
+    uint32_t tiny;       /* tiny=0 disables the tiny tier (everything below mid_max is TLSF) */
+    uint32_t trim_keep;  /* trim_keep=N: empty slabs/pools kept before memory goes back to the OS */
+    uint32_t reserved[7];
+} hl_options_t;
+
+/* Fill *o with the defaults. */
+void hl_options_default(hl_options_t *o);
+/* Parse "name=value,…" into *o (over whatever it holds). Returns 0, or -1 after writing a
+ * message for the first bad item into err (errlen bytes). Unknown names are errors here; the
+ * preloaded library only warns about them. */
+int hl_options_parse(hl_options_t *o, const char *s, char *err, size_t errlen);
+/* Write the options as "name=value,…" (only those differing from the defaults). */
+size_t hl_options_format(const hl_options_t *o, char *buf, size_t len);
+
+/* Create a heap. NULL options = defaults. Returns NULL with errno set on failure
+ * (ENOMEM, EINVAL for bad options). */
+hl_heap_t *hl_heap_create(const hl_options_t *options);
+/* Destroy a heap and return all its memory. No other thread may use it concurrently; blocks
+ * still cached by other threads are dropped with it. */
+void hl_heap_destroy(hl_heap_t *heap);
+/* The heap behind the preloaded malloc family. */
+hl_heap_t *hl_heap_default(void);
+
+void *hl_heap_malloc(hl_heap_t *heap, size_t size);
+void *hl_heap_calloc(hl_heap_t *heap, size_t n, size_t size);
+void *hl_heap_realloc(hl_heap_t *heap, void *ptr, size_t size);
+void *hl_heap_memalign(hl_heap_t *heap, size_t alignment, size_t size);
+void hl_heap_free(hl_heap_t *heap, void *ptr);
+size_t hl_heap_usable_size(hl_heap_t *heap, const void *ptr);
+/* Return free memory to the OS; returns 1 if anything was released. */
+int hl_heap_trim(hl_heap_t *heap, size_t pad);
+/* Walk the heap's structures and count broken invariants (0 = consistent). With verbose,
+ * each broken invariant is described on stderr. */
+size_t hl_heap_check(hl_heap_t *heap, int verbose);
+/* Flush the calling thread's cache of this heap back to the heap. */
+void hl_heap_flush_thread(hl_heap_t *heap);
+
+/* Byte counters of a heap, consistent when no other thread allocates. */
+typedef struct hl_heap_info_s {
+    size_t held;        /* bytes obtained from the OS (or the arena size) */
+    size_t used;        /* usable bytes of live blocks */
+    size_t free_tiny;   /* bytes in free tiny slots (caches and slabs) */
+    size_t free_mid;    /* bytes in free TLSF blocks */
+    size_t large;       /* bytes in large mappings */
+    size_t largest_free; /* largest free TLSF block */
+    size_t slabs;       /* tiny slabs carved */
+    size_t pools;       /* TLSF pools added */
+} hl_heap_info_t;
+void hl_heap_info(hl_heap_t *heap, hl_heap_info_t *out);
+
+/* Per-path operation counters of a heap (index: hl_path_t in schemas/hl_schema.h). */
+void hl_heap_path_counts(hl_heap_t *heap, uint64_t *counts, size_t n);
+
+/* --- functions a traced program may call ------------------------------------------------- */
+
+/* Version string of the library, e.g. "0.1.0". */
+const char *heapledger_version(void);
+/* Print the default heap's counters to stderr (the same text as stats=1 at exit). */
+void heapledger_print_stats(void);
+/* Check the default heap; returns the number of broken invariants. */
+size_t heapledger_check_heap(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,174 @@
+-- heapledger run database, schema version 1.
+--
+-- One file per recording. Written by the tracer (record / collect / collectd), read by the
+-- analyzer (report / diff / replay / history) and by sqlite3 alone through the views below.
+-- The schema version is PRAGMA user_version; a reader refuses any other version with a
+-- message naming both versions. Timestamps are nanoseconds on the LTTng trace clock
+-- (CLOCK_MONOTONIC), the same clock as kernel_event. Path, tier and op numbers are those of
+-- schemas/paths.def and schemas/hl_schema.h (copied into the path table at creation).
+
+PRAGMA user_version = 1;
+
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT
+);
+
+-- One row per recording.
+CREATE TABLE IF NOT EXISTS run (
+    id               INTEGER PRIMARY KEY,
+    command          TEXT,     -- command line as run
+    options          TEXT,     -- HEAPLEDGER_OPTIONS of the run
+    host             TEXT,
+    version          TEXT,     -- heapledger version that recorded
+    tsc_hz           INTEGER,  -- TSC frequency (cycles -> ns)
+    start_ts         INTEGER,
+    end_ts           INTEGER,
+    exit_status      INTEGER,
+    events           INTEGER,  -- events ingested
+    discarded_events INTEGER,  -- events the tracer reported lost (0 in blocking mode)
+    arena_size       INTEGER   -- arena=SIZE of the run, 0 when the heap grows from the OS
+);
+
+-- Traced processes (fork children appear with their own pid).
+CREATE TABLE IF NOT EXISTS process (
+    pid       INTEGER PRIMARY KEY,
+    ppid      INTEGER,
+    procname  TEXT,
+    options   TEXT,
+    tsc_hz    INTEGER,
+    start_ts  INTEGER,
+    end_ts    INTEGER
+);
+
+CREATE TABLE IF NOT EXISTS thread (
+    pid  INTEGER NOT NULL,
+    tid  INTEGER NOT NULL,
+    name TEXT,
+    PRIMARY KEY (pid, tid)
+);
+
+CREATE TABLE IF NOT EXISTS path (
+    id   INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    op   TEXT NOT NULL          -- 'alloc', 'free' or 'realloc'
+);
+
+-- One row per block lifetime: from the allocation (malloc, calloc, memalign, or the new side
+-- of a realloc) to its free (or the old side of a realloc). A realloc that returns the same
+-- pointer still ends one lifetime and starts the next (prev_block links them).
+-- Failed allocations are rows with ptr = 0 and flags bit 0.
+CREATE TABLE IF NOT EXISTS block (
+    id           INTEGER PRIMARY KEY,
+    pid          INTEGER NOT NULL,
+    ptr          INTEGER NOT NULL,
+    size         INTEGER NOT NULL,   -- requested bytes
+    usable       INTEGER NOT NULL,   -- usable bytes (slot/block minus headers)
+    tier         INTEGER NOT NULL,
+    class        INTEGER NOT NULL,   -- tiny class, -1 for mid/large
+    alloc_seq    INTEGER NOT NULL,   -- global event order (ties in ts resolved by seq)
+    alloc_ts     INTEGER NOT NULL,
+    alloc_tid    INTEGER,
+    alloc_path   INTEGER,
+    alloc_cycles INTEGER,
+    alloc_stack  INTEGER,            -- stack.id, NULL when stacks are off
+    free_seq     INTEGER,            -- NULL: live at the end of the recording
+    free_ts      INTEGER,
+    free_tid     INTEGER,
+    free_path    INTEGER,
+    free_cycles  INTEGER,
+    free_stack   INTEGER,
+    prev_block   INTEGER,            -- block this one replaced through realloc
+    flags        INTEGER NOT NULL DEFAULT 0  -- 1 failed, 2 born of realloc, 4 ended by realloc
+);
+
+-- Frees of pointers never seen allocated (allocated before tracing began, e.g. by LTTng's
+-- own start-up). They count in the per-path cycle budgets but not in utilisation.
+CREATE TABLE IF NOT EXISTS orphan_free (
+    seq    INTEGER NOT NULL,
+    ts     INTEGER NOT NULL,
+    pid    INTEGER NOT NULL,
+    tid    INTEGER,
+    ptr    INTEGER NOT NULL,
+    path   INTEGER,
+    cycles INTEGER,
+    stack  INTEGER
+);
+
+-- Call stacks, ids unique in the database (the collector renumbers per-process ids).
+CREATE TABLE IF NOT EXISTS stack (
+    id    INTEGER PRIMARY KEY,
+    pid   INTEGER NOT NULL,
+    depth INTEGER NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS frame (
+    stack_id INTEGER NOT NULL,
+    depth    INTEGER NOT NULL,       -- 0 = innermost
+    ip       INTEGER NOT NULL,
+    function TEXT,
+    offset   INTEGER,
+    file     TEXT,
+    line     INTEGER,
+    module   TEXT,
+    PRIMARY KEY (stack_id, depth)
+) WITHOUT ROWID;
+
+-- Memory the allocator mapped from or returned to the OS.
+CREATE TABLE IF NOT EXISTS os_region (
+    seq     INTEGER NOT NULL,
+    ts      INTEGER NOT NULL,
+    pid     INTEGER NOT NULL,
+    tid     INTEGER,
+    op      TEXT NOT NULL,           -- 'map' or 'unmap'
+    addr    INTEGER NOT NULL,
+    len     INTEGER NOT NULL,
+    purpose TEXT                     -- 'slab_segment', 'tlsf_pool', 'large', 'arena', …
+);
+
+-- Errors found by hardened mode.
+CREATE TABLE IF NOT EXISTS error (
+    id          INTEGER PRIMARY KEY,
+    ts          INTEGER NOT NULL,
+    pid         INTEGER NOT NULL,
+    tid         INTEGER,
+    kind        TEXT NOT NULL,       -- 'double-free', 'heap-overflow', …
+    addr        INTEGER,
+    size        INTEGER,
+    tier        INTEGER,
+    class       INTEGER,
+    details     TEXT,
+    stack       INTEGER,
+    alloc_stack INTEGER,
+    free_stack  INTEGER
+);
+
+-- Kernel-side events (tracer/bpf), same clock as everything else.
+CREATE TABLE IF NOT EXISTS kernel_event (
+    ts   INTEGER NOT NULL,
+    pid  INTEGER NOT NULL,
+    tid  INTEGER,
+    kind TEXT NOT NULL,              -- mmap munmap mremap brk madvise page_fault rss
+    addr INTEGER,
+    len  INTEGER,
+    ret  INTEGER
+);
+
+-- Views for the common questions, answerable with sqlite3 alone.
+CREATE VIEW IF NOT EXISTS allocations AS
+    SELECT pid, ptr, size, usable, tier, class, alloc_path AS path, alloc_ts, free_ts,
+           alloc_tid, free_tid, alloc_stack, free_stack, alloc_cycles, free_cycles
+    FROM block WHERE (flags & 1) = 0;
+
+CREATE VIEW IF NOT EXISTS live_at_exit AS
+    SELECT * FROM allocations WHERE free_ts IS NULL;
+
+CREATE VIEW IF NOT EXISTS path_cycles AS
+    SELECT p.op AS op, p.name AS path, count(*) AS count, avg(c.cycles) AS mean_cycles
+    FROM (SELECT alloc_path AS path, alloc_cycles AS cycles FROM block
+          UNION ALL SELECT free_path, free_cycles FROM block WHERE free_seq IS NOT NULL
+          UNION ALL SELECT path, cycles FROM orphan_free) c
+    JOIN path p ON p.id = c.path
+    GROUP BY p.op, p.name;
+
+-- Indexes are created after the bulk load (schemas/heapledger_index.sql).
