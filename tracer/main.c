@@ -1,0 +1,38 @@
+/* tracer/main.c — `heapledger`, git-style front: dispatches to one subcommand. */
+#include "cmd.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* One line per subcommand; a part of the tree adds its line when its command exists. */
+static const hl_cmd_t commands[] = {
+    {NULL, NULL, NULL},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: heapledger <command> [options] [args]\n\ncommands:\n");
+    for (const hl_cmd_t *c = commands; c->name; c++)
+        fprintf(f, "  %-10s %s\n", c->name, c->summary);
+    fprintf(f, "  %-10s %s\n", "version", "print the version");
+    fprintf(f, "\n'heapledger <command> --help' describes a command; docs/ has the guide.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+        !strcmp(argv[1], "help")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
+        printf("heapledger %s\n", HL_VERSION);
+        return 0;
+    }
+    for (const hl_cmd_t *c = commands; c->name; c++)
+        if (!strcmp(argv[1], c->name))
+            return c->run(argc - 1, argv + 1);
+    fprintf(stderr, "heapledger: unknown command '%s'\n\n", argv[1]);
+    usage(stderr);
+    return 2;
+}
