@@ -1,0 +1,52 @@
+/* tracer/ingest.h — CTF trace (LTTng, provider "heapledger") → SQLite run database.
+ *
+ * The one entry point the recorder (`heapledger record`) and `heapledger collect` call.
+ * It finds every CTF directory (a directory holding a `metadata` file) under trace_dir,
+ * decodes them with libbabeltrace2 (src.ctf.fs → muxer → our sink) on one thread, stores on
+ * another, and writes one run database (schemas/heapledger.sql, schema v1): one `block` row
+ * per block lifetime, symbolised stacks, OS regions, errors, run/process/thread rows.
+ *
+ * Return value:
+ *   0   complete: every event of the trace is in the database.
+ *   1   partial: the database holds what decoded, but the trace was truncated or corrupt
+ *       (r->error says where and what was lost). The database is valid and indexed.
+ *  -1   failure: nothing usable written (r->error says why: not a trace, output exists,
+ *       unwritable, disk full, …). A database file created by this call is removed.
+ * Thread-safety: calls may run concurrently on different databases.
+ */
+#ifndef HL_INGEST_H
+#define HL_INGEST_H
+
+#include <stdint.h>
+
+/* Exit status not known (e.g. a trace recorded by hand): run.exit_status stays NULL. */
+#define HL_EXIT_UNKNOWN (-1000)
+
+typedef struct hl_ingest_opts_s {
+    const char *command; /* run.command, NULL when unknown */
+    const char *options; /* run.options (HEAPLEDGER_OPTIONS); NULL: taken from config events */
+    const char *host;    /* run.host; NULL: this machine's hostname */
+    int exit_status;     /* run.exit_status, HL_EXIT_UNKNOWN when unknown */
+    int progress;        /* nonzero: progress bar on stderr when stderr is a tty */
+    int force;           /* nonzero: replace an existing db_path instead of failing */
+} hl_ingest_opts_t;
+
+/* Defaults: everything unknown, no progress, no force. */
+#define HL_INGEST_OPTS_INIT {NULL, NULL, NULL, HL_EXIT_UNKNOWN, 0, 0}
+
+typedef struct hl_ingest_result_s {
+    uint64_t events;       /* events decoded and ingested (all providers) */
+    uint64_t discarded;    /* events the tracer reported lost (discarded-event messages) */
+    uint64_t blocks;       /* block rows written (lifetimes, failed allocations included) */
+    uint64_t orphan_frees; /* frees of pointers never seen allocated */
+    uint64_t stacks;       /* distinct stacks stored */
+    double seconds;        /* wall time of the ingest */
+    char error[256];       /* message when the return value is not 0 ("" otherwise) */
+} hl_ingest_result_t;
+
+/* Ingest the LTTng session output under trace_dir into a new database db_path.
+ * o may be NULL (defaults); r must not be NULL. */
+int hl_ingest_trace(const char *trace_dir, const char *db_path, const hl_ingest_opts_t *o,
+                    hl_ingest_result_t *r);
+
+#endif
