@@ -9,6 +9,9 @@
 
 PRAGMA user_version = 1;
 
+-- Key/value facts about the file: 'writer' (heapledger version), 'ingest_status' ('complete',
+-- 'partial' when the trace was truncated or corrupt, 'live' while collectd is writing,
+-- 'interrupted'), 'ingest_warning' (what was lost, when partial), 'source' (trace dir or URL).
 CREATE TABLE IF NOT EXISTS meta (
     key   TEXT PRIMARY KEY,
     value TEXT
@@ -58,6 +61,9 @@ CREATE TABLE IF NOT EXISTS path (
 -- of a realloc) to its free (or the old side of a realloc). A realloc that returns the same
 -- pointer still ends one lifetime and starts the next (prev_block links them).
 -- Failed allocations are rows with ptr = 0 and flags bit 0.
+-- A realloc's cycles are stored once: as alloc_cycles of the block it starts (failed or
+-- not), or as free_cycles of the block it ends when it starts none (realloc(p, 0)); the old
+-- side of a moving realloc has free_cycles NULL.
 CREATE TABLE IF NOT EXISTS block (
     id           INTEGER PRIMARY KEY,
     pid          INTEGER NOT NULL,
@@ -79,7 +85,9 @@ CREATE TABLE IF NOT EXISTS block (
     free_cycles  INTEGER,
     free_stack   INTEGER,
     prev_block   INTEGER,            -- block this one replaced through realloc
-    flags        INTEGER NOT NULL DEFAULT 0  -- 1 failed, 2 born of realloc, 4 ended by realloc
+    flags        INTEGER NOT NULL DEFAULT 0  -- 1 failed, 2 born of realloc, 4 ended by realloc,
+                                             -- 8 end inferred: the pointer was allocated again
+                                             --   with no free event seen (free_path NULL)
 );
 
 -- Frees of pointers never seen allocated (allocated before tracing began, e.g. by LTTng's
@@ -113,6 +121,19 @@ CREATE TABLE IF NOT EXISTS frame (
     module   TEXT,
     PRIMARY KEY (stack_id, depth)
 ) WITHOUT ROWID;
+
+-- Loaded modules (executable and shared objects) per process, from LTTng's statedump
+-- (lttng_ust_statedump:bin_info/build_id) and dlopen tracking (lttng_ust_dl:*); used to
+-- symbolise frames at ingest and kept so that frames can be symbolised again offline.
+CREATE TABLE IF NOT EXISTS module (
+    pid       INTEGER NOT NULL,
+    baddr     INTEGER NOT NULL,      -- load base address
+    memsz     INTEGER NOT NULL,
+    path      TEXT NOT NULL,         -- path on the traced host
+    build_id  TEXT,                  -- hex, NULL when unknown
+    load_ts   INTEGER,
+    unload_ts INTEGER                -- dlclose time, NULL when never unloaded
+);
 
 -- Memory the allocator mapped from or returned to the OS.
 CREATE TABLE IF NOT EXISTS os_region (
@@ -166,7 +187,8 @@ CREATE VIEW IF NOT EXISTS live_at_exit AS
 CREATE VIEW IF NOT EXISTS path_cycles AS
     SELECT p.op AS op, p.name AS path, count(*) AS count, avg(c.cycles) AS mean_cycles
     FROM (SELECT alloc_path AS path, alloc_cycles AS cycles FROM block
-          UNION ALL SELECT free_path, free_cycles FROM block WHERE free_seq IS NOT NULL
+          UNION ALL SELECT free_path, free_cycles FROM block
+                    WHERE free_seq IS NOT NULL AND free_cycles IS NOT NULL
           UNION ALL SELECT path, cycles FROM orphan_free) c
     JOIN path p ON p.id = c.path
     GROUP BY p.op, p.name;
