@@ -24,15 +24,34 @@ typedef struct hl_opinfo_s {
 } hl_opinfo_t;
 
 #ifdef HL_TRACE_LTTNG
-/* Implemented by the tracing backend. */
-int hl_trace_active_slow(void);
-extern volatile int hl_trace_on; /* mirrors "some heapledger event is enabled" */
-static inline int hl_trace_active(void) { return __builtin_expect(hl_trace_on, 0); }
+/* Implemented by liballoc/trace_lttng.c (LTTng-UST call sites; the probes live in
+ * libheapledger-tp.so, which `heapledger record` preloads).
+ *
+ * The gate is the state word of the `heapledger:alloc` call site, which LTTng-UST sets while a
+ * session has the event (heapledger:* in practice) and a probe provider is loaded. It is a
+ * hidden global of this library: hl_trace_active() is one load and one predictable branch.
+ * Enabling only some heapledger events by hand works only if alloc is among them. */
+#include <lttng/tracepoint-types.h>
+extern struct lttng_ust_tracepoint lttng_ust_tracepoint_heapledger___alloc
+    __attribute__((visibility("hidden")));
+static inline int hl_trace_active(void)
+{
+    return __builtin_expect(
+        __atomic_load_n(&lttng_ust_tracepoint_heapledger___alloc.state, __ATOMIC_RELAXED), 0);
+}
+/* Once, at allocator start-up: options is HEAPLEDGER_OPTIONS (may be NULL; copied, read for
+ * stacks=N and arena=SIZE), tsc_hz the TSC frequency or 0 to let the backend calibrate it.
+ * Cheap: nothing is mapped, calibrated or unwound until the first traced event. */
 void hl_trace_init(const char *options, uint64_t tsc_hz);
+/* Emitters. Contract for all: call only when hl_trace_active(), under the caller's per-thread
+ * reentrancy guard (they may capture a stack, and the first one of a process maps the stack
+ * table and warms the unwinder up, which may call malloc). cycles are TSC ticks of the
+ * operation itself; they are saturated to 32 bits. */
 void hl_trace_emit_alloc(const void *ptr, size_t size, const hl_opinfo_t *info, uint64_t cycles);
 void hl_trace_emit_free(const void *ptr, const hl_opinfo_t *info, uint64_t cycles);
 void hl_trace_emit_realloc(const void *old, const void *ptr, size_t size, const hl_opinfo_t *info,
                            uint64_t cycles);
+/* map: 1 = mapped from the OS, 0 = returned; purpose: "slab_segment", "tlsf_pool", "large"… */
 void hl_trace_emit_os(int map, const void *addr, size_t len, const char *purpose);
 void hl_trace_emit_error(const char *kind, const void *addr, const char *details);
 #else

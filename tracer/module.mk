@@ -3,15 +3,40 @@
 # (this fragment is included last, see the top-level Makefile).
 
 HL_CLI := $(BIN_DIR)/heapledger
+HL_TP_LIB := $(LIB_DIR)/libheapledger-tp.so
 TRACER_OBJS := $(OBJ_DIR)/tracer/main.o
+
+# `heapledger record`: session daemon and session control (liblttng-ctl), the traced
+# program's environment, the summary (reads the run database with SQLite).
+HL_RECORD_OBJS := $(addprefix $(OBJ_DIR)/tracer/,record.o record_env.o record_summary.o \
+                    session.o sessiond.o)
+TRACER_OBJS += $(HL_RECORD_OBJS)
+HL_CLI_LIBS += -llttng-ctl -lsqlite3
+
+# Where an installed heapledger finds its libraries (record_env.c).
+$(OBJ_DIR)/tracer/record_env.o: TRACER_DEFS := -DHL_LIBDIR=\"$(PREFIX)/lib\"
 
 $(OBJ_DIR)/tracer/%.o: tracer/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) -I tracer -MMD -MP -c $< -o $@
+	$(CC) $(BASE_CFLAGS) $(TRACER_DEFS) -I tracer -MMD -MP -c $< -o $@
 
 $(HL_CLI): $(TRACER_OBJS) $(HL_CLI_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -o $@ $^ $(HL_CLI_LIBS)
 
-ALL_TARGETS += $(HL_CLI)
+# The probe provider: preloaded by `record` only, so untraced runs never load liblttng-ust.
+$(HL_TP_LIB): tracer/tp/probe.c schemas/heapledger_tp.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -fPIC -shared -Wl,-soname,libheapledger-tp.so -o $@ $< -llttng-ust
+
+ALL_TARGETS += $(HL_CLI) $(HL_TP_LIB)
+
+.PHONY: install-tracer
+install-tracer: $(HL_CLI) $(HL_TP_LIB)
+	install -D -m 755 $(HL_CLI) $(DESTDIR)$(PREFIX)/bin/heapledger
+	install -D -m 755 $(HL_TP_LIB) $(DESTDIR)$(PREFIX)/lib/libheapledger-tp.so
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+INSTALL_TARGETS += install-tracer
+
 -include $(TRACER_OBJS:.o=.d)

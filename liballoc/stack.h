@@ -1,0 +1,68 @@
+/* liballoc/stack.h — call stacks: capture with libunwind, intern into a lock-free table.
+ *
+ * Used by the tracing backend (a `stack` event once per distinct stack, then only its id in
+ * alloc/free events) and by hardened mode (allocation and free stacks in error reports).
+ *
+ * The table is mmap'ed once by hl_stack_init() and never grows or allocates afterwards:
+ *
+ *   slots[HL_STACK_SLOTS]   open-addressing hash table, one 32-byte slot per distinct stack
+ *   ips[HL_STACK_POOL]      all frames of all stacks, appended with one atomic add each
+ *   by_id[HL_STACK_SLOTS]   id -> slot index, for hl_stack_lookup()
+ *
+ * Ids are 1, 2, 3, … in order of first sight; 0 means "no stack" (stacks off, table full,
+ * capture failed). Interning is lock-free and wait-free: a thread that meets a slot another
+ * thread is still filling does not wait, it probes on, so in rare races one stack may receive
+ * two ids (harmless: both describe the same frames). Nothing here calls malloc, stdio or locks,
+ * so every function may run inside the allocator.
+ *
+ * "New" is per process: hl_stack_fork_child() starts a new epoch so that the first intern of
+ * each stack in a forked child reports it new again (the child has its own pid in the trace
+ * and needs its own `stack` events), while ids and hl_stack_lookup() stay valid.
+ */
+#ifndef HL_STACK_H
+#define HL_STACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Deepest stack kept (stacks=N is clamped to this). */
+#define HL_STACK_MAX_DEPTH 64
+/* Distinct stacks the table holds (power of two); beyond ~90% of it intern returns 0. */
+#define HL_STACK_SLOTS (1u << 18)
+/* Frames stored over all stacks. */
+#define HL_STACK_POOL (1u << 22)
+
+/* Map the table and warm the unwinder up (its first call costs ~1 ms and may allocate, so it
+ * must not happen first on a traced path). Idempotent and thread-safe; returns 0, or -1 when
+ * the mapping failed (then intern always returns 0). The caller must be protected against
+ * reentrancy: the unwinder's warm-up may call malloc. */
+int hl_stack_init(void);
+
+/* Capture up to max return addresses of the calling thread, innermost first, skipping the
+ * `skip` innermost frames above the caller of hl_stack_capture (skip = 0: ips[0] is in the
+ * caller). Returns the depth stored (0..max). ~150 ns at depth 16 once warm. */
+size_t hl_stack_capture(uint64_t *ips, size_t max, size_t skip);
+
+/* Like hl_stack_capture, but the stack starts at the first frame outside the module this file
+ * is linked into (libheapledger.so): the allocator's own frames (shim, tracing) never appear,
+ * however many the compiler inlined. When that module is the main program (static link) the
+ * program's frames cannot be told from ours, so only `skip` frames are dropped. Needs
+ * hl_stack_init() first (before it, behaves like hl_stack_capture). */
+size_t hl_stack_capture_user(uint64_t *ips, size_t max, size_t skip);
+
+/* Id of the stack ips[0..depth) (1..), interning it on first sight. *is_new is set to 1 when
+ * this call is the first of this process (epoch) to see the stack, 0 otherwise. Returns 0
+ * (and *is_new = 0) when depth is 0, the table is full or was never mapped. */
+uint32_t hl_stack_intern(const uint64_t *ips, size_t depth, int *is_new);
+
+/* Frames of stack id: returns a pointer to its ips (innermost first) and sets *depth, or
+ * NULL for an unknown id. The frames never change once published. */
+const uint64_t *hl_stack_lookup(uint32_t id, size_t *depth);
+
+/* Call in a forked child (pthread_atfork child handler): every stack counts as new again. */
+void hl_stack_fork_child(void);
+
+/* Distinct stacks interned so far. */
+uint32_t hl_stack_count(void);
+
+#endif

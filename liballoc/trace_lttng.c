@@ -1,0 +1,218 @@
+/* liballoc/trace_lttng.c — the LTTng-UST tracing backend of liballoc/trace.h.
+ *
+ * Linkage. This unit holds the tracepoint call sites only (LTTNG_UST_TRACEPOINT_DEFINE with
+ * LTTNG_UST_TRACEPOINT_PROBE_DYNAMIC_LINKAGE): libheapledger.so needs nothing from LTTng at
+ * link time, and its start-up only dlopens the small liblttng-ust-tracepoint.so.1 to register
+ * the call sites. The probes (the code that writes events) are in libheapledger-tp.so,
+ * linked with liblttng-ust, which `heapledger record` adds to LD_PRELOAD; without it the call
+ * sites stay disabled and liblttng-ust (listener threads, sessiond registration) never loads.
+ *
+ * Per-process state. The first traced event of a process (and of every forked child, see
+ * trace_atfork_child) first emits `config` (version, options, TSC Hz) and maps the stack
+ * table; this is done lazily on the traced path rather than at hl_trace_init() because the
+ * allocator starts before liblttng-ust has registered with the session daemon (an event
+ * emitted then would be lost), and because untraced runs must not pay for calibration or
+ * unwinder warm-up.
+ *
+ * Stacks. stacks=N (default 16, 0 = off, at most HL_STACK_MAX_DEPTH) frames are captured for
+ * every alloc/free/realloc/error, starting at the first frame outside libheapledger.so. Each
+ * distinct stack is described once per process by a `stack` event emitted just before the
+ * first event that uses its id.
+ */
+#define LTTNG_UST_TRACEPOINT_DEFINE
+#define LTTNG_UST_TRACEPOINT_PROBE_DYNAMIC_LINKAGE
+#define LTTNG_UST_TRACEPOINT_HIDDEN_DEFINITION
+#include "heapledger_tp.h"
+
+#include "hl_schema.h"
+#include "stack.h"
+#include "trace.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+#include <x86intrin.h>
+
+#ifndef HL_VERSION
+#define HL_VERSION "unknown"
+#endif
+
+/* Calibration window for the TSC frequency (ns of CLOCK_MONOTONIC). */
+#define HL_TSC_WINDOW_NS  10000000ull
+#define HL_OPTIONS_MAX    256
+#define HL_STACKS_DEFAULT 16
+
+/* Module statics, gathered. Written by hl_trace_init (once, single-threaded start-up) and by
+ * the first traced event of a process (trace_process_start, guarded by `started`). */
+static struct {
+    char options[HL_OPTIONS_MAX]; /* HEAPLEDGER_OPTIONS as given (truncated) */
+    unsigned stacks;              /* frames per stack, 0 = off */
+    uint64_t arena_size;          /* arena=SIZE, 0 = none */
+    _Atomic uint64_t tsc_hz;      /* 0 until known */
+    uint64_t tsc0, ns0;           /* calibration start */
+    _Atomic int started;          /* 0 = not yet, 1 = starting, 2 = config emitted, stacks ready */
+} hl_tr = {.stacks = HL_STACKS_DEFAULT};
+
+static uint64_t trace_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Value of option `key` in a "k=v,k=v" string, as a size with an optional K/M/G suffix.
+ * Returns def when absent or malformed. */
+static uint64_t trace_option(const char *opts, const char *key, uint64_t def)
+{
+    size_t kl = strlen(key);
+    for (const char *p = opts; p && *p;) {
+        if (!strncmp(p, key, kl) && p[kl] == '=') {
+            const char *v = p + kl + 1;
+            if (*v < '0' || *v > '9') return def;
+            uint64_t n = 0;
+            while (*v >= '0' && *v <= '9')
+                n = n * 10 + (uint64_t)(*v++ - '0');
+            switch (*v) {
+            case 'k':
+            case 'K':
+                n <<= 10;
+                break;
+            case 'm':
+            case 'M':
+                n <<= 20;
+                break;
+            case 'g':
+            case 'G':
+                n <<= 30;
+                break;
+            default:
+                break;
+            }
+            return n;
+        }
+        const char *c = strchr(p, ',');
+        p = c ? c + 1 : NULL;
+    }
+    return def;
+}
+
+/* TSC Hz from the ticks elapsed over at least HL_TSC_WINDOW_NS since hl_trace_init (spins for
+ * the rest of the window when called sooner: once per traced run). */
+static uint64_t trace_tsc_hz(void)
+{
+    uint64_t hz = atomic_load(&hl_tr.tsc_hz);
+    if (hz) return hz;
+    uint64_t ns;
+    while ((ns = trace_now_ns()) - hl_tr.ns0 < HL_TSC_WINDOW_NS)
+        ;
+    uint64_t ticks = __rdtsc() - hl_tr.tsc0;
+    hz = (uint64_t)((double)ticks * 1e9 / (double)(ns - hl_tr.ns0));
+    atomic_store(&hl_tr.tsc_hz, hz);
+    return hz;
+}
+
+/* Child side of fork: the child is a new process in the trace (own vpid), so it needs its own
+ * `config` and `stack` events. Only flags are touched here: LTTng-UST re-registers the child
+ * after the fork handlers, so emitting from here would be lost or land in the parent's
+ * buffers; the child's first traced event emits them instead. */
+static void trace_atfork_child(void)
+{
+    atomic_store(&hl_tr.started, 0);
+    hl_stack_fork_child();
+}
+
+void hl_trace_init(const char *options, uint64_t tsc_hz)
+{
+    if (options) {
+        strncpy(hl_tr.options, options, HL_OPTIONS_MAX - 1);
+        hl_tr.options[HL_OPTIONS_MAX - 1] = 0;
+    }
+    uint64_t s = trace_option(hl_tr.options, "stacks", HL_STACKS_DEFAULT);
+    hl_tr.stacks = s > HL_STACK_MAX_DEPTH ? HL_STACK_MAX_DEPTH : (unsigned)s;
+    hl_tr.arena_size = trace_option(hl_tr.options, "arena", 0);
+    hl_tr.tsc0 = __rdtsc();
+    hl_tr.ns0 = trace_now_ns();
+    atomic_store(&hl_tr.tsc_hz, tsc_hz);
+    pthread_atfork(NULL, NULL, trace_atfork_child);
+}
+
+/* First traced event of this process: map the stack table, emit config. Threads that come
+ * while another one starts wait for it (at most the calibration window plus the unwinder
+ * warm-up, once per process), so that every event carries its stack id. */
+static __attribute__((noinline, cold)) void trace_process_start(void)
+{
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&hl_tr.started, &expected, 1)) {
+        while (atomic_load(&hl_tr.started) == 1)
+            sched_yield();
+        return;
+    }
+    if (hl_tr.stacks) hl_stack_init();
+    lttng_ust_tracepoint(heapledger, config, HL_VERSION, hl_tr.options, trace_tsc_hz(),
+                         hl_tr.arena_size);
+    atomic_store(&hl_tr.started, 2);
+}
+
+/* Per-event prologue: process start-up once, then the caller's stack id (0 when off). A
+ * new stack is described by a `stack` event before the event that uses it. */
+static inline uint32_t trace_begin(void)
+{
+    if (__builtin_expect(atomic_load_explicit(&hl_tr.started, memory_order_acquire) != 2, 0))
+        trace_process_start();
+    if (!hl_tr.stacks) return 0;
+    uint64_t ips[HL_STACK_MAX_DEPTH];
+    size_t depth = hl_stack_capture_user(ips, hl_tr.stacks, 2);
+    int is_new;
+    uint32_t id = hl_stack_intern(ips, depth, &is_new);
+    if (is_new) lttng_ust_tracepoint(heapledger, stack, id, ips, (uint8_t)depth);
+    return id;
+}
+
+static inline uint32_t trace_sat32(uint64_t v)
+{
+    return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+void hl_trace_emit_alloc(const void *ptr, size_t size, const hl_opinfo_t *info, uint64_t cycles)
+{
+    uint32_t stack = trace_begin();
+    lttng_ust_tracepoint(heapledger, alloc, (uint64_t)(uintptr_t)ptr, size, info->usable,
+                         info->tier, info->cls, info->path, trace_sat32(cycles), stack);
+}
+
+void hl_trace_emit_free(const void *ptr, const hl_opinfo_t *info, uint64_t cycles)
+{
+    uint32_t stack = trace_begin();
+    lttng_ust_tracepoint(heapledger, free, (uint64_t)(uintptr_t)ptr, info->usable, info->tier,
+                         info->cls, info->path, trace_sat32(cycles), stack);
+}
+
+void hl_trace_emit_realloc(const void *old, const void *ptr, size_t size, const hl_opinfo_t *info,
+                           uint64_t cycles)
+{
+    uint32_t stack = trace_begin();
+    lttng_ust_tracepoint(heapledger, realloc, (uint64_t)(uintptr_t)old, (uint64_t)(uintptr_t)ptr,
+                         size, info->usable, info->tier, info->cls, info->path, trace_sat32(cycles),
+                         stack);
+}
+
+void hl_trace_emit_os(int map, const void *addr, size_t len, const char *purpose)
+{
+    if (__builtin_expect(atomic_load_explicit(&hl_tr.started, memory_order_acquire) != 2, 0))
+        trace_process_start();
+    if (map)
+        lttng_ust_tracepoint(heapledger, os_map, (uint64_t)(uintptr_t)addr, len,
+                             purpose ? purpose : "");
+    else
+        lttng_ust_tracepoint(heapledger, os_unmap, (uint64_t)(uintptr_t)addr, len,
+                             purpose ? purpose : "");
+}
+
+void hl_trace_emit_error(const char *kind, const void *addr, const char *details)
+{
+    uint32_t stack = trace_begin();
+    lttng_ust_tracepoint(heapledger, error, kind ? kind : "", (uint64_t)(uintptr_t)addr, 0,
+                         details ? details : "", stack, 0, 0);
+}

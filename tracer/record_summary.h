@@ -1,0 +1,13 @@
+/* tracer/record_summary.h — the one-screen summary `heapledger record` prints from the run
+ * database it just wrote: events and losses, processes, block lifetimes, leaks, the busiest
+ * allocator paths with their cycle cost, and the top leak sites. */
+#ifndef HL_RECORD_SUMMARY_H
+#define HL_RECORD_SUMMARY_H
+
+#include <stdio.h>
+
+/* Print the summary of db_path to f. Returns 0, or -1 (message printed) when the database
+ * cannot be read. */
+int hl_record_summary(FILE *f, const char *db_path);
+
+#endif

@@ -1,0 +1,42 @@
+/* tracer/session.h — one LTTng recording session for `heapledger record`, via liblttng-ctl.
+ *
+ * Layout of what it sets up (user-space domain, per-UID buffers):
+ *   session  <name>, output <dir> (local files; the UST trace lands in <dir>/ust/uid/…)
+ *   channel  "heapledger": subbuf_count × subbuf_size per CPU, discard mode (never
+ *            overwrite), blocking timeout infinite unless lossy
+ *   contexts vpid, vtid, procname
+ *   events   heapledger:*, lttng_ust_statedump:*, lttng_ust_dl:*, lttng_ust_lib:* (module
+ *            base addresses and build ids for offline symbolisation)
+ * Blocking mode also needs LTTNG_UST_ALLOW_BLOCKING=1 in the traced process (record.c).
+ * Every function returns 0, or -1 with a one-line message in s->err.
+ */
+#ifndef HL_SESSION_H
+#define HL_SESSION_H
+
+#include <stdint.h>
+
+#define HL_SESSION_CHANNEL "heapledger"
+
+typedef struct hl_session_s {
+    char name[64];         /* unique: heapledger-<pid>-<ns> */
+    char dir[4096];        /* output directory */
+    uint64_t subbuf_size;  /* bytes, power of two (default 8 MiB) */
+    uint64_t subbuf_count; /* power of two (default 8) */
+    int lossy;             /* 1: discard when buffers are full instead of blocking */
+    int created;           /* the daemon knows the session (destroy needed) */
+    char err[512];
+} hl_session_t;
+
+/* Fill defaults and a unique name; dir must be set by the caller before create. */
+void hl_session_init(hl_session_t *s, const char *dir, int lossy);
+/* Create the session, channel, contexts and events. On error the partial session is
+ * destroyed. */
+int hl_session_create(hl_session_t *s);
+int hl_session_start(hl_session_t *s);
+/* Stop tracing and wait until all data is on disk; then read the channel's discarded event
+ * and lost packet counts (bit 63 masked) into *discarded / *lost (either may be NULL). */
+int hl_session_stop(hl_session_t *s, uint64_t *discarded, uint64_t *lost);
+/* Destroy the session (waits for the trace to be complete). Safe to call when not created. */
+int hl_session_destroy(hl_session_t *s);
+
+#endif
