@@ -1,0 +1,179 @@
+/* analyzer/analyze.c — see analyze.h. */
+#include "analyze.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hl_schema.h"
+#include "hmap.h"
+#include "metrics.h"
+#include "progress.h"
+#include "stream.h"
+
+int64_t hl_parse_time(const char *s)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || v < 0) return -1;
+    double mul = 1e9;
+    if (!strcmp(end, "ns"))
+        mul = 1;
+    else if (!strcmp(end, "us"))
+        mul = 1e3;
+    else if (!strcmp(end, "ms"))
+        mul = 1e6;
+    else if (!strcmp(end, "s") || !*end)
+        mul = 1e9;
+    else
+        return -1;
+    return (int64_t)(v * mul + 0.5);
+}
+
+/* Mid-tier free spans at a given seq, straight from the tables. */
+static int frag_at(sqlite3 *db, int64_t pid, int64_t seq, hl_frag_t *out)
+{
+    hl_span_t *reg = NULL, *used = NULL;
+    size_t nreg = 0, creg = 0, nused = 0, cused = 0;
+    hl_hmap_t regions = {0};
+    char q[512];
+    snprintf(q, sizeof q,
+             "SELECT op, addr, len, purpose, pid FROM os_region WHERE seq <= %lld %s ORDER BY seq",
+             (long long)seq, pid > 0 ? "AND pid = ?" : "");
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK) return -1;
+    if (pid > 0) sqlite3_bind_int64(st, 1, pid);
+    /* Regions keyed by address (processes rarely share one; fork children re-map). */
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *op = (const char *)sqlite3_column_text(st, 0);
+        uint64_t addr = (uint64_t)sqlite3_column_int64(st, 1);
+        uint64_t len = (uint64_t)sqlite3_column_int64(st, 2);
+        hl_region_t purpose = hl_region_parse((const char *)sqlite3_column_text(st, 3));
+        if (op && !strcmp(op, "unmap"))
+            hl_hmap_del(&regions, addr, NULL);
+        else
+            *hl_hmap_put(&regions, addr, 0, NULL) =
+                (len & ((1ull << 56) - 1)) | ((uint64_t)purpose << 56);
+    }
+    sqlite3_finalize(st);
+    const hl_hmap_slot_t *s;
+    for (size_t i = 0; hl_hmap_iter(&regions, &i, &s);) {
+        hl_region_t purpose = (hl_region_t)(s->val >> 56);
+        hl_span_t sp = {s->key, s->key + (s->val & ((1ull << 56) - 1))};
+        if (purpose == HL_REG_TLSF_POOL || purpose == HL_REG_ARENA)
+            *HL_VEC_PUSH(reg, nreg, creg) = sp;
+        else if (purpose == HL_REG_SLAB)
+            *HL_VEC_PUSH(used, nused, cused) = sp;
+    }
+    hl_hmap_free(&regions);
+    int known = nreg > 0;
+    if (known) {
+        snprintf(q, sizeof q,
+                 "SELECT ptr, usable FROM block WHERE alloc_seq <= %lld AND tier = %d AND "
+                 "(flags & 1) = 0 AND (free_seq IS NULL OR free_seq > %lld) %s",
+                 (long long)seq, HL_TIER_MID, (long long)seq, pid > 0 ? "AND pid = ?" : "");
+        if (sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK) {
+            free(reg);
+            free(used);
+            return -1;
+        }
+        if (pid > 0) sqlite3_bind_int64(st, 1, pid);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            uint64_t p = (uint64_t)sqlite3_column_int64(st, 0);
+            hl_span_t sp = {p - HL_MID_HEADER, p + (uint64_t)sqlite3_column_int64(st, 1)};
+            *HL_VEC_PUSH(used, nused, cused) = sp;
+        }
+        sqlite3_finalize(st);
+        *out = hl_frag_compute(reg, nreg, used, nused);
+    }
+    free(reg);
+    free(used);
+    return known ? 1 : 0;
+}
+
+static char *dup_col(sqlite3_stmt *st, int i)
+{
+    const unsigned char *s = sqlite3_column_text(st, i);
+    return strdup(s ? (const char *)s : "");
+}
+
+static int64_t col_i64(sqlite3_stmt *st, int i, int64_t def)
+{
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? def : sqlite3_column_int64(st, i);
+}
+
+static void load_errors(sqlite3 *db, hl_report_t *r)
+{
+    char q[512];
+    int64_t t0 = r->run.start_ts + (r->from_ns > 0 ? r->from_ns : 0);
+    int64_t t1 = r->to_ns >= 0 ? r->run.start_ts + r->to_ns : INT64_MAX;
+    snprintf(q, sizeof q,
+             "SELECT ts, pid, tid, kind, details, addr, size, stack, alloc_stack, free_stack "
+             "FROM error WHERE ts >= %lld AND ts <= %lld %s ORDER BY ts, id",
+             (long long)t0, (long long)t1, r->pid > 0 ? "AND pid = ?" : "");
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK) return;
+    if (r->pid > 0) sqlite3_bind_int64(st, 1, r->pid);
+    size_t cap = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        hl_error_rec_t *e = HL_VEC_PUSH(r->errors, r->nerrors, cap);
+        e->ts = sqlite3_column_int64(st, 0) - r->run.start_ts;
+        e->pid = sqlite3_column_int64(st, 1);
+        e->tid = col_i64(st, 2, -1);
+        e->kind = dup_col(st, 3);
+        e->details = dup_col(st, 4);
+        e->addr = (uint64_t)col_i64(st, 5, 0);
+        e->size = (uint64_t)col_i64(st, 6, 0);
+        e->stack = col_i64(st, 7, -1);
+        e->alloc_stack = col_i64(st, 8, -1);
+        e->free_stack = col_i64(st, 9, -1);
+    }
+    sqlite3_finalize(st);
+}
+
+hl_report_t *hl_analyze(sqlite3 *db, const char *path, const hl_analyze_opts_t *o, char *err,
+                        size_t errlen)
+{
+    hl_run_t run;
+    if (hl_run_load(db, path, o->pid, &run, err, errlen) < 0) return NULL;
+    if (run.blocks == 0 && run.orphan_frees == 0) {
+        if (o->pid > 0)
+            snprintf(err, errlen, "%s: no allocation events for pid %lld", path, (long long)o->pid);
+        else
+            snprintf(err, errlen, "%s: empty run: the recording holds no allocation events", path);
+        hl_run_free(&run);
+        return NULL;
+    }
+    int64_t max_seq = run.max_seq;
+    hl_metrics_t *m = hl_metrics_new(&run, o->pid, o->from_ns, o->to_ns);
+    hl_stream_t *s = hl_stream_open(db, o->pid, err, errlen);
+    if (!s) {
+        hl_report_free(hl_metrics_finish(m));
+        return NULL;
+    }
+    hl_progress_t prog;
+    hl_progress_begin(&prog, "analysing");
+    hl_event_t ev;
+    int rc;
+    uint64_t n = 0;
+    while ((rc = hl_stream_next(s, &ev, err, errlen)) > 0) {
+        if (!hl_metrics_event(m, &ev)) break;
+        if ((++n & 0xffff) == 0) hl_progress_update(&prog, (uint64_t)ev.seq, (uint64_t)max_seq);
+    }
+    hl_progress_done(&prog);
+    hl_stream_close(s);
+    if (rc < 0) {
+        hl_report_free(hl_metrics_finish(m));
+        return NULL;
+    }
+    int64_t peak_seq = hl_metrics_peak_seq(m);
+    hl_report_t *r = hl_metrics_finish(m);
+    r->db = db;
+    hl_frag_t f;
+    if (r->peak_R && frag_at(db, o->pid, peak_seq, &f) > 0) {
+        r->frag_peak = f;
+        r->external_peak = f.external;
+    }
+    load_errors(db, r);
+    return r;
+}

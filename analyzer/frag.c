@@ -1,0 +1,42 @@
+/* analyzer/frag.c — see frag.h. */
+#include "frag.h"
+
+#include <stdlib.h>
+
+static int cmp_span(const void *a, const void *b)
+{
+    const hl_span_t *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+hl_frag_t hl_frag_compute(hl_span_t *regions, size_t nregions, hl_span_t *used, size_t nused)
+{
+    hl_frag_t f = {0, 0, 0, 0};
+    qsort(regions, nregions, sizeof *regions, cmp_span);
+    qsort(used, nused, sizeof *used, cmp_span);
+    size_t j = 0;
+    for (size_t r = 0; r < nregions; r++) {
+        uint64_t cur = regions[r].lo, end = regions[r].hi;
+        /* Skip occupied ranges ending before this region. */
+        while (j < nused && used[j].hi <= cur)
+            j++;
+        for (size_t k = j; k < nused && used[k].lo < end; k++) {
+            if (used[k].hi <= cur) continue;
+            if (used[k].lo > cur) {
+                uint64_t len = used[k].lo - cur;
+                f.free_bytes += len;
+                f.spans++;
+                if (len > f.largest) f.largest = len;
+            }
+            if (used[k].hi > cur) cur = used[k].hi;
+        }
+        if (cur < end) {
+            uint64_t len = end - cur;
+            f.free_bytes += len;
+            f.spans++;
+            if (len > f.largest) f.largest = len;
+        }
+    }
+    f.external = f.free_bytes ? 1.0 - (double)f.largest / (double)f.free_bytes : 0.0;
+    return f;
+}

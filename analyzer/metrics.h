@@ -1,0 +1,30 @@
+/* analyzer/metrics.h — the accumulator: feed it events in seq order, get an hl_report_t.
+ *
+ * State kept is bounded by the live set (live mid blocks for fragmentation, live counts per
+ * site, size and thread) plus fixed-size statistics; nothing grows with the trace length.
+ * Events before the window's start update the state (so R, U, H and leaks are right) but
+ * not the statistics; the caller stops feeding after the window's end.
+ */
+#ifndef HL_METRICS_H
+#define HL_METRICS_H
+
+#include "report.h"
+#include "stream.h"
+
+typedef struct hl_metrics_s hl_metrics_t;
+
+/* run is copied into the report (ownership moves). from/to are absolute ns, -1 = open. */
+hl_metrics_t *hl_metrics_new(hl_run_t *run, int64_t pid, int64_t from_ns, int64_t to_ns);
+/* Feed one event; returns 0 (event not used) once past the window's end: stop then. */
+int hl_metrics_event(hl_metrics_t *m, const hl_event_t *ev);
+/* Set H directly (replay: the heap's own count); switches held_source to "heap". */
+void hl_metrics_set_held(hl_metrics_t *m, uint64_t held);
+/* Override the external fragmentation at the current point (replay: the heap's own
+ * largest free block / free bytes); used at the end and at the peak. */
+void hl_metrics_set_external(hl_metrics_t *m, double ext);
+/* Current peak seq (so a caller can compute something at the peak afterwards). */
+int64_t hl_metrics_peak_seq(const hl_metrics_t *m);
+/* Finish and hand over the report; the accumulator is freed. */
+hl_report_t *hl_metrics_finish(hl_metrics_t *m);
+
+#endif

@@ -1,0 +1,22 @@
+# analyzer/ — heapledger report | diff | replay | history.
+# The objects join the CLI through HL_CLI_OBJS / HL_CLI_LIBS (tracer/module.mk links it).
+
+ANALYZER_SRCS := $(wildcard analyzer/*.c)
+ANALYZER_OBJS := $(patsubst analyzer/%.c,$(OBJ_DIR)/analyzer/%.o,$(ANALYZER_SRCS))
+ANALYZER_CFLAGS := $(BASE_CFLAGS) -I analyzer -I tracer
+
+$(OBJ_DIR)/analyzer/%.o: analyzer/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ANALYZER_CFLAGS) -MMD -MP -c $< -o $@
+
+# The library part (everything but the command entry points) is also what the analyzer's
+# unit tests link.
+ANALYZER_LIB := $(LIB_DIR)/libhl_analyzer.a
+$(ANALYZER_LIB): $(filter-out $(OBJ_DIR)/analyzer/cmd_%.o,$(ANALYZER_OBJS))
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+HL_CLI_OBJS += $(filter $(OBJ_DIR)/analyzer/cmd_%.o,$(ANALYZER_OBJS)) $(ANALYZER_LIB)
+HL_CLI_LIBS += -lsqlite3 -lm
+ALL_TARGETS += $(ANALYZER_LIB)
+-include $(ANALYZER_OBJS:.o=.d)

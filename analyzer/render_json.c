@@ -1,0 +1,385 @@
+/* analyzer/render_json.c — the report as one JSON document (schemas/report.schema.json). */
+#include <stdlib.h>
+
+#include "hl_schema.h"
+#include "jsonw.h"
+#include "render.h"
+#include "symbols.h"
+
+static void frames(hl_json_t *j, sqlite3 *db, int64_t stack)
+{
+    hl_json_key(j, "frames");
+    hl_json_arr(j);
+    hl_frames_t fr;
+    if (stack >= 0 && hl_frames_load(db, stack, &fr) == 0) {
+        for (size_t i = 0; i < fr.n; i++)
+            hl_json_str(j, fr.frame[i]);
+        hl_frames_free(&fr);
+    }
+    hl_json_arr_end(j);
+}
+
+static void stack_id(hl_json_t *j, const char *key, int64_t stack)
+{
+    hl_json_key(j, key);
+    if (stack < 0)
+        hl_json_null(j);
+    else
+        hl_json_i64(j, stack);
+}
+
+static void bytes3(hl_json_t *j, const char *key, uint64_t R, uint64_t U, uint64_t H)
+{
+    hl_json_key(j, key);
+    hl_json_obj(j);
+    hl_json_key(j, "requested");
+    hl_json_u64(j, R);
+    hl_json_key(j, "usable");
+    hl_json_u64(j, U);
+    hl_json_key(j, "held");
+    hl_json_u64(j, H);
+    hl_json_obj_end(j);
+}
+
+static void site_obj(hl_json_t *j, sqlite3 *db, const hl_site_t *s)
+{
+    hl_json_obj(j);
+    stack_id(j, "stack", s->stack);
+    hl_json_key(j, "count");
+    hl_json_u64(j, s->count);
+    hl_json_key(j, "bytes");
+    hl_json_u64(j, s->bytes);
+    hl_json_key(j, "temporary");
+    hl_json_u64(j, s->temporary);
+    hl_json_key(j, "live_blocks");
+    hl_json_u64(j, s->live_blocks);
+    hl_json_key(j, "live_bytes");
+    hl_json_u64(j, s->live_bytes);
+    frames(j, db, s->stack);
+    hl_json_obj_end(j);
+}
+
+void hl_render_json(FILE *f, hl_report_t *r, const hl_render_opts_t *o)
+{
+    int top = o && o->top > 0 ? o->top : 10;
+    const hl_run_t *run = &r->run;
+    hl_json_t j;
+    hl_json_init(&j, f);
+    hl_json_obj(&j);
+    hl_json_key(&j, "heapledger_report");
+    hl_json_u64(&j, 1);
+    hl_json_key(&j, "source");
+    hl_json_str(&j, r->source);
+
+    hl_json_key(&j, "run");
+    hl_json_obj(&j);
+    hl_json_key(&j, "database");
+    hl_json_str(&j, run->path);
+    hl_json_key(&j, "command");
+    hl_json_str(&j, run->command);
+    hl_json_key(&j, "options");
+    hl_json_str(&j, run->options);
+    hl_json_key(&j, "host");
+    hl_json_str(&j, run->host);
+    hl_json_key(&j, "version");
+    hl_json_str(&j, run->version);
+    hl_json_key(&j, "tsc_hz");
+    hl_json_i64(&j, run->tsc_hz);
+    hl_json_key(&j, "duration_s");
+    hl_json_num(&j, r->duration_s);
+    hl_json_key(&j, "events");
+    hl_json_i64(&j, run->events);
+    hl_json_key(&j, "events_analysed");
+    hl_json_u64(&j, r->events);
+    hl_json_key(&j, "discarded_events");
+    hl_json_i64(&j, run->discarded);
+    hl_json_key(&j, "approximate");
+    hl_json_bool(&j, r->approximate);
+    hl_json_key(&j, "processes");
+    hl_json_i64(&j, run->processes);
+    hl_json_key(&j, "threads");
+    hl_json_i64(&j, run->threads);
+    hl_json_key(&j, "arena_size");
+    hl_json_i64(&j, run->arena_size);
+    hl_json_key(&j, "pid");
+    if (r->pid > 0)
+        hl_json_i64(&j, r->pid);
+    else
+        hl_json_null(&j);
+    hl_json_key(&j, "from_ns");
+    hl_json_frac(&j, (double)r->from_ns);
+    hl_json_key(&j, "to_ns");
+    hl_json_frac(&j, (double)r->to_ns);
+    hl_json_key(&j, "allocs");
+    hl_json_u64(&j, r->allocs);
+    hl_json_key(&j, "frees");
+    hl_json_u64(&j, r->frees);
+    hl_json_key(&j, "reallocs");
+    hl_json_u64(&j, r->reallocs);
+    hl_json_key(&j, "failed");
+    hl_json_u64(&j, r->failed);
+    hl_json_key(&j, "orphan_frees");
+    hl_json_u64(&j, r->orphan_frees);
+    hl_json_key(&j, "bytes_allocated");
+    hl_json_u64(&j, r->bytes_allocated);
+    hl_json_obj_end(&j);
+
+    hl_json_key(&j, "utilisation");
+    hl_json_obj(&j);
+    hl_json_key(&j, "peak");
+    hl_json_frac(&j, r->util_peak);
+    hl_json_key(&j, "max");
+    hl_json_frac(&j, r->util_max);
+    hl_json_key(&j, "end");
+    hl_json_frac(&j, r->util_end);
+    hl_json_key(&j, "held_source");
+    hl_json_str(&j, r->held_source);
+    hl_json_key(&j, "peak_ts_ns");
+    hl_json_i64(&j, r->peak_ts);
+    bytes3(&j, "peak_bytes", r->peak_R, r->peak_U, r->peak_H);
+    bytes3(&j, "end_bytes", r->end_R, r->end_U, r->end_H);
+    hl_json_key(&j, "max_usable");
+    hl_json_u64(&j, r->max_U);
+    hl_json_key(&j, "max_held");
+    hl_json_u64(&j, r->max_H);
+    hl_json_key(&j, "first_failure");
+    if (r->has_failure) {
+        hl_json_obj(&j);
+        hl_json_key(&j, "ts_ns");
+        hl_json_i64(&j, r->fail_ts);
+        hl_json_key(&j, "seq");
+        hl_json_i64(&j, r->fail_seq);
+        hl_json_key(&j, "size");
+        hl_json_u64(&j, r->fail_size);
+        hl_json_key(&j, "requested_live");
+        hl_json_u64(&j, r->fail_R);
+        hl_json_key(&j, "utilisation");
+        hl_json_frac(&j, r->fail_util);
+        hl_json_obj_end(&j);
+    } else {
+        hl_json_null(&j);
+    }
+    hl_json_key(&j, "timeline");
+    hl_json_arr(&j);
+    for (int i = 0; i < r->nsamples; i++) {
+        const hl_sample_t *s = &r->samples[i];
+        hl_json_obj(&j);
+        hl_json_key(&j, "ts_ns");
+        hl_json_i64(&j, s->ts);
+        hl_json_key(&j, "requested");
+        hl_json_u64(&j, s->R);
+        hl_json_key(&j, "requested_max");
+        hl_json_u64(&j, s->R_max);
+        hl_json_key(&j, "usable");
+        hl_json_u64(&j, s->U);
+        hl_json_key(&j, "held");
+        hl_json_u64(&j, s->H);
+        hl_json_key(&j, "external");
+        hl_json_frac(&j, s->external);
+        hl_json_obj_end(&j);
+    }
+    hl_json_arr_end(&j);
+    hl_json_obj_end(&j);
+
+    hl_json_key(&j, "fragmentation");
+    hl_json_obj(&j);
+    hl_json_key(&j, "internal");
+    hl_json_frac(&j, r->internal_peak);
+    hl_json_key(&j, "external");
+    hl_json_frac(&j, r->external_peak);
+    hl_json_key(&j, "internal_end");
+    hl_json_frac(&j, r->internal_end);
+    hl_json_key(&j, "external_end");
+    hl_json_frac(&j, r->external_end);
+    hl_json_key(&j, "mid_free_bytes");
+    hl_json_u64(&j, r->frag_peak.free_bytes);
+    hl_json_key(&j, "mid_largest_free");
+    hl_json_u64(&j, r->frag_peak.largest);
+    hl_json_key(&j, "mid_free_spans");
+    hl_json_u64(&j, r->frag_peak.spans);
+    hl_json_obj_end(&j);
+
+    hl_json_key(&j, "paths");
+    hl_json_arr(&j);
+    for (size_t i = 0; i < r->npaths; i++) {
+        const hl_path_stat_t *p = &r->paths[i];
+        hl_json_obj(&j);
+        hl_json_key(&j, "op");
+        hl_json_str(&j, hl_op_name((unsigned)p->op));
+        hl_json_key(&j, "path");
+        hl_json_str(&j, hl_path_name((unsigned)p->path));
+        hl_json_key(&j, "count");
+        hl_json_u64(&j, p->count);
+        hl_json_key(&j, "share");
+        hl_json_num(&j, p->share);
+        hl_json_key(&j, "timed");
+        hl_json_u64(&j, p->timed);
+        hl_json_key(&j, "cycles");
+        hl_json_obj(&j);
+        const char *k[] = {"p01", "p25", "p50", "p75", "p99", "mean"};
+        double v[] = {p->p01, p->p25, p->p50, p->p75, p->p99, p->mean};
+        for (int q = 0; q < 6; q++) {
+            hl_json_key(&j, k[q]);
+            if (p->timed)
+                hl_json_num(&j, v[q]);
+            else
+                hl_json_null(&j);
+        }
+        hl_json_obj_end(&j);
+        hl_json_key(&j, "ns_p50");
+        hl_json_frac(&j, p->timed ? p->ns_p50 : -1);
+        hl_json_key(&j, "weighted_cycles");
+        hl_json_num(&j, p->weighted);
+        hl_json_obj_end(&j);
+    }
+    hl_json_arr_end(&j);
+
+    hl_json_key(&j, "size_buckets");
+    hl_json_arr(&j);
+    for (int b = 0; b < HL_SIZE_BUCKETS; b++) {
+        const hl_size_stat_t *s = &r->sizes[b];
+        if (!s->count) continue;
+        hl_json_obj(&j);
+        hl_json_key(&j, "min");
+        hl_json_u64(&j, s->lo);
+        hl_json_key(&j, "max");
+        if (s->hi == UINT64_MAX)
+            hl_json_null(&j);
+        else
+            hl_json_u64(&j, s->hi);
+        hl_json_key(&j, "count");
+        hl_json_u64(&j, s->count);
+        hl_json_key(&j, "bytes");
+        hl_json_u64(&j, s->bytes);
+        const char *k[] = {"alloc_p50", "alloc_p99", "free_p50",
+                           "free_p99",  "pair_p50",  "pair_p99"};
+        double v[] = {s->alloc_p50, s->alloc_p99, s->free_p50,
+                      s->free_p99,  s->pair_p50,  s->pair_p99};
+        for (int q = 0; q < 6; q++) {
+            hl_json_key(&j, k[q]);
+            hl_json_frac(&j, v[q]);
+        }
+        hl_json_obj_end(&j);
+    }
+    hl_json_arr_end(&j);
+
+    hl_json_key(&j, "classes");
+    hl_json_arr(&j);
+    for (int c = 0; c < r->nclasses; c++) {
+        const hl_class_stat_t *cs = &r->classes[c];
+        if (!cs->peak) continue;
+        hl_json_obj(&j);
+        hl_json_key(&j, "class");
+        hl_json_i64(&j, cs->cls);
+        hl_json_key(&j, "slot");
+        hl_json_u64(&j, cs->slot);
+        hl_json_key(&j, "allocs");
+        hl_json_u64(&j, cs->allocs);
+        hl_json_key(&j, "used");
+        hl_json_u64(&j, cs->used);
+        hl_json_key(&j, "peak");
+        hl_json_u64(&j, cs->peak);
+        hl_json_key(&j, "held_estimate");
+        hl_json_u64(&j, cs->held);
+        hl_json_obj_end(&j);
+    }
+    hl_json_arr_end(&j);
+
+    hl_json_key(&j, "lifetimes");
+    hl_json_arr(&j);
+    for (int b = 0; b <= HL_LIFE_BUCKETS; b++) {
+        hl_json_obj(&j);
+        hl_json_key(&j, "bucket");
+        hl_json_str(&j, hl_life_labels[b]);
+        hl_json_key(&j, "blocks");
+        hl_json_u64(&j, r->lifetime[b]);
+        hl_json_obj_end(&j);
+    }
+    hl_json_arr_end(&j);
+    hl_json_key(&j, "temporary");
+    hl_json_u64(&j, r->temporary);
+
+    hl_json_key(&j, "sites");
+    hl_json_obj(&j);
+    hl_json_key(&j, "total");
+    hl_json_u64(&j, r->nsites);
+    hl_json_key(&j, "by_bytes");
+    hl_json_arr(&j);
+    for (size_t i = 0; i < r->nsites && i < (size_t)top; i++)
+        if (r->sites[i].count) site_obj(&j, r->db, &r->sites[i]);
+    hl_json_arr_end(&j);
+    size_t *bc = hl_sites_by_count(r);
+    hl_json_key(&j, "by_count");
+    hl_json_arr(&j);
+    for (size_t i = 0; i < r->nsites && i < (size_t)top; i++)
+        if (r->sites[bc[i]].count) site_obj(&j, r->db, &r->sites[bc[i]]);
+    hl_json_arr_end(&j);
+    free(bc);
+    hl_json_obj_end(&j);
+
+    hl_json_key(&j, "leaks");
+    hl_json_obj(&j);
+    hl_json_key(&j, "blocks");
+    hl_json_u64(&j, r->leak_blocks);
+    hl_json_key(&j, "bytes");
+    hl_json_u64(&j, r->leak_bytes);
+    hl_json_key(&j, "by_size");
+    hl_json_arr(&j);
+    for (size_t i = 0; i < r->nleak_sizes && i < (size_t)top; i++) {
+        hl_json_obj(&j);
+        hl_json_key(&j, "size");
+        hl_json_u64(&j, r->leak_sizes[i].size);
+        hl_json_key(&j, "blocks");
+        hl_json_u64(&j, r->leak_sizes[i].blocks);
+        hl_json_key(&j, "bytes");
+        hl_json_u64(&j, r->leak_sizes[i].bytes);
+        hl_json_obj_end(&j);
+    }
+    hl_json_arr_end(&j);
+    hl_json_key(&j, "by_stack");
+    hl_json_arr(&j);
+    size_t *lx;
+    size_t nl = hl_leak_sites(r, &lx);
+    for (size_t i = 0; i < nl && i < (size_t)top; i++) {
+        const hl_site_t *s = &r->sites[lx[i]];
+        hl_json_obj(&j);
+        stack_id(&j, "stack", s->stack);
+        hl_json_key(&j, "blocks");
+        hl_json_u64(&j, s->live_blocks);
+        hl_json_key(&j, "bytes");
+        hl_json_u64(&j, s->live_bytes);
+        frames(&j, r->db, s->stack);
+        hl_json_obj_end(&j);
+    }
+    free(lx);
+    hl_json_arr_end(&j);
+    hl_json_obj_end(&j);
+
+    hl_json_key(&j, "errors");
+    hl_json_arr(&j);
+    for (size_t i = 0; i < r->nerrors; i++) {
+        const hl_error_rec_t *e = &r->errors[i];
+        hl_json_obj(&j);
+        hl_json_key(&j, "kind");
+        hl_json_str(&j, e->kind);
+        hl_json_key(&j, "addr");
+        hl_json_u64(&j, e->addr);
+        hl_json_key(&j, "size");
+        hl_json_u64(&j, e->size);
+        hl_json_key(&j, "ts_ns");
+        hl_json_i64(&j, e->ts);
+        hl_json_key(&j, "pid");
+        hl_json_i64(&j, e->pid);
+        hl_json_key(&j, "tid");
+        hl_json_i64(&j, e->tid);
+        hl_json_key(&j, "details");
+        hl_json_str(&j, e->details);
+        stack_id(&j, "stack", e->stack);
+        frames(&j, r->db, e->stack);
+        stack_id(&j, "alloc_stack", e->alloc_stack);
+        stack_id(&j, "free_stack", e->free_stack);
+        hl_json_obj_end(&j);
+    }
+    hl_json_arr_end(&j);
+    hl_json_obj_end(&j);
+}

@@ -1,0 +1,260 @@
+/* analyzer/render_text.c — the report as text for a terminal (the default output). */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hl_schema.h"
+#include "render.h"
+#include "symbols.h"
+
+static void pct(FILE *f, double v)
+{
+    if (v < 0)
+        fprintf(f, "%9s", "n/a");
+    else
+        fprintf(f, "%8.2f%%", v * 100);
+}
+
+static const char *size_label(const hl_size_stat_t *s, char *buf, size_t n)
+{
+    if (s->hi == UINT64_MAX)
+        snprintf(buf, n, ">%" PRIu64, s->lo - 1);
+    else
+        snprintf(buf, n, "%" PRIu64 "-%" PRIu64, s->lo, s->hi);
+    return buf;
+}
+
+static void print_stack(FILE *f, sqlite3 *db, int64_t stack, const char *indent)
+{
+    hl_frames_t fr;
+    if (stack < 0 || hl_frames_load(db, stack, &fr) < 0 || fr.n == 0) {
+        fprintf(f, "%s(no stack recorded)\n", indent);
+        if (stack >= 0) hl_frames_free(&fr);
+        return;
+    }
+    for (size_t i = 0; i < fr.n; i++)
+        fprintf(f, "%s#%zu %s\n", indent, i, fr.frame[i]);
+    hl_frames_free(&fr);
+}
+
+static void site_line(FILE *f, sqlite3 *db, int64_t stack)
+{
+    hl_frames_t fr;
+    if (stack < 0 || hl_frames_load(db, stack, &fr) < 0 || fr.n == 0) {
+        fprintf(f, "%s\n", stack < 0 ? "(no stack)" : "(stack without frames)");
+        if (stack >= 0) hl_frames_free(&fr);
+        return;
+    }
+    fprintf(f, "%s  [stack %" PRId64 "]\n", hl_frames_site(&fr), stack);
+    hl_frames_free(&fr);
+}
+
+static void paths_table(FILE *f, const hl_report_t *r, int op)
+{
+    fprintf(f, "\ncycles per path: %s (%" PRIu64 " operations)\n", hl_op_name((unsigned)op),
+            r->op_count[op]);
+    fprintf(f, "  %-18s %10s %7s %8s %8s %8s %8s %8s %9s %8s %9s\n", "path", "count", "share",
+            "p01", "p25", "p50", "p75", "p99", "mean", "ns p50", "weighted");
+    for (size_t i = 0; i < r->npaths; i++) {
+        const hl_path_stat_t *p = &r->paths[i];
+        if (p->op != op) continue;
+        char name[32];
+        if (p->path < (int)HL_PATH_COUNT)
+            snprintf(name, sizeof name, "%s", hl_path_name((unsigned)p->path));
+        else
+            snprintf(name, sizeof name, "path#%d", p->path);
+        fprintf(f, "  %-18s %10" PRIu64 " %6.2f%%", name, p->count, p->share * 100);
+        if (p->timed) {
+            fprintf(f, " %8.0f %8.0f %8.0f %8.0f %8.0f %9.1f", p->p01, p->p25, p->p50, p->p75,
+                    p->p99, p->mean);
+            if (p->ns_p50 >= 0)
+                fprintf(f, " %8.1f", p->ns_p50);
+            else
+                fprintf(f, " %8s", "n/a");
+            fprintf(f, " %9.1f\n", p->weighted);
+        } else {
+            fprintf(f, " %8s %8s %8s %8s %8s %9s %8s %9s\n", "-", "-", "-", "-", "-", "-", "-",
+                    "-");
+        }
+    }
+    fprintf(f, "  %-18s %10" PRIu64 " %7s %44s %9.1f %8s %9.1f\n", "all", r->op_count[op], "", "",
+            r->op_mean[op], "", r->op_mean[op]);
+}
+
+void hl_render_text(FILE *f, hl_report_t *r, const hl_render_opts_t *o)
+{
+    const hl_run_t *run = &r->run;
+    fprintf(f, "heapledger report: %s%s\n", run->path,
+            strcmp(r->source, "replay") ? "" : " (replay)");
+    if (r->approximate)
+        fprintf(f,
+                "WARNING: %" PRId64 " events were discarded while recording: metrics are "
+                "approximate (counts are lower bounds).\n",
+                run->discarded);
+    fprintf(f, "\nrun\n");
+    fprintf(f, "  command       %s\n", run->command);
+    fprintf(f, "  options       %s\n", *run->options ? run->options : "(defaults)");
+    fprintf(f, "  host          %s   version %s   tsc %.3f GHz\n", *run->host ? run->host : "?",
+            *run->version ? run->version : "?", (double)run->tsc_hz / 1e9);
+    fprintf(f, "  duration      %.6f s", r->duration_s);
+    if (r->from_ns >= 0 || r->to_ns >= 0)
+        fprintf(f, "   window [%.6f s, %s]", r->from_ns > 0 ? (double)r->from_ns / 1e9 : 0.0,
+                r->to_ns >= 0 ? "" : "end");
+    if (r->to_ns >= 0) fprintf(f, " to %.6f s", (double)r->to_ns / 1e9);
+    fprintf(f, "\n");
+    fprintf(f,
+            "  events        %" PRIu64 " analysed (%" PRId64 " recorded, %" PRId64 " discarded)\n",
+            r->events, run->events, run->discarded);
+    fprintf(f, "  processes     %" PRId64 "%s   threads %" PRId64 "\n", run->processes,
+            r->pid > 0 ? " (filtered)" : "", run->threads);
+    fprintf(f,
+            "  operations    %" PRIu64 " allocs, %" PRIu64 " frees, %" PRIu64 " reallocs, %" PRIu64
+            " failed, %" PRIu64 " orphan frees\n",
+            r->allocs, r->frees, r->reallocs, r->failed, r->orphan_frees);
+    if (run->arena_size > 0) fprintf(f, "  arena         %" PRId64 " bytes\n", run->arena_size);
+
+    fprintf(f, "\nmemory (bytes)          requested       usable         held\n");
+    fprintf(f, "  at peak          %14" PRIu64 " %12" PRIu64 " %12" PRIu64 "   at %.6f s\n",
+            r->peak_R, r->peak_U, r->peak_H, (double)r->peak_ts / 1e9);
+    fprintf(f, "  at end           %14" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n", r->end_R, r->end_U,
+            r->end_H);
+    fprintf(f, "  largest                         %12" PRIu64 " %12" PRIu64 "   (held from %s)\n",
+            r->max_U, r->max_H, r->held_source);
+    fprintf(f, "\n                          at peak       at end\n");
+    fprintf(f, "  utilisation R/H       ");
+    pct(f, r->util_peak);
+    fprintf(f, "    ");
+    pct(f, r->util_end);
+    fprintf(f, "   (largest ");
+    pct(f, r->util_max);
+    fprintf(f, ")\n  internal frag (U-R)/U ");
+    pct(f, r->internal_peak);
+    fprintf(f, "    ");
+    pct(f, r->internal_end);
+    fprintf(f, "\n  external frag (mid)   ");
+    pct(f, r->external_peak);
+    fprintf(f, "    ");
+    pct(f, r->external_end);
+    fprintf(f, "\n");
+    if (r->external_peak >= 0)
+        fprintf(f,
+                "  mid free at peak: %" PRIu64 " bytes in %" PRIu64 " spans, largest %" PRIu64 "\n",
+                r->frag_peak.free_bytes, r->frag_peak.spans, r->frag_peak.largest);
+    if (r->has_failure) {
+        fprintf(f,
+                "  first failed allocation: %" PRIu64 " bytes at %.6f s (seq %" PRId64 "), %" PRIu64
+                " bytes live: utilisation before exhaustion ",
+                r->fail_size, (double)r->fail_ts / 1e9, r->fail_seq, r->fail_R);
+        pct(f, r->fail_util);
+        fprintf(f, "\n");
+    }
+
+    for (int op = 1; op <= 3; op++)
+        if (r->op_count[op]) paths_table(f, r, op);
+
+    fprintf(f, "\nlatency by request size (cycles)\n");
+    fprintf(f, "  %-16s %10s %10s %10s %10s %10s %10s %10s\n", "size", "allocs", "alloc p50",
+            "alloc p99", "free p50", "free p99", "pair p50", "pair p99");
+    for (int b = 0; b < HL_SIZE_BUCKETS; b++) {
+        const hl_size_stat_t *s = &r->sizes[b];
+        if (!s->count) continue;
+        char lab[48];
+        fprintf(f, "  %-16s %10" PRIu64, size_label(s, lab, sizeof lab), s->count);
+        double v[] = {s->alloc_p50, s->alloc_p99, s->free_p50,
+                      s->free_p99,  s->pair_p50,  s->pair_p99};
+        for (int q = 0; q < 6; q++) {
+            if (v[q] < 0)
+                fprintf(f, " %10s", "-");
+            else
+                fprintf(f, " %10.0f", v[q]);
+        }
+        fprintf(f, "\n");
+    }
+
+    int any_class = 0;
+    for (int c = 0; c < r->nclasses; c++)
+        any_class |= r->classes[c].peak != 0;
+    if (any_class) {
+        fprintf(f, "\nsize classes (tiny tier): slots\n");
+        fprintf(f, "  %5s %6s %10s %10s %10s %12s %8s\n", "class", "slot", "allocs", "used", "peak",
+                "held (est.)", "peak/held");
+        for (int c = 0; c < r->nclasses; c++) {
+            const hl_class_stat_t *cs = &r->classes[c];
+            if (!cs->peak) continue;
+            fprintf(f, "  %5d %6u %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %12" PRIu64, cs->cls,
+                    cs->slot, cs->allocs, cs->used, cs->peak, cs->held);
+            pct(f, cs->held ? (double)cs->peak / (double)cs->held : -1);
+            fprintf(f, "\n");
+        }
+    }
+
+    fprintf(f, "\nlifetimes\n");
+    for (int b = 0; b <= HL_LIFE_BUCKETS; b++)
+        if (r->lifetime[b])
+            fprintf(f, "  %-12s %10" PRIu64 "\n", hl_life_labels[b], r->lifetime[b]);
+    uint64_t nallocs = r->allocs + r->reallocs - r->failed;
+    fprintf(f, "  temporary allocations (freed before the thread allocated again): %" PRIu64,
+            r->temporary);
+    if (nallocs)
+        fprintf(f, " (%.2f%% of allocations)", 100.0 * (double)r->temporary / (double)nallocs);
+    fprintf(f, "\n");
+
+    int top = o && o->top > 0 ? o->top : 10;
+    fprintf(f, "\ntop allocation sites by bytes\n  %14s %10s %10s  site\n", "bytes", "count",
+            "temporary");
+    for (size_t i = 0; i < r->nsites && i < (size_t)top; i++) {
+        const hl_site_t *s = &r->sites[i];
+        if (!s->count) continue;
+        fprintf(f, "  %14" PRIu64 " %10" PRIu64 " %10" PRIu64 "  ", s->bytes, s->count,
+                s->temporary);
+        site_line(f, r->db, s->stack);
+    }
+    size_t *bc = hl_sites_by_count(r);
+    fprintf(f, "\ntop allocation sites by count\n  %14s %10s  site\n", "count", "bytes");
+    for (size_t i = 0; i < r->nsites && i < (size_t)top; i++) {
+        const hl_site_t *s = &r->sites[bc[i]];
+        if (!s->count) continue;
+        fprintf(f, "  %14" PRIu64 " %10" PRIu64 "  ", s->count, s->bytes);
+        site_line(f, r->db, s->stack);
+    }
+    free(bc);
+
+    fprintf(f, "\nleaks at exit: %" PRIu64 " blocks, %" PRIu64 " bytes\n", r->leak_blocks,
+            r->leak_bytes);
+    if (r->leak_blocks) {
+        fprintf(f, "  by size:\n  %14s %10s %14s\n", "size", "blocks", "bytes");
+        for (size_t i = 0; i < r->nleak_sizes && i < (size_t)top; i++)
+            fprintf(f, "  %14" PRIu64 " %10" PRIu64 " %14" PRIu64 "\n", r->leak_sizes[i].size,
+                    r->leak_sizes[i].blocks, r->leak_sizes[i].bytes);
+        size_t *lx;
+        size_t nl = hl_leak_sites(r, &lx);
+        fprintf(f, "  by allocation stack:\n");
+        for (size_t i = 0; i < nl && i < (size_t)top; i++) {
+            const hl_site_t *s = &r->sites[lx[i]];
+            fprintf(f, "  %" PRIu64 " bytes in %" PRIu64 " blocks, stack %" PRId64 "\n",
+                    s->live_bytes, s->live_blocks, s->stack);
+            print_stack(f, r->db, s->stack, "      ");
+        }
+        free(lx);
+    }
+
+    fprintf(f, "\nerrors: %zu\n", r->nerrors);
+    for (size_t i = 0; i < r->nerrors && i < (size_t)top * 5; i++) {
+        const hl_error_rec_t *e = &r->errors[i];
+        fprintf(f,
+                "  %s at 0x%" PRIx64 " (size %" PRIu64 ") pid %" PRId64 " tid %" PRId64
+                " at %.6f s%s%s\n",
+                e->kind, e->addr, e->size, e->pid, e->tid, (double)e->ts / 1e9,
+                *e->details ? ": " : "", e->details);
+        fprintf(f, "    detected at:\n");
+        print_stack(f, r->db, e->stack, "      ");
+        if (e->alloc_stack >= 0) {
+            fprintf(f, "    allocated at:\n");
+            print_stack(f, r->db, e->alloc_stack, "      ");
+        }
+        if (e->free_stack >= 0) {
+            fprintf(f, "    freed at:\n");
+            print_stack(f, r->db, e->free_stack, "      ");
+        }
+    }
+}

@@ -1,0 +1,141 @@
+/* analyzer/report.h — the analysis of one run: what every renderer (text, JSON, HTML), diff
+ * and replay print. Filled by the metrics accumulator (metrics.h); definitions in
+ * docs/metrics.md.
+ *
+ * Byte quantities over time: R requested, U usable (R <= U), H held from the OS (or the
+ * arena). Fractions are in [0, 1]; a fraction that cannot be computed is -1.
+ */
+#ifndef HL_REPORT_H
+#define HL_REPORT_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+
+#include "frag.h"
+#include "pctl.h"
+#include "rundb.h"
+
+#define HL_TL_SAMPLES   200 /* timeline points */
+#define HL_SIZE_BUCKETS 18  /* requested size: <=16, <=32, ..., <=1M (2^20), >1M */
+#define HL_LIFE_BUCKETS 10  /* <1us, <10us, ..., <10s, >=10s, then "live at end" */
+#define HL_CYC_HIST     40  /* cycle histogram per path: bucket b holds [2^(b-1), 2^b) */
+#define HL_MAX_PATHS    64
+#define HL_NCLASSES     32
+
+typedef struct hl_sample_s {
+    int64_t ts;       /* ns since the start of the run */
+    uint64_t R, U, H; /* at the end of the sample interval */
+    uint64_t R_max;   /* largest R inside the interval */
+    double external;  /* mid-tier external fragmentation, -1 unknown */
+} hl_sample_t;
+
+typedef struct hl_path_stat_s {
+    int op;   /* hl_op_t */
+    int path; /* hl_path_t (or an unknown id) */
+    uint64_t count;
+    double share;                         /* count / operations of this op */
+    double p01, p25, p50, p75, p99, mean; /* cycles */
+    double ns_p50;                        /* p50 in ns (tsc_hz), -1 unknown */
+    double weighted; /* share * mean: the path's part of the op's mean cycles */
+    uint64_t timed;  /* operations with a cycle count */
+    uint64_t hist[HL_CYC_HIST];
+} hl_path_stat_t;
+
+typedef struct hl_size_stat_s {
+    uint64_t lo, hi; /* requested bytes in [lo, hi]; hi = UINT64_MAX for the last */
+    uint64_t count, bytes;
+    double alloc_p50, alloc_p99, free_p50, free_p99, pair_p50, pair_p99; /* cycles */
+} hl_size_stat_t;
+
+typedef struct hl_class_stat_s {
+    int cls;
+    uint32_t slot;
+    uint64_t allocs;
+    uint64_t used; /* live slots at the end */
+    uint64_t peak; /* most live slots at once */
+    uint64_t held; /* slots in the slabs needed for the peak (estimate, see metrics.md) */
+    uint64_t live_requested;
+} hl_class_stat_t;
+
+typedef struct hl_site_s {
+    int64_t stack;                    /* -1: no stack recorded */
+    uint64_t count, bytes;            /* allocations in the window and their requested bytes */
+    uint64_t live_blocks, live_bytes; /* live at the end: leaks */
+    uint64_t temporary;
+} hl_site_t;
+
+typedef struct hl_leak_size_s {
+    uint64_t size, blocks, bytes;
+} hl_leak_size_t;
+
+typedef struct hl_error_rec_s {
+    int64_t ts, pid, tid;
+    char *kind, *details;
+    uint64_t addr, size;
+    int64_t stack, alloc_stack, free_stack;
+} hl_error_rec_t;
+
+typedef struct hl_report_s {
+    hl_run_t run;
+    sqlite3 *db;             /* for symbolising stacks; owned by the caller */
+    int64_t pid;             /* filter, 0 = all */
+    int64_t from_ns, to_ns;  /* window relative to the start, -1 = open */
+    int approximate;         /* events were discarded: counts are lower bounds */
+    const char *held_source; /* "os_region", "arena" or "usable" (H unknown: U used) */
+    const char *source;      /* "recorded" or "replay" */
+
+    uint64_t events, allocs, frees, orphan_frees, reallocs, failed;
+    uint64_t bytes_allocated;
+    double duration_s;
+
+    /* At the peak of R. */
+    uint64_t peak_R, peak_U, peak_H;
+    int64_t peak_ts, peak_seq;
+    double util_peak, internal_peak, external_peak;
+    hl_frag_t frag_peak;
+    uint64_t max_U, max_H;
+    double util_max; /* largest R/H at any event */
+    /* At the end of the window. */
+    uint64_t end_R, end_U, end_H;
+    double util_end, internal_end, external_end;
+    hl_frag_t frag_end;
+    /* First failed allocation. */
+    int has_failure;
+    int64_t fail_ts, fail_seq;
+    uint64_t fail_size, fail_R;
+    double fail_util;
+
+    hl_sample_t samples[HL_TL_SAMPLES];
+    int nsamples;
+
+    hl_path_stat_t *paths; /* sorted: op, then count descending */
+    size_t npaths;
+    uint64_t op_count[4];
+    double op_mean[4];
+
+    hl_size_stat_t sizes[HL_SIZE_BUCKETS];
+    hl_class_stat_t classes[HL_NCLASSES];
+    int nclasses;
+
+    uint64_t lifetime[HL_LIFE_BUCKETS + 1]; /* last: live at the end */
+    uint64_t temporary;                     /* freed before the thread allocated anything else */
+
+    hl_site_t *sites; /* sorted by bytes descending */
+    size_t nsites;
+    uint64_t leak_blocks, leak_bytes;
+    hl_leak_size_t *leak_sizes; /* sorted by bytes descending */
+    size_t nleak_sizes;
+
+    hl_error_rec_t *errors;
+    size_t nerrors;
+} hl_report_t;
+
+void hl_report_free(hl_report_t *r);
+
+/* Index of the size bucket of a request. */
+int hl_size_bucket(uint64_t size);
+/* Index of the lifetime bucket of a duration in ns. */
+int hl_life_bucket(int64_t ns);
+extern const char *const hl_life_labels[HL_LIFE_BUCKETS + 1];
+
+#endif

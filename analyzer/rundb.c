@@ -1,0 +1,173 @@
+/* analyzer/rundb.c — see rundb.h. */
+#include "rundb.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+sqlite3 *hl_an_open(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        snprintf(err, errlen, "%s: no such file", path);
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a regular file", path);
+        return NULL;
+    }
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : "?");
+        sqlite3_close(db);
+        return NULL;
+    }
+    sqlite3_stmt *st_v = NULL;
+    int rc = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st_v, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_step(st_v);
+    if (rc != SQLITE_ROW) {
+        snprintf(err, errlen, "%s: not a heapledger run database (%s)", path,
+                 rc == SQLITE_NOTADB ? "not an SQLite database" : sqlite3_errmsg(db));
+        sqlite3_finalize(st_v);
+        sqlite3_close(db);
+        return NULL;
+    }
+    int version = sqlite3_column_int(st_v, 0);
+    sqlite3_finalize(st_v);
+    if (version != HL_AN_SCHEMA_VERSION) {
+        snprintf(err, errlen, "%s: schema version %d, this heapledger reads version %d%s", path,
+                 version, HL_AN_SCHEMA_VERSION,
+                 version == 0 ? " (not a heapledger run database?)" : "");
+        sqlite3_close(db);
+        return NULL;
+    }
+    static const char *const tables[] = {"run",       "block", "orphan_free", "stack", "frame",
+                                         "os_region", "error", "process",     "thread"};
+    for (size_t i = 0; i < sizeof tables / sizeof *tables; i++) {
+        char q[160];
+        snprintf(q, sizeof q, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='%s'",
+                 tables[i]);
+        if (hl_an_int(db, q, 0) != 1) {
+            snprintf(err, errlen, "%s: not a heapledger run database (no table '%s')", path,
+                     tables[i]);
+            sqlite3_close(db);
+            return NULL;
+        }
+    }
+    sqlite3_exec(db,
+                 "PRAGMA cache_size=-262144; PRAGMA mmap_size=4294967296;"
+                 "PRAGMA temp_store=MEMORY;",
+                 NULL, NULL, NULL);
+    return db;
+}
+
+int64_t hl_an_int(sqlite3 *db, const char *sql, int64_t def)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t v = def;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
+        sqlite3_column_type(st, 0) != SQLITE_NULL)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+static char *col_str(sqlite3_stmt *st, int i)
+{
+    const unsigned char *s = sqlite3_column_text(st, i);
+    return strdup(s ? (const char *)s : "");
+}
+
+static int64_t col_i64(sqlite3_stmt *st, int i, int64_t def)
+{
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? def : sqlite3_column_int64(st, i);
+}
+
+int hl_run_load(sqlite3 *db, const char *path, int64_t pid, hl_run_t *run, char *err, size_t errlen)
+{
+    memset(run, 0, sizeof *run);
+    run->path = strdup(path);
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT command, options, host, version, tsc_hz, start_ts, end_ts, "
+                           "exit_status, events, discarded_events, arena_size FROM run "
+                           "ORDER BY id LIMIT 1",
+                           -1, &st, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "%s: cannot read the run table: %s", path, sqlite3_errmsg(db));
+        return -1;
+    }
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        run->command = col_str(st, 0);
+        run->options = col_str(st, 1);
+        run->host = col_str(st, 2);
+        run->version = col_str(st, 3);
+        run->tsc_hz = col_i64(st, 4, 0);
+        run->start_ts = col_i64(st, 5, -1);
+        run->end_ts = col_i64(st, 6, -1);
+        run->exit_status = col_i64(st, 7, -1);
+        run->events = col_i64(st, 8, 0);
+        run->discarded = col_i64(st, 9, 0);
+        run->arena_size = col_i64(st, 10, 0);
+    } else {
+        run->command = strdup("");
+        run->options = strdup("");
+        run->host = strdup("");
+        run->version = strdup("");
+        run->start_ts = run->end_ts = run->exit_status = -1;
+    }
+    sqlite3_finalize(st);
+    /* Discarded counts may carry bit 63 (lttng list): mask it. */
+    run->discarded &= INT64_MAX;
+
+    char w[64] = "";
+    if (pid > 0) snprintf(w, sizeof w, " WHERE pid = %lld", (long long)pid);
+    char q[256];
+#define COUNT(field, table)                                                                        \
+    snprintf(q, sizeof q, "SELECT count(*) FROM %s%s", table, w);                                  \
+    run->field = hl_an_int(db, q, 0)
+    COUNT(blocks, "block");
+    COUNT(orphan_frees, "orphan_free");
+    COUNT(os_regions, "os_region");
+    COUNT(errors, "error");
+    COUNT(threads, "thread");
+#undef COUNT
+    run->processes = pid > 0 ? 1 : hl_an_int(db, "SELECT count(*) FROM process", 0);
+    if (run->processes == 0)
+        run->processes = hl_an_int(db, "SELECT count(DISTINCT pid) FROM block", 0);
+    int64_t ms = hl_an_int(db, "SELECT max(alloc_seq) FROM block", 0);
+    int64_t mf = hl_an_int(db, "SELECT max(free_seq) FROM block", 0);
+    int64_t mo = hl_an_int(db, "SELECT max(seq) FROM orphan_free", 0);
+    run->max_seq = ms > mf ? ms : mf;
+    if (mo > run->max_seq) run->max_seq = mo;
+    if (run->start_ts < 0) {
+        int64_t a = hl_an_int(db, "SELECT min(alloc_ts) FROM block", -1);
+        int64_t o = hl_an_int(db, "SELECT min(ts) FROM orphan_free", -1);
+        run->start_ts = a < 0 ? o : (o < 0 || a < o ? a : o);
+        if (run->start_ts < 0) run->start_ts = 0;
+    }
+    if (run->end_ts < run->start_ts) {
+        int64_t a =
+            hl_an_int(db, "SELECT max(max(alloc_ts), coalesce(max(free_ts), 0)) FROM block", 0);
+        int64_t o = hl_an_int(db, "SELECT max(ts) FROM orphan_free", 0);
+        run->end_ts = a > o ? a : o;
+        if (run->end_ts < run->start_ts) run->end_ts = run->start_ts;
+    }
+    if (run->events == 0)
+        run->events = hl_an_int(db, "SELECT count(*) FROM block", 0) +
+                      hl_an_int(db, "SELECT count(*) FROM block WHERE free_seq IS NOT NULL", 0) +
+                      run->orphan_frees;
+    (void)err;
+    (void)errlen;
+    return 0;
+}
+
+void hl_run_free(hl_run_t *run)
+{
+    free(run->path);
+    free(run->command);
+    free(run->options);
+    free(run->host);
+    free(run->version);
+    memset(run, 0, sizeof *run);
+}

@@ -1,0 +1,42 @@
+/* analyzer/rundb.h — the analyzer's read side of a run database (schemas/heapledger.sql).
+ *
+ * hl_an_open() opens a file read-only and refuses anything that is not a heapledger run
+ * database of schema version 1, with a one-line message naming the file. hl_run_load()
+ * reads the run summary. Nothing here writes to the database.
+ */
+#ifndef HL_RUNDB_H
+#define HL_RUNDB_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define HL_AN_SCHEMA_VERSION 1
+
+/* Open path read-only, check its schema version and tables, set read pragmas (large page
+ * cache, mmap). NULL with a message in err on failure. */
+sqlite3 *hl_an_open(const char *path, char *err, size_t errlen);
+
+typedef struct hl_run_s {
+    char *path; /* database file */
+    char *command, *options, *host, *version;
+    int64_t tsc_hz;
+    int64_t start_ts, end_ts; /* ns; filled from the events when the run row lacks them */
+    int64_t exit_status;
+    int64_t events, discarded;
+    int64_t arena_size;
+    int64_t processes, threads;
+    int64_t blocks, orphan_frees, os_regions, errors;
+    int64_t max_seq; /* largest event seq (progress) */
+} hl_run_t;
+
+/* Read the run row (the first one) and counts; pid > 0 restricts the counts to a process.
+ * Returns 0 or -1 with a message. */
+int hl_run_load(sqlite3 *db, const char *path, int64_t pid, hl_run_t *run, char *err,
+                size_t errlen);
+void hl_run_free(hl_run_t *run);
+
+/* Run one query returning a single integer (def when NULL or no row). */
+int64_t hl_an_int(sqlite3 *db, const char *sql, int64_t def);
+
+#endif
