@@ -33,8 +33,13 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The ingest part may be absent from a partial build: record then keeps the trace. */
+/* The ingest and kernel-events parts may be absent from a partial build: record then keeps
+ * the trace, or records without kernel events, and says so. */
 #pragma weak hl_ingest_trace
+#pragma weak hl_kernel_start
+#pragma weak hl_kernel_stop
+#pragma weak hl_kernel_store
+#pragma weak hl_kernel_free
 
 #define HL_EXIT_TOOL     125
 #define HL_EXIT_NOEXEC   126
@@ -235,8 +240,8 @@ static int record_run(const record_args_t *a, const hl_record_libs_t *libs, int 
     *pid_out = pid;
     if (rec_pending) kill(pid, rec_pending);
     if (a->kernel) {
-        char err[512];
-        *kernel = hl_kernel_start(pid, err, sizeof err);
+        char err[512] = "this build of heapledger has no kernel-events support";
+        *kernel = hl_kernel_start ? hl_kernel_start(pid, err, sizeof err) : NULL;
         if (!*kernel)
             fprintf(stderr, "heapledger record: --kernel: %s; recording without kernel events\n",
                     err);
@@ -416,7 +421,8 @@ int hl_cmd_record(int argc, char **argv)
     if (hl_session_stop(&s, &discarded, &lost) || hl_session_destroy(&s))
         fprintf(stderr, "heapledger record: %s\n", s.err);
     if (!ran) {
-        hl_kernel_free(kernel);
+        if (kernel)
+            hl_kernel_free(kernel);
         if (!keep_trace) nftw(trace, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
         if (pid && WIFEXITED(status) && WEXITSTATUS(status) >= HL_EXIT_NOEXEC)
             return WEXITSTATUS(status);
@@ -445,7 +451,8 @@ int hl_cmd_record(int argc, char **argv)
     hl_record_options(options, sizeof options, a.options, a.stacks);
     int ok =
         record_ingest(&a, trace, db, cmdline, options, code, discarded, kernel, &keep_trace) == 0;
-    hl_kernel_free(kernel);
+    if (kernel)
+        hl_kernel_free(kernel);
     if (keep_trace)
         fprintf(stderr, "  %-12s %s\n", "trace", trace);
     else
