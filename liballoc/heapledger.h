@@ -17,11 +17,14 @@
 extern "C" {
 #endif
 
+/* Everything declared here is exported from libheapledger.so (the rest is hidden). */
+#pragma GCC visibility push(default)
+
 typedef struct hl_heap_s hl_heap_t;
 
-/* Heap options. Zero-initialised means "defaults"; hl_options_default() fills the defaults
- * explicitly and hl_options_parse() reads the HEAPLEDGER_OPTIONS syntax
- * ("name=value,name=value"). docs/options.md lists every option. */
+/* Heap options. Start from hl_options_default(), then set fields or hl_options_parse() the
+ * HEAPLEDGER_OPTIONS syntax ("name=value,name=value"). Size fields left 0 mean "automatic".
+ * docs/options.md lists every option. */
 typedef struct hl_options_s {
     size_t arena_size;   /* arena=SIZE: fixed arena of SIZE bytes; 0 = grow from the OS */
     void *arena_base;    /* caller-provided arena memory (API only), NULL = mmap it */
@@ -31,8 +34,10 @@ typedef struct hl_options_s {
     uint32_t tcache;     /* tcache=N: thread cache capacity scale, 0 disables the cache */
     uint32_t stats;      /* stats=1: print counters at exit */
     uint32_t tiny;       /* tiny=0 disables the tiny tier (everything below mid_max is TLSF) */
-    uint32_t trim_keep;  /* trim_keep=N: empty slabs/pools kept before memory goes back to the OS */
-    uint32_t reserved[7];
+    uint32_t trim_keep;  /* trim_keep=N: empty slabs kept before memory goes back to the OS */
+    size_t tiny_max;     /* tiny_max=SIZE: largest request served by the tiny tier (<= 1024) */
+    uint32_t stacks;     /* stacks=N: call-stack depth recorded by tracing and reports */
+    uint32_t reserved[15];
 } hl_options_t;
 
 /* Fill *o with the defaults. */
@@ -91,6 +96,8 @@ const char *heapledger_version(void);
 void heapledger_print_stats(void);
 /* Check the default heap; returns the number of broken invariants. */
 size_t heapledger_check_heap(void);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

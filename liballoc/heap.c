@@ -1,0 +1,577 @@
+/* liballoc/heap.c — the heap object: set-up, dispatch between tiers, realloc, aligned
+ * allocation, the heap registry, fork handling, and the slow paths of the inline fast paths.
+ *
+ * Lock order (outermost first): heaps registry -> tiny class -> slab source -> mid arena ->
+ * large list -> thread registry. Fork takes them all in that order.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+
+hl_heap_t hl_main_heap;
+
+static hl_lock_t heaps_lock = PTHREAD_MUTEX_INITIALIZER;
+static hl_heap_t *heaps;
+static uint64_t next_uid = 1;
+
+/* ---- set-up -------------------------------------------------------------------------------- */
+
+static int heap_setup(hl_heap_t *h, const hl_options_t *opt)
+{
+    hl_options_t o = *opt;
+    if (o.arena_size) {
+        if (!o.slab_size)
+            o.slab_size = HL_DEFAULT_ARENA_SLAB;
+        if (o.arena_size < 4 * o.slab_size || o.arena_size < 4096)
+            return -1;
+    } else if (!o.slab_size) {
+        o.slab_size = HL_DEFAULT_SLAB;
+    }
+    if (!hl_is_pow2(o.slab_size) || o.slab_size < 2048 || o.slab_size > (1u << 20))
+        return -1;
+    if (o.tiny_max > HL_TINY_MAX || o.arenas > HL_MAX_ARENAS)
+        return -1;
+    if (!o.arenas) {
+        unsigned n = 2 * hl_os_ncpu();
+        o.arenas = n > HL_MAX_ARENAS ? HL_MAX_ARENAS : n;
+    }
+    if (o.mid_max < HL_TINY_MAX + 16)
+        o.mid_max = HL_TINY_MAX + 16;
+    h->opt = o;
+    h->tiny_max = o.tiny ? o.tiny_max : 0;
+    /* A slab must hold a few slots of the largest class it serves. */
+    if (h->tiny_max && o.slab_size < 3 * (size_t)hl_class_slot(hl_size_class[(h->tiny_max + 16) >> 4]) + 1024)
+        return -1;
+    h->mid_max = o.arena_size ? SIZE_MAX : o.mid_max;
+    if (o.arena_size) {
+        h->arena_size = o.arena_size;
+        if (o.arena_base) {
+            h->arena_base = o.arena_base;
+            h->arena_owned = 0;
+        } else {
+            h->arena_base = hl_os_map(hl_align_up(o.arena_size, hl_page_size), hl_page_size,
+                                      "arena");
+            if (!h->arena_base)
+                return -1;
+            h->arena_owned = 1;
+        }
+    }
+    hl_tiny_setup(h);
+    if (hl_mid_setup(h) != 0) {
+        if (h->arena_owned)
+            hl_os_unmap(h->arena_base, hl_align_up(h->arena_size, hl_page_size), "arena");
+        return -1;
+    }
+    hl_large_setup(h);
+    hl_lock(&heaps_lock);
+    h->uid = next_uid++;
+    h->prev = NULL;
+    h->next = heaps;
+    if (heaps)
+        heaps->prev = h;
+    heaps = h;
+    hl_unlock(&heaps_lock);
+    __atomic_store_n(&h->state, HL_HEAP_READY, __ATOMIC_RELEASE);
+    return 0;
+}
+
+void hl_default_init(void)
+{
+    hl_heap_t *h = &hl_main_heap;
+    uint32_t expected = HL_HEAP_UNINIT;
+    if (__atomic_compare_exchange_n(&h->state, &expected, HL_HEAP_INITIALIZING, 0,
+                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        hl_os_init();
+        hl_options_t o;
+        hl_options_default(&o);
+        hl_options_from_env(&o);
+        h->is_default = 1;
+        if (heap_setup(h, &o) != 0) {
+            hl_warn("HEAPLEDGER_OPTIONS: unusable combination, using the defaults",
+                    hl_options_env_string());
+            if (o.arena_size)
+                hl_warn("arena: could not set up the fixed arena", NULL);
+            hl_options_default(&o);
+            if (heap_setup(h, &o) != 0)
+                hl_fatal("init", NULL, "cannot set up the default heap");
+        }
+        return;
+    }
+    while (__atomic_load_n(&h->state, __ATOMIC_ACQUIRE) != HL_HEAP_READY)
+        sched_yield();
+}
+
+/* ---- registry and fork ----------------------------------------------------------------------- */
+
+int hl_heap_alive(hl_heap_t *h, uint64_t uid)
+{
+    if (h == &hl_main_heap)
+        return 1;
+    int alive = 0;
+    hl_lock(&heaps_lock);
+    for (hl_heap_t *x = heaps; x; x = x->next)
+        if (x == h && x->uid == uid) {
+            alive = 1;
+            break;
+        }
+    hl_unlock(&heaps_lock);
+    return alive;
+}
+
+static void heap_locks(hl_heap_t *h, int op)
+{
+    hl_lock_t *locks[HL_CLASS_COUNT + 2 + HL_MAX_ARENAS];
+    unsigned n = 0;
+    for (unsigned c = 0; c < HL_CLASS_COUNT; c++)
+        locks[n++] = &h->tiny.cls[c].lock;
+    locks[n++] = &h->tiny.src_lock;
+    for (unsigned i = 0; i < h->mid.narenas; i++)
+        locks[n++] = &h->mid.arenas[i].lock;
+    locks[n++] = &h->large.lock;
+    for (unsigned i = 0; i < n; i++) {
+        if (op == 0)
+            hl_lock(locks[i]);
+        else if (op == 1)
+            hl_unlock(locks[i]);
+        else
+            hl_lock_init(locks[i]);
+    }
+}
+
+static void fork_prepare(void)
+{
+    hl_lock(&heaps_lock);
+    for (hl_heap_t *h = heaps; h; h = h->next)
+        heap_locks(h, 0);
+    hl_thread_fork_prepare();
+}
+
+static void fork_parent(void)
+{
+    hl_thread_fork_parent();
+    for (hl_heap_t *h = heaps; h; h = h->next)
+        heap_locks(h, 1);
+    hl_unlock(&heaps_lock);
+}
+
+static void fork_child(void)
+{
+    hl_thread_fork_child();
+    for (hl_heap_t *h = heaps; h; h = h->next)
+        heap_locks(h, 2);
+    hl_lock_init(&heaps_lock);
+}
+
+static pthread_once_t global_once = PTHREAD_ONCE_INIT;
+
+static void global_init(void)
+{
+    hl_os_init();
+    hl_thread_init_once();
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+void hl_global_init(void) { pthread_once(&global_once, global_init); }
+
+/* ---- public object API ------------------------------------------------------------------------ */
+
+hl_heap_t *hl_heap_create(const hl_options_t *options)
+{
+    hl_global_init();
+    hl_options_t def;
+    if (!options) {
+        hl_options_default(&def);
+        options = &def;
+    }
+    size_t bytes = hl_align_up(sizeof(hl_heap_t), hl_page_size);
+    hl_heap_t *h = hl_os_map(bytes, hl_page_size, "heap");
+    if (!h) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    if (heap_setup(h, options) != 0) {
+        hl_os_unmap(h, bytes, "heap");
+        errno = options->arena_size && !options->arena_base ? ENOMEM : EINVAL;
+        return NULL;
+    }
+    return h;
+}
+
+void hl_heap_destroy(hl_heap_t *h)
+{
+    if (!h || h == &hl_main_heap)
+        return;
+    hl_tls_t *t = &hl_tls;
+    if (t->heap == h) {
+        for (unsigned c = 0; c < HL_CLASS_MAX; c++) {
+            t->bins[c].head = NULL;
+            t->bins[c].count = 0;
+            t->bins[c].cap = 0;
+        }
+        memset(t->paths, 0, sizeof t->paths);
+        t->heap = NULL;
+    }
+    hl_lock(&heaps_lock);
+    if (h->prev)
+        h->prev->next = h->next;
+    else
+        heaps = h->next;
+    if (h->next)
+        h->next->prev = h->prev;
+    hl_unlock(&heaps_lock);
+    h->state = HL_HEAP_DEAD;
+    hl_large_destroy(h);
+    hl_mid_destroy(h);
+    hl_tiny_destroy(h);
+    if (h->arena_owned)
+        hl_os_unmap(h->arena_base, hl_align_up(h->arena_size, hl_page_size), "arena");
+    hl_os_unmap(h, hl_align_up(sizeof(hl_heap_t), hl_page_size), "heap");
+}
+
+hl_heap_t *hl_heap_default(void)
+{
+    hl_heap_ensure(&hl_main_heap);
+    return &hl_main_heap;
+}
+
+/* ---- slow paths ----------------------------------------------------------------------------- */
+
+static void set_fail(hl_opinfo_t *info)
+{
+    errno = ENOMEM;
+    hl_tls.paths[HL_PATH_ALLOC_FAIL]++;
+    info->tier = HL_TIER_NONE;
+    info->cls = 0xff;
+    info->path = HL_PATH_ALLOC_FAIL;
+    info->usable = 0;
+}
+
+/* Fixed-arena mode, out of memory: give back what the calling thread caches and every empty
+ * slab, so that the retry sees all free memory. Returns 1 if anything came back. */
+static int arena_reclaim(hl_heap_t *h)
+{
+    int any = 0;
+    hl_tls_t *t = &hl_tls;
+    if (t->heap == h)
+        for (unsigned c = 0; c < HL_CLASS_COUNT && !any; c++)
+            any = t->bins[c].count != 0;
+    if (t->heap == h)
+        hl_tls_flush(t);
+    return hl_tiny_trim(h, 1) > 0 || any;
+}
+
+static void *tiny_alloc(hl_heap_t *h, size_t n, hl_opinfo_t *info)
+{
+    hl_tls_t *t = &hl_tls;
+    if (t->heap != h)
+        t = hl_tls_bind(h);
+    unsigned cls = hl_size_class[(n + 16) >> 4];
+    hl_tbin_t *b = &t->bins[cls];
+    if (b->head) /* bound just now to a heap whose bin is filled: cannot be, but stay exact */
+        return hl_malloc_fast(h, n, info);
+    return hl_tiny_alloc_slow(h, t, cls, info);
+}
+
+void *hl_malloc_slow(hl_heap_t *h, size_t n, hl_opinfo_t *info)
+{
+    hl_heap_ensure(h);
+    void *p;
+    for (int attempt = 0;; attempt++) {
+        if (n <= h->tiny_max && h->tiny_max)
+            p = tiny_alloc(h, n, info);
+        else if (n <= h->mid_max)
+            p = hl_mid_alloc(h, n, 16, info);
+        else
+            p = hl_large_alloc(h, n, 16, info);
+        if (p || !h->arena_base || attempt || !arena_reclaim(h))
+            break;
+    }
+    if (!p)
+        set_fail(info);
+    return p;
+}
+
+/* Detach all but the newest cap/2 slots of a full bin and return them to their slabs. */
+static void bin_flush_half(hl_heap_t *h, hl_tbin_t *b, unsigned cls)
+{
+    uint32_t keep = b->cap / 2;
+    void *cut = b->head;
+    for (uint32_t i = 1; i < keep && cut; i++)
+        cut = *(void **)cut;
+    void *chain;
+    if (keep == 0) {
+        chain = b->head;
+        b->head = NULL;
+    } else {
+        chain = *(void **)cut;
+        *(void **)cut = NULL;
+    }
+    b->count = keep;
+    hl_tiny_return_chain(h, cls, chain);
+}
+
+void hl_free_slow(hl_heap_t *h, void *p, hl_opinfo_t *info)
+{
+    unsigned tag = ((const uint8_t *)p)[-1];
+    if ((tag & HL_TAG_TINY_MASK) == HL_TAG_TINY) {
+        unsigned cls = tag & (HL_CLASS_MAX - 1);
+        if (cls >= HL_CLASS_COUNT)
+            hl_fatal("invalid-free", p, "header byte names no size class (corrupt header?)");
+        hl_tls_t *t = &hl_tls;
+        if (!t->heap) {
+            hl_heap_ensure(h);
+            t = hl_tls_bind(h);
+        }
+        hl_tbin_t *b = &t->bins[cls];
+        hl_path_t path;
+        if (t->heap == h && b->cap) {
+            bin_flush_half(h, b, cls);
+            *(void **)p = b->head;
+            b->head = p;
+            b->count++;
+            path = HL_PATH_TINY_FLUSH;
+        } else {
+            hl_tiny_free_direct(h, p, cls);
+            path = HL_PATH_TINY_DIRECT_FREE;
+        }
+        t->paths[path]++;
+        info->tier = HL_TIER_TINY;
+        info->cls = (uint8_t)cls;
+        info->path = (uint8_t)path;
+        info->usable = hl_class_slot(cls) - 1;
+        return;
+    }
+    switch (tag) {
+    case HL_TAG_MID:
+        hl_mid_free(h, p, info);
+        return;
+    case HL_TAG_LARGE:
+        hl_large_free(h, p, info);
+        return;
+    case HL_TAG_MID_FREE:
+        hl_fatal("double-free", p, "the block is already free");
+    default:
+        hl_fatal("invalid-free", p, "not a block of this heap (or its header was overwritten)");
+    }
+}
+
+/* ---- operations with path reporting ------------------------------------------------------- */
+
+void *hl_heap_malloc_info(hl_heap_t *h, size_t n, hl_opinfo_t *info)
+{
+    return hl_malloc_fast(h, n, info);
+}
+
+void hl_heap_free_info(hl_heap_t *h, void *p, hl_opinfo_t *info)
+{
+    if (p)
+        hl_free_fast(h, p, info);
+}
+
+void *hl_heap_calloc_info(hl_heap_t *h, size_t n, size_t size, hl_opinfo_t *info)
+{
+    size_t total;
+    if (__builtin_mul_overflow(n, size, &total)) {
+        set_fail(info);
+        return NULL;
+    }
+    void *p = hl_malloc_fast(h, total, info);
+    if (p && info->path != HL_PATH_LARGE_MMAP) /* fresh mappings are zero already */
+        memset(p, 0, total);
+    return p;
+}
+
+void *hl_heap_memalign_info(hl_heap_t *h, size_t align, size_t n, hl_opinfo_t *info)
+{
+    if (align <= HL_ALIGN)
+        return hl_malloc_fast(h, n, info);
+    hl_heap_ensure(h);
+    void *p = NULL;
+    for (int attempt = 0;; attempt++) {
+        if (h->arena_base || (n <= h->mid_max && align <= h->mid_max / 4))
+            p = hl_mid_alloc(h, n, align, info);
+        else
+            p = hl_large_alloc(h, n, align, info);
+        if (p || !h->arena_base || attempt || !arena_reclaim(h))
+            break;
+    }
+    if (!p)
+        set_fail(info);
+    return p;
+}
+
+size_t hl_heap_usable_size(hl_heap_t *h, const void *p)
+{
+    (void)h;
+    if (!p)
+        return 0;
+    unsigned tag = ((const uint8_t *)p)[-1];
+    if ((tag & HL_TAG_TINY_MASK) == HL_TAG_TINY && (tag & 31) < HL_CLASS_COUNT)
+        return hl_class_slot(tag & 31) - 1;
+    if (tag == HL_TAG_MID)
+        return hl_tlsf_usable(p);
+    if (tag == HL_TAG_LARGE)
+        return hl_large_usable(p);
+    hl_fatal("invalid-usable-size", p, "not a live block of this heap");
+}
+
+void *hl_heap_realloc_info(hl_heap_t *h, void *p, size_t n, hl_opinfo_t *info)
+{
+    if (!p)
+        return hl_malloc_fast(h, n, info);
+    if (n == 0) {
+        hl_free_fast(h, p, info);
+        return NULL;
+    }
+    unsigned tag = ((const uint8_t *)p)[-1];
+    size_t old;
+    if ((tag & HL_TAG_TINY_MASK) == HL_TAG_TINY) {
+        if ((tag & 31) >= HL_CLASS_COUNT)
+            hl_fatal("invalid-realloc", p, "header byte names no size class");
+        old = hl_class_slot(tag & 31) - 1;
+        /* Same slot when it fits and would not waste more than half of it. */
+        if (n <= old && (n > old / 2 || old <= 32)) {
+            hl_tls.paths[HL_PATH_REALLOC_INPLACE]++;
+            info->tier = HL_TIER_TINY;
+            info->cls = (uint8_t)(tag & 31);
+            info->path = HL_PATH_REALLOC_INPLACE;
+            info->usable = old;
+            return p;
+        }
+    } else if (tag == HL_TAG_MID) {
+        old = hl_tlsf_usable(p);
+        int stay = n > h->tiny_max || n > old / 2;
+        if (stay && n <= h->mid_max && hl_mid_resize(h, p, n)) {
+            hl_tls.paths[HL_PATH_REALLOC_INPLACE]++;
+            info->tier = HL_TIER_MID;
+            info->cls = 0xff;
+            info->path = HL_PATH_REALLOC_INPLACE;
+            info->usable = hl_tlsf_usable(p);
+            return p;
+        }
+    } else if (tag == HL_TAG_LARGE) {
+        old = hl_large_usable(p);
+        if (n > h->mid_max) {
+            void *q = hl_large_realloc(h, p, n, info);
+            if (q)
+                return q;
+        }
+    } else if (tag == HL_TAG_MID_FREE) {
+        hl_fatal("invalid-realloc", p, "the block is free (use after free?)");
+    } else {
+        hl_fatal("invalid-realloc", p, "not a block of this heap");
+    }
+    hl_opinfo_t tmp;
+    void *q = hl_malloc_fast(h, n, info);
+    if (!q)
+        return NULL; /* the old block stays valid, errno is ENOMEM */
+    memcpy(q, p, old < n ? old : n);
+    hl_free_fast(h, p, &tmp);
+    hl_tls.paths[HL_PATH_REALLOC_MOVE]++;
+    info->path = HL_PATH_REALLOC_MOVE;
+    return q;
+}
+
+/* ---- public wrappers -------------------------------------------------------------------------- */
+
+void *hl_heap_malloc(hl_heap_t *h, size_t n)
+{
+    hl_opinfo_t info;
+    return hl_malloc_fast(h, n, &info);
+}
+
+void hl_heap_free(hl_heap_t *h, void *p)
+{
+    hl_opinfo_t info;
+    if (p)
+        hl_free_fast(h, p, &info);
+}
+
+void *hl_heap_calloc(hl_heap_t *h, size_t n, size_t size)
+{
+    hl_opinfo_t info;
+    return hl_heap_calloc_info(h, n, size, &info);
+}
+
+void *hl_heap_realloc(hl_heap_t *h, void *p, size_t n)
+{
+    hl_opinfo_t info;
+    return hl_heap_realloc_info(h, p, n, &info);
+}
+
+void *hl_heap_memalign(hl_heap_t *h, size_t align, size_t n)
+{
+    hl_opinfo_t info;
+    if (!hl_is_pow2(align)) {
+        errno = EINVAL;
+        return NULL;
+    }
+    return hl_heap_memalign_info(h, align, n, &info);
+}
+
+void hl_heap_flush_thread(hl_heap_t *h)
+{
+    hl_tls_t *t = &hl_tls;
+    if (t->heap == h)
+        hl_tls_flush(t);
+}
+
+int hl_heap_trim(hl_heap_t *h, size_t pad)
+{
+    (void)pad;
+    hl_heap_ensure(h);
+    hl_heap_flush_thread(h);
+    size_t n = hl_tiny_trim(h, 1);
+    n += hl_mid_trim(h);
+    return n > 0;
+}
+
+size_t hl_heap_check(hl_heap_t *h, int verbose)
+{
+    hl_heap_ensure(h);
+    return hl_mid_check(h, verbose) + hl_tiny_check(h, verbose);
+}
+
+void hl_heap_path_counts(hl_heap_t *h, uint64_t *counts, size_t n)
+{
+    uint64_t all[HL_PATH_COUNT];
+    hl_thread_sum_paths(h, all);
+    for (size_t i = 0; i < n; i++)
+        counts[i] = i < HL_PATH_COUNT ? all[i] : 0;
+}
+
+void hl_heap_info(hl_heap_t *h, hl_heap_info_t *out)
+{
+    hl_heap_ensure(h);
+    memset(out, 0, sizeof *out);
+    size_t pool_bytes, mid_used, mid_free, largest, pools;
+    hl_mid_totals(h, &pool_bytes, &mid_used, &mid_free, &largest, &pools);
+    hl_tls_t *t = &hl_tls;
+    size_t tiny_used = 0, tiny_free = 0, segs = 0;
+    for (unsigned c = 0; c < HL_CLASS_COUNT; c++) {
+        size_t slabs, used, held;
+        hl_tiny_class_counts(h, c, &slabs, &used, &held);
+        size_t cached = t->heap == h ? t->bins[c].count : 0;
+        size_t S = hl_class_slot(c);
+        tiny_used += (used - cached) * (S - 1);
+        tiny_free += (held - used + cached) * (S - 1);
+    }
+    hl_lock(&h->tiny.src_lock);
+    for (hl_segment_t *s = h->tiny.segments; s; s = s->next)
+        segs += s->bytes;
+    size_t slab_blocks = h->arena_base ? h->tiny.slabs_carved + h->tiny.nfree_slabs : 0;
+    out->slabs = h->tiny.slabs_carved;
+    hl_unlock(&h->tiny.src_lock);
+    size_t large = __atomic_load_n(&h->large.bytes, __ATOMIC_RELAXED);
+    /* In arena mode slabs are TLSF blocks: count them as tiny, not as mid use. */
+    mid_used -= slab_blocks * h->tiny.slab_size;
+    out->held = h->arena_base ? h->arena_size : segs + pool_bytes + large;
+    out->used = tiny_used + mid_used + large;
+    out->free_tiny = tiny_free;
+    out->free_mid = mid_free;
+    out->large = large;
+    out->largest_free = largest >= HL_TLSF_HDR ? largest - HL_TLSF_HDR : 0;
+    out->pools = pools;
+}

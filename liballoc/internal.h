@@ -1,0 +1,241 @@
+/* liballoc/internal.h — the map of the allocator (STYLE.md habit 1).
+ *
+ * Glossary
+ *   heap     hl_heap_t: one allocator instance. The preloaded malloc family uses the static
+ *            default heap; tests, benchmarks and replay create their own.
+ *   tier     tiny (requests <= tiny_max, slots in slabs, 1-byte header), mid (TLSF blocks up
+ *            to mid_max, 16-byte boundary-tag header), large (one mmap per block).
+ *   class    a tiny slot size (schemas/classes.def). Slot of S bytes serves S-1 bytes.
+ *   slab     slab_size bytes aligned to slab_size holding slots of one class; its descriptor
+ *            hl_slab_t is in-band at the slab start, so ptr -> slab is a mask.
+ *   segment  normal mode: 64 slabs mapped at once; the first slab holds the segment record.
+ *            Arena mode: slabs are aligned TLSF blocks carved from the arena instead.
+ *   tcache   per-thread LIFO lists of free tiny slots per class (hl_tls_t), bounded by caps;
+ *            refilled and flushed in batches against the class's central slab lists.
+ *   arena    (mid) a TLSF instance with its own lock; threads are spread over arenas.
+ *            Fixed-arena mode (option arena=SIZE) is something else: one region of SIZE
+ *            bytes from which every tier carves, with a single TLSF.
+ *   path     what an operation did (schemas/paths.def), counted per thread and traced.
+ *
+ * Header byte at ptr-1 (every block the allocator hands out):
+ *   0xA0|class  tiny slot (class < 32)       HL_TAG_MID   used TLSF block
+ *   HL_TAG_LARGE large mapping                HL_TAG_MID_FREE free TLSF block
+ *
+ * Build levels: HL_DEBUG=1 (make HL_DEBUG=1) turns on hl_assert(); the runtime checks of
+ * hardened mode are always compiled and switched by options.
+ */
+#ifndef HL_INTERNAL_H
+#define HL_INTERNAL_H
+
+#include "heapledger.h"
+#include "hl_schema.h"
+#include "trace.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef HL_DEBUG
+#define HL_DEBUG 0
+#endif
+
+#define hl_likely(x)   __builtin_expect(!!(x), 1)
+#define hl_unlikely(x) __builtin_expect(!!(x), 0)
+#define hl_noinline    __attribute__((noinline))
+#define hl_inline      static inline __attribute__((always_inline))
+#define hl_cold        __attribute__((cold, noinline))
+
+/* ---- tags ------------------------------------------------------------------------------- */
+#define HL_TAG_TINY      0xA0u /* | class */
+#define HL_TAG_TINY_MASK 0xE0u
+#define HL_TAG_MID       0xC5u
+#define HL_TAG_MID_FREE  0xCFu
+#define HL_TAG_LARGE     0xD3u
+
+#define HL_ALIGN     16u
+#define HL_CLASS_MAX 32u /* bins in a thread cache: every 5-bit class value */
+
+/* Defaults (docs/options.md). */
+#define HL_DEFAULT_MID_MAX      (256u << 10)
+#define HL_DEFAULT_SLAB         (64u << 10)
+#define HL_DEFAULT_ARENA_SLAB   (4u << 10)
+#define HL_SEGMENT_SLABS        64u
+#define HL_POOL_SIZE            (4u << 20)
+#define HL_MAX_ARENAS           16u
+
+/* ---- locks ------------------------------------------------------------------------------ */
+typedef pthread_mutex_t hl_lock_t;
+hl_inline void hl_lock(hl_lock_t *l) { pthread_mutex_lock(l); }
+hl_inline void hl_unlock(hl_lock_t *l) { pthread_mutex_unlock(l); }
+hl_inline void hl_lock_init(hl_lock_t *l) { pthread_mutex_init(l, NULL); }
+
+/* ---- diagnostics (util.c) --------------------------------------------------------------- */
+/* Fixed-buffer writer: never allocates, writes with write(2). */
+typedef struct hl_out_s {
+    int fd;
+    size_t len;
+    char buf[1024];
+} hl_out_t;
+void hl_out_init(hl_out_t *o, int fd);
+void hl_out_str(hl_out_t *o, const char *s);
+void hl_out_u64(hl_out_t *o, uint64_t v);
+void hl_out_u64w(hl_out_t *o, uint64_t v, int width);
+void hl_out_hex(hl_out_t *o, uint64_t v);
+void hl_out_size(hl_out_t *o, uint64_t bytes); /* "12.3 MiB" */
+void hl_out_flush(hl_out_t *o);
+/* Write "heapledger: <msg>\n" to stderr. */
+void hl_warn(const char *msg, const char *arg);
+/* Report an unrecoverable heap error and abort. */
+__attribute__((noreturn)) void hl_fatal(const char *kind, const void *addr, const char *details);
+
+#if HL_DEBUG
+#define hl_assert(c) ((c) ? (void)0 : hl_fatal("assertion", NULL, #c))
+#else
+#define hl_assert(c) ((void)0)
+#endif
+
+hl_inline size_t hl_align_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
+hl_inline bool hl_is_pow2(size_t a) { return a && !(a & (a - 1)); }
+
+#include "os.h"
+#include "tlsf.h"
+#include "tiny.h"
+#include "mid.h"
+#include "large.h"
+
+/* ---- per-thread state (thread.c) ------------------------------------------------------- */
+typedef struct hl_tbin_s {
+    void *head;     /* LIFO of free slots, linked through their first word */
+    uint32_t count; /* slots in the list */
+    uint32_t cap;   /* flush beyond this; 0 = no caching (unbound, hardened, exiting) */
+} hl_tbin_t;
+
+enum { HL_TLS_FRESH = 0, HL_TLS_BOUND = 1, HL_TLS_EXITING = 2 };
+
+typedef struct hl_tls_s {
+    hl_heap_t *heap;              /* heap the cache belongs to; NULL until the first miss */
+    hl_tbin_t bins[HL_CLASS_MAX]; /* indexed by the 5-bit class of the header byte */
+    uint32_t state;               /* HL_TLS_* */
+    uint32_t arena;               /* mid arena index of this thread */
+    uint32_t in_trace;            /* reentrancy guard: nested calls are served, not traced */
+    uint32_t tid;
+    uint64_t heap_uid;            /* uid of heap when bound (detects a destroyed heap) */
+    uint64_t paths[HL_PATH_COUNT];
+    struct hl_tls_s *next, *prev; /* registry of live threads (thread.c) */
+} hl_tls_t;
+
+extern __thread hl_tls_t hl_tls __attribute__((tls_model("initial-exec")));
+
+/* Bind the calling thread's cache to heap h (flushing what it held for another heap). */
+hl_tls_t *hl_tls_bind(hl_heap_t *h);
+/* Flush every bin of t back to its heap. */
+void hl_tls_flush(hl_tls_t *t);
+void hl_thread_init_once(void);
+/* Sum of per-path counters of heap h over live and exited threads. */
+void hl_thread_sum_paths(hl_heap_t *h, uint64_t *out);
+
+/* ---- the heap object (heap.c) ----------------------------------------------------------- */
+enum { HL_HEAP_UNINIT = 0, HL_HEAP_INITIALIZING = 1, HL_HEAP_READY = 2, HL_HEAP_DEAD = 3 };
+
+struct hl_heap_s {
+    uint32_t state;
+    uint32_t is_default;
+    uint64_t uid;
+    hl_options_t opt;
+    size_t tiny_max;      /* largest tiny request (0: tiny tier off) */
+    size_t mid_max;       /* largest mid request; above: large (normal mode) */
+    void *arena_base;     /* fixed-arena mode: the region, else NULL */
+    size_t arena_size;
+    int arena_owned;      /* arena mapped by us */
+    hl_tiny_t tiny;
+    hl_mid_t mid;
+    hl_large_t large;
+    uint64_t paths[HL_PATH_COUNT]; /* counters of exited threads (atomic adds) */
+    struct hl_heap_s *next, *prev; /* all heaps (fork handlers, thread binding) */
+};
+
+/* The default heap; ready after hl_default_init(). */
+extern hl_heap_t hl_main_heap;
+void hl_default_init(void);
+hl_inline void hl_heap_ensure(hl_heap_t *h)
+{
+    if (hl_unlikely(__atomic_load_n(&h->state, __ATOMIC_ACQUIRE) != HL_HEAP_READY))
+        hl_default_init();
+}
+
+/* Core operations with path reporting (heap.c). info may not be NULL. */
+void *hl_heap_malloc_info(hl_heap_t *h, size_t n, hl_opinfo_t *info);
+void *hl_heap_calloc_info(hl_heap_t *h, size_t n, size_t size, hl_opinfo_t *info);
+void *hl_heap_memalign_info(hl_heap_t *h, size_t align, size_t n, hl_opinfo_t *info);
+void *hl_heap_realloc_info(hl_heap_t *h, void *p, size_t n, hl_opinfo_t *info);
+void hl_heap_free_info(hl_heap_t *h, void *p, hl_opinfo_t *info);
+/* Slow paths of the inline fast paths (heap.c). */
+void *hl_malloc_slow(hl_heap_t *h, size_t n, hl_opinfo_t *info);
+void hl_free_slow(hl_heap_t *h, void *p, hl_opinfo_t *info);
+
+/* Heap registry and fork (heap.c, thread.c). */
+int hl_heap_alive(hl_heap_t *h, uint64_t uid);
+void hl_global_init(void); /* once: fork handlers */
+void hl_thread_fork_prepare(void);
+void hl_thread_fork_parent(void);
+void hl_thread_fork_child(void);
+
+/* Stats printing (stats.c). */
+void hl_stats_print(hl_heap_t *h, int fd);
+
+/* Options (options.c). */
+void hl_options_from_env(hl_options_t *o);
+const char *hl_options_env_string(void); /* the raw HEAPLEDGER_OPTIONS value, or "" */
+
+/* Map a tiny request size to its class: hl_size_class[(n + 16) >> 4] for n <= HL_TINY_MAX. */
+extern const uint8_t hl_size_class[(HL_TINY_MAX + 16) / 16 + 1];
+
+/* ---- fast paths ------------------------------------------------------------------------- */
+
+/* Allocation fast path: pop from the thread cache. ~12 instructions; one unlikely branch
+ * (empty bin, or cache bound to another heap) into hl_malloc_slow(). */
+hl_inline void *hl_malloc_fast(hl_heap_t *h, size_t n, hl_opinfo_t *info)
+{
+    if (hl_likely(n <= h->tiny_max)) {
+        unsigned cls = hl_size_class[(n + 16) >> 4];
+        hl_tls_t *t = &hl_tls;
+        hl_tbin_t *b = &t->bins[cls];
+        void *p = b->head;
+        if (hl_likely(p != NULL && t->heap == h)) {
+            b->head = *(void **)p;
+            b->count--;
+            t->paths[HL_PATH_TINY_CACHE_HIT]++;
+            info->tier = HL_TIER_TINY;
+            info->cls = (uint8_t)cls;
+            info->path = HL_PATH_TINY_CACHE_HIT;
+            info->usable = hl_class_slot(cls) - 1;
+            return p;
+        }
+    }
+    return hl_malloc_slow(h, n, info);
+}
+
+/* Free fast path: read the header byte, push on the thread cache. ~10 instructions. */
+hl_inline void hl_free_fast(hl_heap_t *h, void *p, hl_opinfo_t *info)
+{
+    unsigned tag = ((const uint8_t *)p)[-1];
+    if (hl_likely((tag & HL_TAG_TINY_MASK) == HL_TAG_TINY)) {
+        hl_tls_t *t = &hl_tls;
+        hl_tbin_t *b = &t->bins[tag & (HL_CLASS_MAX - 1)];
+        if (hl_likely(b->count < b->cap && t->heap == h)) {
+            *(void **)p = b->head;
+            b->head = p;
+            b->count++;
+            t->paths[HL_PATH_TINY_CACHE_PUSH]++;
+            info->tier = HL_TIER_TINY;
+            info->cls = (uint8_t)(tag & (HL_CLASS_MAX - 1));
+            info->path = HL_PATH_TINY_CACHE_PUSH;
+            info->usable = hl_class_slot(info->cls) - 1;
+            return;
+        }
+    }
+    hl_free_slow(h, p, info);
+}
+
+#endif

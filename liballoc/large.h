@@ -1,0 +1,38 @@
+/* liballoc/large.h — the large tier: one mapping per block.
+ *
+ * Mapping layout (base page-aligned; off = max(32, alignment)):
+ *
+ *   base+0        hl_large_link_t {next, prev, off} (heaps that can be destroyed keep a list)
+ *   user-16       mapping length (8 bytes)
+ *   user-8        HL_TAG_LARGE << 56 | off       (byte user-1 is the tag)
+ *   user = base+off   user data, usable = length - off
+ *
+ * realloc of a block with off == 32 uses mremap. Frees unmap at once.
+ */
+#ifndef HL_LARGE_H
+#define HL_LARGE_H
+
+#include <stddef.h>
+
+typedef struct hl_large_link_s {
+    struct hl_large_link_s *next, *prev;
+    size_t off; /* user pointer - base */
+} hl_large_link_t;
+
+typedef struct hl_large_s {
+    hl_lock_t lock; /* guards `list` (non-default heaps only) */
+    hl_large_link_t *list;
+    size_t bytes;   /* mapped bytes (atomic) */
+    size_t blocks;  /* live blocks (atomic) */
+} hl_large_t;
+
+struct hl_heap_s;
+void hl_large_setup(struct hl_heap_s *h);
+void *hl_large_alloc(struct hl_heap_s *h, size_t n, size_t align, hl_opinfo_t *info);
+void hl_large_free(struct hl_heap_s *h, void *p, hl_opinfo_t *info);
+/* Resize with mremap; NULL if not possible (block unchanged). */
+void *hl_large_realloc(struct hl_heap_s *h, void *p, size_t n, hl_opinfo_t *info);
+size_t hl_large_usable(const void *p);
+void hl_large_destroy(struct hl_heap_s *h);
+
+#endif

@@ -1,0 +1,207 @@
+/* liballoc/mid.c — TLSF arenas (see mid.h). */
+#include "internal.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define DECOMMIT_SPAN  (1u << 20) /* free spans at least this big give pages back */
+#define DECOMMIT_BLOCK (64u << 10) /* … for freed blocks at least this big */
+
+int hl_mid_setup(hl_heap_t *h)
+{
+    hl_mid_t *m = &h->mid;
+    m->narenas = h->arena_base ? 1 : h->opt.arenas;
+    m->next_arena = 0;
+    for (unsigned i = 0; i < m->narenas; i++) {
+        hl_lock_init(&m->arenas[i].lock);
+        hl_tlsf_init(&m->arenas[i].tlsf, (uint8_t)i, 0);
+    }
+    if (h->arena_base) {
+        char *base = (char *)hl_align_up((uintptr_t)h->arena_base, 16);
+        size_t len = h->arena_size - (size_t)(base - (char *)h->arena_base);
+        if (hl_tlsf_add_pool(&m->arenas[0].tlsf, base, len) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static inline hl_arena_t *thread_arena(hl_heap_t *h)
+{
+    hl_mid_t *m = &h->mid;
+    if (m->narenas == 1)
+        return &m->arenas[0];
+    hl_tls_t *t = &hl_tls;
+    return &m->arenas[t->heap == h ? t->arena % m->narenas : 0];
+}
+
+/* Map a pool able to hold an aligned block of n bytes and add it. Caller holds a->lock. */
+static int arena_grow(hl_arena_t *a, size_t n, size_t align)
+{
+    size_t need = hl_tlsf_block_size(n) + (align > 16 ? align + HL_TLSF_MIN : 0) +
+                  HL_TLSF_POOL_OVERHEAD;
+    size_t bytes = need < HL_POOL_SIZE ? HL_POOL_SIZE : hl_align_up(need, hl_page_size);
+    void *mem = hl_os_map(bytes, hl_page_size, "tlsf_pool");
+    if (!mem)
+        return -1;
+    hl_tlsf_add_pool(&a->tlsf, mem, bytes);
+    return 0;
+}
+
+void *hl_mid_alloc(hl_heap_t *h, size_t n, size_t align, hl_opinfo_t *info)
+{
+    hl_arena_t *a = thread_arena(h);
+    int split = 0;
+    hl_path_t path;
+    hl_lock(&a->lock);
+    void *p = hl_tlsf_memalign(&a->tlsf, align, n, &split);
+    path = split ? HL_PATH_TLSF_SPLIT : HL_PATH_TLSF;
+    if (!p && !h->arena_base && arena_grow(a, n, align) == 0) {
+        p = hl_tlsf_memalign(&a->tlsf, align, n, &split);
+        path = HL_PATH_TLSF_GROW;
+    }
+    size_t usable = p ? hl_tlsf_usable(p) : 0;
+    hl_unlock(&a->lock);
+    if (!p)
+        return NULL;
+    hl_tls.paths[path]++;
+    info->tier = HL_TIER_MID;
+    info->cls = 0xff;
+    info->path = (uint8_t)path;
+    info->usable = usable;
+    return p;
+}
+
+void hl_mid_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
+{
+    hl_mid_t *m = &h->mid;
+    unsigned owner = hl_tlsf_owner(p);
+    if (owner >= m->narenas)
+        hl_fatal("invalid-free", p, "mid block header names no arena of this heap");
+    hl_arena_t *a = &m->arenas[owner];
+    hl_tlsf_freed_t fr;
+    hl_tlsf_pool_t *release = NULL;
+    size_t usable = hl_tlsf_usable(p);
+    hl_lock(&a->lock);
+    hl_tlsf_free(&a->tlsf, p, &fr);
+    if (!h->arena_base) {
+        if (fr.empty_pool && a->tlsf.pools && a->tlsf.pools->next) {
+            hl_tlsf_remove_pool(&a->tlsf, fr.empty_pool);
+            release = fr.empty_pool;
+        } else if (fr.span_len >= DECOMMIT_SPAN && usable >= DECOMMIT_BLOCK) {
+            /* Under the lock: nobody may allocate these pages while they are dropped. */
+            hl_os_decommit((char *)p + 16, usable - 16); /* keep the list links */
+        }
+    }
+    hl_unlock(&a->lock);
+    if (release)
+        hl_os_unmap(release, release->bytes, "tlsf_pool");
+    hl_path_t path = fr.coalesced ? HL_PATH_TLSF_COALESCE : HL_PATH_TLSF_FREE;
+    hl_tls.paths[path]++;
+    info->tier = HL_TIER_MID;
+    info->cls = 0xff;
+    info->path = (uint8_t)path;
+    info->usable = usable;
+}
+
+int hl_mid_resize(hl_heap_t *h, void *p, size_t n)
+{
+    unsigned owner = hl_tlsf_owner(p);
+    if (owner >= h->mid.narenas)
+        hl_fatal("invalid-realloc", p, "mid block header names no arena of this heap");
+    hl_arena_t *a = &h->mid.arenas[owner];
+    hl_lock(&a->lock);
+    int ok = hl_tlsf_resize(&a->tlsf, p, n);
+    hl_unlock(&a->lock);
+    return ok;
+}
+
+hl_slab_t *hl_mid_alloc_slab(hl_heap_t *h)
+{
+    hl_arena_t *a = &h->mid.arenas[0];
+    hl_lock(&a->lock);
+    void *p = hl_tlsf_memalign(&a->tlsf, h->tiny.slab_size, h->tiny.slab_size, NULL);
+    hl_unlock(&a->lock);
+    return p;
+}
+
+void hl_mid_free_slab(hl_heap_t *h, hl_slab_t *s)
+{
+    hl_arena_t *a = &h->mid.arenas[0];
+    hl_lock(&a->lock);
+    hl_tlsf_free(&a->tlsf, s, NULL);
+    hl_unlock(&a->lock);
+}
+
+static void decommit_free(void *p, size_t usable, int is_free, void *arg)
+{
+    size_t *n = arg;
+    if (is_free && usable >= 2 * hl_page_size) {
+        /* Keep the free-list links (first 16 bytes) intact. */
+        hl_os_decommit((char *)p + 16, usable - 16);
+        *n += usable;
+    }
+}
+
+size_t hl_mid_trim(hl_heap_t *h)
+{
+    size_t n = 0;
+    if (h->arena_base)
+        return 0;
+    for (unsigned i = 0; i < h->mid.narenas; i++) {
+        hl_arena_t *a = &h->mid.arenas[i];
+        hl_lock(&a->lock);
+        hl_tlsf_walk(&a->tlsf, decommit_free, &n);
+        hl_unlock(&a->lock);
+    }
+    return n;
+}
+
+size_t hl_mid_check(hl_heap_t *h, int verbose)
+{
+    size_t errors = 0;
+    for (unsigned i = 0; i < h->mid.narenas; i++) {
+        hl_arena_t *a = &h->mid.arenas[i];
+        hl_lock(&a->lock);
+        errors += hl_tlsf_check(&a->tlsf, verbose);
+        hl_unlock(&a->lock);
+    }
+    return errors;
+}
+
+void hl_mid_totals(hl_heap_t *h, size_t *pool_bytes, size_t *used_bytes, size_t *free_bytes,
+                   size_t *largest_free, size_t *pools)
+{
+    size_t pb = 0, ub = 0, fb = 0, lf = 0, np = 0;
+    for (unsigned i = 0; i < h->mid.narenas; i++) {
+        hl_arena_t *a = &h->mid.arenas[i];
+        hl_lock(&a->lock);
+        pb += a->tlsf.pool_bytes;
+        ub += a->tlsf.used_bytes - a->tlsf.used_blocks * HL_TLSF_HDR;
+        fb += hl_tlsf_free_bytes(&a->tlsf);
+        size_t l = hl_tlsf_largest_free(&a->tlsf);
+        lf = l > lf ? l : lf;
+        for (hl_tlsf_pool_t *p = a->tlsf.pools; p; p = p->next)
+            np++;
+        hl_unlock(&a->lock);
+    }
+    *pool_bytes = pb;
+    *used_bytes = ub;
+    *free_bytes = fb;
+    *largest_free = lf;
+    *pools = np;
+}
+
+void hl_mid_destroy(hl_heap_t *h)
+{
+    if (h->arena_base)
+        return;
+    for (unsigned i = 0; i < h->mid.narenas; i++) {
+        hl_tlsf_pool_t *p = h->mid.arenas[i].tlsf.pools;
+        while (p) {
+            hl_tlsf_pool_t *n = p->next;
+            hl_os_unmap(p, p->bytes, "tlsf_pool");
+            p = n;
+        }
+        h->mid.arenas[i].tlsf.pools = NULL;
+    }
+}

@@ -1,0 +1,47 @@
+/* liballoc/mid.h — the mid tier: TLSF arenas, each behind its own lock.
+ *
+ * Normal mode: `narenas` arenas; a thread uses arena (its index % narenas); an arena grows by
+ * pools of HL_POOL_SIZE (or larger for big requests) mapped from the OS, gives an entirely
+ * free pool back when it has another one, and decommits the pages of big freed blocks inside
+ * big free spans. A block's arena is the owner byte of its header, so a free from any thread
+ * goes to the right arena. Fixed-arena mode: one arena whose only pool is the whole arena;
+ * every tier (tiny slabs included) carves from it and nothing is mapped afterwards.
+ */
+#ifndef HL_MID_H
+#define HL_MID_H
+
+#include <stddef.h>
+
+typedef struct hl_arena_s {
+    hl_lock_t lock;
+    hl_tlsf_t tlsf;
+    char pad[64];
+} hl_arena_t;
+
+typedef struct hl_mid_s {
+    hl_arena_t arenas[HL_MAX_ARENAS];
+    unsigned narenas;
+    unsigned next_arena; /* round-robin assignment of threads */
+} hl_mid_t;
+
+struct hl_heap_s;
+struct hl_slab_s;
+
+/* Returns 0, or -1 when the fixed arena cannot be set up. */
+int hl_mid_setup(struct hl_heap_s *h);
+void *hl_mid_alloc(struct hl_heap_s *h, size_t n, size_t align, hl_opinfo_t *info);
+void hl_mid_free(struct hl_heap_s *h, void *p, hl_opinfo_t *info);
+/* Resize in place; 1 on success. */
+int hl_mid_resize(struct hl_heap_s *h, void *p, size_t n);
+/* Arena mode: a slab-aligned block for the tiny tier, and its release. */
+struct hl_slab_s *hl_mid_alloc_slab(struct hl_heap_s *h);
+void hl_mid_free_slab(struct hl_heap_s *h, struct hl_slab_s *s);
+/* Decommit free spans; returns bytes. */
+size_t hl_mid_trim(struct hl_heap_s *h);
+size_t hl_mid_check(struct hl_heap_s *h, int verbose);
+void hl_mid_destroy(struct hl_heap_s *h);
+/* Sums over arenas (locks each). */
+void hl_mid_totals(struct hl_heap_s *h, size_t *pool_bytes, size_t *used_bytes,
+                   size_t *free_bytes, size_t *largest_free, size_t *pools);
+
+#endif

@@ -1,0 +1,79 @@
+# liballoc/ — the allocator.
+#
+# Three builds of the same sources:
+#   pic   -> build/lib/libheapledger.so and libheapledger.a (tracepoints compiled in when the
+#            LTTng backend liballoc/trace_lttng.c exists)
+#   core  -> build/lib/libheapledger_core.a (heap-object API, no malloc shim, no tracing: for
+#            tests, benchmarks and the analyzer's replay) and libheapledger-notrace.so
+#   asan  -> objects for the unit tests under ASan+UBSan
+
+ALLOC_SRCS := $(filter-out liballoc/trace_lttng.c,$(wildcard liballoc/*.c))
+ALLOC_CORE_SRCS := $(filter-out liballoc/shim.c,$(ALLOC_SRCS))
+ALLOC_TRACE_SRCS := $(wildcard liballoc/trace_lttng.c)
+
+ALLOC_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -fno-builtin-malloc \
+	-fno-builtin-calloc -fno-builtin-free -fno-builtin-realloc
+ALLOC_PIC_CFLAGS := $(ALLOC_CFLAGS) $(if $(ALLOC_TRACE_SRCS),-DHL_TRACE_LTTNG)
+# Libraries every build needs (stack capture), and those of the tracing backend.
+# Programs linking libheapledger_core.a link $(LIBHL_CORE_LIBS) after it.
+LIBHL_CORE_LIBS := -lunwind -lpthread
+ALLOC_TRACE_LIBS ?= $(if $(ALLOC_TRACE_SRCS),-ldl)
+
+ALLOC_PIC_OBJS  := $(patsubst liballoc/%.c,$(OBJ_DIR)/liballoc/pic/%.o,$(ALLOC_SRCS) $(ALLOC_TRACE_SRCS))
+ALLOC_CORE_OBJS := $(patsubst liballoc/%.c,$(OBJ_DIR)/liballoc/core/%.o,$(ALLOC_CORE_SRCS))
+ALLOC_SHIM_CORE := $(OBJ_DIR)/liballoc/core/shim.o
+ALLOC_ASAN_OBJS := $(patsubst liballoc/%.c,$(OBJ_DIR)/liballoc/asan/%.o,$(ALLOC_CORE_SRCS))
+
+LIBHL_SO      := $(LIB_DIR)/libheapledger.so
+LIBHL_A       := $(LIB_DIR)/libheapledger.a
+LIBHL_CORE_A  := $(LIB_DIR)/libheapledger_core.a
+LIBHL_NOTRACE := $(LIB_DIR)/libheapledger-notrace.so
+
+$(OBJ_DIR)/liballoc/pic/%.o: liballoc/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALLOC_PIC_CFLAGS) -MMD -MP -c $< -o $@
+
+$(OBJ_DIR)/liballoc/core/%.o: liballoc/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALLOC_CFLAGS) -MMD -MP -c $< -o $@
+
+$(OBJ_DIR)/liballoc/asan/%.o: liballoc/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALLOC_CFLAGS) -O1 $(SAN_FLAGS) -MMD -MP -c $< -o $@
+
+$(LIBHL_SO): $(ALLOC_PIC_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -o $@ $^ -Wl,-z,now -Wl,-soname,libheapledger.so $(ALLOC_TRACE_LIBS) $(LIBHL_CORE_LIBS)
+
+$(LIBHL_NOTRACE): $(ALLOC_CORE_OBJS) $(ALLOC_SHIM_CORE)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -o $@ $^ -Wl,-z,now $(LIBHL_CORE_LIBS)
+
+$(LIBHL_A): $(ALLOC_PIC_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(LIBHL_CORE_A): $(ALLOC_CORE_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(LIB_DIR)/libheapledger_asan.a: $(ALLOC_ASAN_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+ALL_TARGETS += $(LIBHL_SO) $(LIBHL_A) $(LIBHL_CORE_A) $(LIBHL_NOTRACE)
+
+$(BUILD)/heapledger.pc: liballoc/heapledger.pc.in
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
+
+.PHONY: install-liballoc
+install-liballoc: $(LIBHL_SO) $(LIBHL_A) $(BUILD)/heapledger.pc
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 755 $(LIBHL_SO) $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 $(LIBHL_A) $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 liballoc/heapledger.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(BUILD)/heapledger.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+INSTALL_TARGETS += install-liballoc
+
+-include $(ALLOC_PIC_OBJS:.o=.d) $(ALLOC_CORE_OBJS:.o=.d) $(ALLOC_ASAN_OBJS:.o=.d)

@@ -1,0 +1,272 @@
+/* liballoc/options.c — the one options table (STYLE.md habit 10).
+ *
+ * Every option is a row: name, kind, field, default, one-line doc. docs/options.md mirrors
+ * this table. The preloaded library reads HEAPLEDGER_OPTIONS once, at the default heap's
+ * initialisation, from /proc/self/environ (raw syscalls: no getenv, no allocation), falling
+ * back to `environ`; an unknown or malformed item is reported once and ignored.
+ */
+#include "internal.h"
+
+#include <fcntl.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+typedef enum { OPT_SIZE, OPT_UINT, OPT_BOOL } opt_kind_t;
+
+typedef struct opt_s {
+    const char *name;
+    opt_kind_t kind;
+    size_t offset;
+    uint64_t def;
+    const char *doc;
+} opt_t;
+
+#define F(field) offsetof(hl_options_t, field)
+
+static const opt_t table[] = {
+    {"arena", OPT_SIZE, F(arena_size), 0,
+     "fixed arena of SIZE bytes: every tier carves from it, exhaustion returns NULL (ENOMEM)"},
+    {"mid_max", OPT_SIZE, F(mid_max), HL_DEFAULT_MID_MAX,
+     "largest request served by TLSF; above it, one mapping per block"},
+    {"tiny_max", OPT_SIZE, F(tiny_max), HL_TINY_MAX,
+     "largest request served by the tiny tier (at most 1024)"},
+    {"slab", OPT_SIZE, F(slab_size), 0,
+     "tiny slab size, power of two (0 = 64K, or 4K in arena mode)"},
+    {"arenas", OPT_UINT, F(arenas), 0, "TLSF arenas threads spread over (0 = 2 per CPU, max 16)"},
+    {"tcache", OPT_UINT, F(tcache), 1, "thread-cache capacity multiplier, 0 disables the cache"},
+    {"tiny", OPT_BOOL, F(tiny), 1, "tiny tier on (0: TLSF serves small requests too)"},
+    {"trim_keep", OPT_UINT, F(trim_keep), 4,
+     "empty slabs kept before their pages go back to the OS"},
+    {"stats", OPT_BOOL, F(stats), 0, "print per-tier, per-class and per-path counters at exit"},
+    {"stacks", OPT_UINT, F(stacks), 16, "call-stack depth for tracing and error reports"},
+};
+
+#define NOPTS (sizeof table / sizeof table[0])
+
+static void set_field(hl_options_t *o, const opt_t *d, uint64_t v)
+{
+    char *f = (char *)o + d->offset;
+    if (d->kind == OPT_SIZE)
+        *(size_t *)f = (size_t)v;
+    else
+        *(uint32_t *)f = (uint32_t)v;
+}
+
+static uint64_t get_field(const hl_options_t *o, const opt_t *d)
+{
+    const char *f = (const char *)o + d->offset;
+    return d->kind == OPT_SIZE ? *(const size_t *)f : *(const uint32_t *)f;
+}
+
+void hl_options_default(hl_options_t *o)
+{
+    memset(o, 0, sizeof *o);
+    for (size_t i = 0; i < NOPTS; i++)
+        set_field(o, &table[i], table[i].def);
+}
+
+/* Parse an unsigned number with an optional K/M/G suffix (binary units, optional "iB"/"B"). */
+static int parse_number(const char *s, size_t len, int allow_suffix, uint64_t *out)
+{
+    uint64_t v = 0;
+    size_t i = 0;
+    if (!len)
+        return -1;
+    for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
+        if (v > (UINT64_MAX - 9) / 10)
+            return -1;
+        v = v * 10 + (uint64_t)(s[i] - '0');
+    }
+    if (!i)
+        return -1;
+    if (i < len) {
+        if (!allow_suffix)
+            return -1;
+        unsigned shift;
+        switch (s[i] | 0x20) {
+        case 'k': shift = 10; break;
+        case 'm': shift = 20; break;
+        case 'g': shift = 30; break;
+        case 'b': shift = 0; break;
+        default: return -1;
+        }
+        i++;
+        if (shift && i < len && (s[i] | 0x20) == 'i')
+            i++;
+        if (shift && i < len && (s[i] | 0x20) == 'b')
+            i++;
+        if (i != len || v > (UINT64_MAX >> shift))
+            return -1;
+        v <<= shift;
+    }
+    *out = v;
+    return 0;
+}
+
+static void err_set(char *err, size_t errlen, const char *a, const char *b, size_t blen)
+{
+    if (!err || !errlen)
+        return;
+    size_t n = 0;
+    for (; *a && n + 1 < errlen; a++)
+        err[n++] = *a;
+    for (size_t i = 0; i < blen && n + 2 < errlen; i++)
+        err[n++] = b[i];
+    if (n + 1 < errlen)
+        err[n++] = '\'';
+    err[n] = 0;
+}
+
+static int parse_item(hl_options_t *o, const char *s, size_t len, char *err, size_t errlen)
+{
+    const char *eq = memchr(s, '=', len);
+    size_t nlen = eq ? (size_t)(eq - s) : len;
+    for (size_t i = 0; i < NOPTS; i++) {
+        const opt_t *d = &table[i];
+        if (strlen(d->name) != nlen || memcmp(d->name, s, nlen) != 0)
+            continue;
+        uint64_t v = 1;
+        if (eq) {
+            const char *val = eq + 1;
+            size_t vlen = len - nlen - 1;
+            if (parse_number(val, vlen, d->kind == OPT_SIZE, &v) != 0 ||
+                (d->kind == OPT_BOOL && v > 1) || (d->kind == OPT_UINT && v > UINT32_MAX)) {
+                err_set(err, errlen, "bad value in option '", s, len);
+                return -1;
+            }
+        } else if (d->kind != OPT_BOOL) {
+            err_set(err, errlen, "option needs a value: '", s, len);
+            return -1;
+        }
+        set_field(o, d, v);
+        return 0;
+    }
+    err_set(err, errlen, "unknown option '", s, nlen);
+    return -1;
+}
+
+/* Parse, reporting every bad item through `report` (or stopping at the first one). */
+static int parse_all(hl_options_t *o, const char *s, char *err, size_t errlen, int keep_going)
+{
+    int rc = 0;
+    while (s && *s) {
+        const char *end = strchr(s, ',');
+        size_t len = end ? (size_t)(end - s) : strlen(s);
+        while (len && (*s == ' ' || *s == '\t'))
+            s++, len--;
+        while (len && (s[len - 1] == ' ' || s[len - 1] == '\t' || s[len - 1] == '\n'))
+            len--;
+        if (len && parse_item(o, s, len, err, errlen) != 0) {
+            rc = -1;
+            if (!keep_going)
+                return -1;
+            hl_warn("HEAPLEDGER_OPTIONS: ignored", err);
+        }
+        s = end ? end + 1 : NULL;
+    }
+    return rc;
+}
+
+int hl_options_parse(hl_options_t *o, const char *s, char *err, size_t errlen)
+{
+    return parse_all(o, s, err, errlen, 0);
+}
+
+size_t hl_options_format(const hl_options_t *o, char *buf, size_t len)
+{
+    size_t n = 0;
+    if (len)
+        buf[0] = 0;
+    for (size_t i = 0; i < NOPTS; i++) {
+        const opt_t *d = &table[i];
+        uint64_t v = get_field(o, d);
+        if (v == d->def)
+            continue;
+        char num[24];
+        int k = (int)sizeof num;
+        num[--k] = 0;
+        do {
+            num[--k] = (char)('0' + v % 10);
+            v /= 10;
+        } while (v);
+        const char *parts[] = {n ? "," : "", d->name, "=", num + k};
+        for (size_t p = 0; p < 4; p++)
+            for (const char *c = parts[p]; *c; c++)
+                if (n + 1 < len)
+                    buf[n++] = *c;
+        if (len)
+            buf[n < len ? n : len - 1] = 0;
+    }
+    return n;
+}
+
+/* ---- environment ------------------------------------------------------------------------- */
+
+static const char key[] = "HEAPLEDGER_OPTIONS=";
+static char env_value[1024];
+
+/* Find HEAPLEDGER_OPTIONS in /proc/self/environ without allocating. 1 if found. */
+static int env_from_proc(void)
+{
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/environ", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    char buf[4096];
+    size_t klen = sizeof key - 1, match = 0, vlen = 0;
+    int state = 0; /* 0: matching key at entry start, 1: in value, 2: skipping entry */
+    int found = 0;
+    ssize_t r;
+    while (!found && (r = (ssize_t)syscall(SYS_read, fd, buf, sizeof buf)) > 0) {
+        for (ssize_t i = 0; i < r && !found; i++) {
+            char c = buf[i];
+            if (state == 0) {
+                if (c == key[match]) {
+                    if (++match == klen)
+                        state = 1;
+                } else {
+                    state = c ? 2 : 0;
+                    match = 0;
+                }
+            } else if (state == 1) {
+                if (!c)
+                    found = 1;
+                else if (vlen + 1 < sizeof env_value)
+                    env_value[vlen++] = c;
+            } else if (!c) {
+                state = 0;
+            }
+        }
+    }
+    if (state == 1)
+        found = 1;
+    env_value[vlen] = 0;
+    syscall(SYS_close, fd);
+    return found;
+}
+
+extern char **environ;
+
+void hl_options_from_env(hl_options_t *o)
+{
+    int found = env_from_proc();
+    if (found < 0 && environ) {
+        for (char **e = environ; *e; e++) {
+            if (!strncmp(*e, key, sizeof key - 1)) {
+                size_t n = strlen(*e + sizeof key - 1);
+                if (n >= sizeof env_value)
+                    n = sizeof env_value - 1;
+                memcpy(env_value, *e + sizeof key - 1, n);
+                env_value[n] = 0;
+                found = 1;
+                break;
+            }
+        }
+    }
+    if (found > 0) {
+        char err[160];
+        parse_all(o, env_value, err, sizeof err, 1);
+    }
+}
+
+const char *hl_options_env_string(void) { return env_value; }

@@ -1,0 +1,93 @@
+/* liballoc/os.c — mappings from the OS, reported to the tracer. */
+#include "internal.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+size_t hl_page_size = 4096;
+
+void hl_os_init(void)
+{
+    long p = sysconf(_SC_PAGESIZE);
+    if (p > 0)
+        hl_page_size = (size_t)p;
+}
+
+void *hl_os_map(size_t len, size_t align, const char *purpose)
+{
+    int saved = errno;
+    if (align <= hl_page_size) {
+        void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) {
+            errno = saved;
+            return NULL;
+        }
+        hl_trace_emit_os(1, p, len, purpose);
+        return p;
+    }
+    /* Over-map by the alignment and trim both ends. */
+    size_t span = len + align;
+    if (span < len)
+        return NULL;
+    char *raw = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) {
+        errno = saved;
+        return NULL;
+    }
+    char *p = (char *)hl_align_up((uintptr_t)raw, align);
+    size_t head = (size_t)(p - raw), tail = span - head - len;
+    if (head)
+        munmap(raw, head);
+    if (tail)
+        munmap(p + len, tail);
+    hl_trace_emit_os(1, p, len, purpose);
+    return p;
+}
+
+void hl_os_unmap(void *addr, size_t len, const char *purpose)
+{
+    int saved = errno;
+    hl_trace_emit_os(0, addr, len, purpose);
+    munmap(addr, len);
+    errno = saved;
+}
+
+void hl_os_decommit(void *addr, size_t len)
+{
+    uintptr_t a = hl_align_up((uintptr_t)addr, hl_page_size);
+    uintptr_t e = ((uintptr_t)addr + len) & ~(uintptr_t)(hl_page_size - 1);
+    if (e > a) {
+        int saved = errno;
+        madvise((void *)a, e - a, MADV_DONTNEED);
+        errno = saved;
+    }
+}
+
+void *hl_os_remap(void *addr, size_t old_len, size_t new_len, const char *purpose)
+{
+    int saved = errno;
+    void *p = mremap(addr, old_len, new_len, MREMAP_MAYMOVE);
+    if (p == MAP_FAILED) {
+        errno = saved;
+        return NULL;
+    }
+    hl_trace_emit_os(0, addr, old_len, purpose);
+    hl_trace_emit_os(1, p, new_len, purpose);
+    return p;
+}
+
+unsigned hl_os_ncpu(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        int n = CPU_COUNT(&set);
+        if (n > 0)
+            return (unsigned)n;
+    }
+    return 1;
+}
+
+unsigned hl_os_tid(void) { return (unsigned)syscall(SYS_gettid); }

@@ -1,0 +1,24 @@
+/* liballoc/os.h — the OS layer: every mapping the allocator makes goes through here, so that
+ * the tracer sees it (os_map / os_unmap events) and so that nothing else calls mmap directly.
+ * No function here allocates; all are safe on allocator paths (no locks held required). */
+#ifndef HL_OS_H
+#define HL_OS_H
+
+#include <stddef.h>
+
+extern size_t hl_page_size;
+
+void hl_os_init(void);
+/* Map `len` bytes (page multiple) aligned to `align` (power of two >= page). NULL on failure. */
+void *hl_os_map(size_t len, size_t align, const char *purpose);
+void hl_os_unmap(void *addr, size_t len, const char *purpose);
+/* Give the pages inside [addr, addr+len) back (MADV_DONTNEED); rounds inward to pages. */
+void hl_os_decommit(void *addr, size_t len);
+/* Resize a mapping, possibly moving it. NULL on failure (the old mapping stays). */
+void *hl_os_remap(void *addr, size_t old_len, size_t new_len, const char *purpose);
+/* Number of CPUs this process may run on (no allocation). */
+unsigned hl_os_ncpu(void);
+/* Thread id (gettid) without libc caching concerns. */
+unsigned hl_os_tid(void);
+
+#endif

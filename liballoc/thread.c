@@ -1,0 +1,163 @@
+/* liballoc/thread.c — per-thread caches: binding, flushing, thread exit, the thread registry.
+ *
+ * A thread's state starts as a static empty cache (all caps 0, no heap), so the first
+ * allocation of every thread simply misses into the slow path, which binds the cache to the
+ * heap; the fast path never asks "initialised?" (STYLE.md habit 3).
+ * Thread exit: a pthread key destructor flushes the cache and marks it EXITING (caps 0), so
+ * whatever the thread still frees in later destructors goes straight back to the slabs.
+ * Registry: live thread states are linked so that statistics can sum their counters; the
+ * registry lock is only taken at bind and exit.
+ */
+#include "internal.h"
+
+#include <string.h>
+
+__thread hl_tls_t hl_tls __attribute__((tls_model("initial-exec")));
+
+static pthread_key_t exit_key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static hl_lock_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static hl_tls_t *registry;
+
+static void on_thread_exit(void *arg);
+
+static void make_key(void) { pthread_key_create(&exit_key, on_thread_exit); }
+
+void hl_thread_init_once(void) { pthread_once(&key_once, make_key); }
+
+static void registry_add(hl_tls_t *t)
+{
+    hl_lock(&registry_lock);
+    t->prev = NULL;
+    t->next = registry;
+    if (registry)
+        registry->prev = t;
+    registry = t;
+    hl_unlock(&registry_lock);
+}
+
+static void registry_del(hl_tls_t *t)
+{
+    hl_lock(&registry_lock);
+    if (t->prev)
+        t->prev->next = t->next;
+    else if (registry == t)
+        registry = t->next;
+    if (t->next)
+        t->next->prev = t->prev;
+    t->next = t->prev = NULL;
+    hl_unlock(&registry_lock);
+}
+
+/* Merge t's path counters into its heap's totals and zero them. */
+static void merge_paths(hl_tls_t *t)
+{
+    if (!t->heap)
+        return;
+    for (unsigned i = 0; i < HL_PATH_COUNT; i++) {
+        if (t->paths[i])
+            __atomic_add_fetch(&t->heap->paths[i], t->paths[i], __ATOMIC_RELAXED);
+        t->paths[i] = 0;
+    }
+}
+
+void hl_tls_flush(hl_tls_t *t)
+{
+    hl_heap_t *h = t->heap;
+    if (!h)
+        return;
+    for (unsigned c = 0; c < HL_CLASS_COUNT; c++) {
+        hl_tbin_t *b = &t->bins[c];
+        void *chain = b->head;
+        b->head = NULL;
+        b->count = 0;
+        if (chain)
+            hl_tiny_return_chain(h, c, chain);
+    }
+}
+
+hl_tls_t *hl_tls_bind(hl_heap_t *h)
+{
+    hl_tls_t *t = &hl_tls;
+    if (t->state == HL_TLS_EXITING) {
+        /* Late calls during thread teardown: serve without caching. */
+        if (t->heap != h) {
+            merge_paths(t);
+            t->heap = h;
+        }
+        return t;
+    }
+    if (t->heap && t->heap != h) {
+        if (hl_heap_alive(t->heap, t->heap_uid)) {
+            hl_tls_flush(t);
+            merge_paths(t);
+        }
+        memset(t->paths, 0, sizeof t->paths);
+    }
+    if (t->state == HL_TLS_FRESH) {
+        t->tid = hl_os_tid();
+        hl_thread_init_once();
+        registry_add(t);
+        t->state = HL_TLS_BOUND;
+        /* Any non-NULL value makes the destructor run. */
+        pthread_setspecific(exit_key, t);
+    }
+    for (unsigned c = 0; c < HL_CLASS_MAX; c++) {
+        t->bins[c].head = NULL;
+        t->bins[c].count = 0;
+        t->bins[c].cap = h->tiny.caps[c];
+    }
+    t->heap = h;
+    t->heap_uid = h->uid;
+    t->arena = __atomic_fetch_add(&h->mid.next_arena, 1, __ATOMIC_RELAXED);
+    return t;
+}
+
+static void on_thread_exit(void *arg)
+{
+    hl_tls_t *t = arg;
+    if (t != &hl_tls)
+        return;
+    if (t->heap && hl_heap_alive(t->heap, t->heap_uid)) {
+        hl_tls_flush(t);
+        merge_paths(t);
+    }
+    for (unsigned c = 0; c < HL_CLASS_MAX; c++)
+        t->bins[c].cap = 0;
+    t->state = HL_TLS_EXITING;
+    registry_del(t);
+}
+
+void hl_thread_sum_paths(hl_heap_t *h, uint64_t *out)
+{
+    for (unsigned i = 0; i < HL_PATH_COUNT; i++)
+        out[i] = __atomic_load_n(&h->paths[i], __ATOMIC_RELAXED);
+    hl_lock(&registry_lock);
+    for (hl_tls_t *t = registry; t; t = t->next)
+        if (t->heap == h)
+            for (unsigned i = 0; i < HL_PATH_COUNT; i++)
+                out[i] += t->paths[i];
+    /* Exiting threads are off the registry but may still count; the caller's own state
+     * is on it unless it is exiting. */
+    hl_tls_t *self = &hl_tls;
+    if (self->state == HL_TLS_EXITING && self->heap == h)
+        for (unsigned i = 0; i < HL_PATH_COUNT; i++)
+            out[i] += self->paths[i];
+    hl_unlock(&registry_lock);
+}
+
+/* Fork: the registry lock is taken last in prepare (after the heaps' locks) and released
+ * first; in the child only the forking thread survives. */
+void hl_thread_fork_prepare(void) { hl_lock(&registry_lock); }
+void hl_thread_fork_parent(void) { hl_unlock(&registry_lock); }
+void hl_thread_fork_child(void)
+{
+    hl_lock_init(&registry_lock);
+    hl_tls_t *self = &hl_tls;
+    registry = NULL;
+    if (self->state == HL_TLS_BOUND) {
+        self->next = self->prev = NULL;
+        registry = self;
+    }
+    self->tid = hl_os_tid();
+}

@@ -1,0 +1,417 @@
+/* liballoc/tiny.c — tiny tier: slabs and central per-class lists (see tiny.h). */
+#include "internal.h"
+
+#include <errno.h>
+#include <string.h>
+
+const uint8_t hl_size_class[(HL_TINY_MAX + 16) / 16 + 1] = {
+    0,  0,  1,  2,  3,  4,  5,  6,  7,  8,  8,  9,  9,  10, 10, 11, 11, 12, 12, 12, 12, 13,
+    13, 13, 13, 14, 14, 14, 14, 15, 15, 15, 15, 16, 16, 16, 16, 16, 16, 16, 16, 17, 17, 17,
+    17, 17, 17, 17, 17, 18, 18, 18, 18, 18, 18, 18, 18, 19, 19, 19, 19, 19, 19, 19, 19, 19};
+
+_Static_assert(HL_CLASS_COUNT == 20, "hl_size_class was generated for 20 classes");
+_Static_assert(HL_CLASS_SLOT_19 >= HL_TINY_MAX + 1, "last class serves HL_TINY_MAX");
+
+void hl_tiny_setup(hl_heap_t *h)
+{
+    hl_tiny_t *t = &h->tiny;
+    for (unsigned c = 0; c < HL_CLASS_COUNT; c++)
+        hl_lock_init(&t->cls[c].lock);
+    hl_lock_init(&t->src_lock);
+    t->slab_size = h->opt.slab_size;
+    t->slab_mask = ~(uintptr_t)(t->slab_size - 1);
+    size_t max_slots = t->slab_size / 16;
+    t->hdr_size = sizeof(hl_slab_t) + (max_slots + 63) / 64 * 8;
+    /* Cache caps: about 16 KiB of slots per class, between 16 and 128 slots, scaled. */
+    for (unsigned c = 0; c < HL_CLASS_MAX; c++) {
+        uint32_t cap = 0;
+        if (c < HL_CLASS_COUNT && h->opt.tcache) {
+            cap = (uint32_t)((16u << 10) / hl_class_slot(c));
+            cap = cap < 16 ? 16 : cap > 128 ? 128 : cap;
+            cap *= h->opt.tcache;
+        }
+        t->caps[c] = cap;
+    }
+}
+
+/* ---- slab source -------------------------------------------------------------------------- */
+
+/* A fresh empty slab (descriptor not yet initialised), or NULL. Caller holds no tiny lock
+ * other than possibly one class lock. */
+static hl_slab_t *source_get(hl_heap_t *h)
+{
+    hl_tiny_t *t = &h->tiny;
+    hl_slab_t *s = NULL;
+    hl_lock(&t->src_lock);
+    if (t->free_slabs) {
+        s = t->free_slabs;
+        t->free_slabs = s->next;
+        t->nfree_slabs--;
+    } else if (!h->arena_base) {
+        hl_segment_t *seg = t->segments;
+        if (!seg || seg->carved == seg->nslabs) {
+            size_t bytes = t->slab_size * HL_SEGMENT_SLABS;
+            seg = hl_os_map(bytes, t->slab_size, "slab_segment");
+            if (seg) {
+                seg->bytes = bytes;
+                seg->nslabs = HL_SEGMENT_SLABS;
+                seg->carved = 1; /* slab 0 holds this record */
+                seg->next = t->segments;
+                t->segments = seg;
+            }
+        }
+        if (seg) {
+            s = (hl_slab_t *)((char *)seg + (size_t)seg->carved * t->slab_size);
+            seg->carved++;
+            s->segment = seg;
+            s->decommitted = 0;
+        }
+    }
+    if (s)
+        t->slabs_carved++;
+    hl_unlock(&t->src_lock);
+    if (!s && h->arena_base) {
+        s = hl_mid_alloc_slab(h);
+        if (s) {
+            s->segment = NULL;
+            s->decommitted = 0;
+            hl_lock(&t->src_lock);
+            t->slabs_carved++;
+            hl_unlock(&t->src_lock);
+        }
+    }
+    return s;
+}
+
+/* Take an empty slab back. Beyond trim_keep kept slabs, pages go back to the OS (normal
+ * mode) or the slab goes back to the arena. */
+static void source_put(hl_heap_t *h, hl_slab_t *s)
+{
+    hl_tiny_t *t = &h->tiny;
+    s->cls = 0xff;
+    hl_lock(&t->src_lock);
+    t->slabs_carved--;
+    if (h->arena_base && t->nfree_slabs >= h->opt.trim_keep) {
+        hl_unlock(&t->src_lock);
+        hl_mid_free_slab(h, s);
+        return;
+    }
+    if (!h->arena_base && t->nfree_slabs >= h->opt.trim_keep && !s->decommitted) {
+        hl_os_decommit((char *)s + hl_page_size, t->slab_size - hl_page_size);
+        s->decommitted = 1;
+    }
+    s->next = t->free_slabs;
+    t->free_slabs = s;
+    t->nfree_slabs++;
+    hl_unlock(&t->src_lock);
+}
+
+size_t hl_tiny_trim(hl_heap_t *h, int all)
+{
+    hl_tiny_t *t = &h->tiny;
+    size_t released = 0;
+    hl_lock(&t->src_lock);
+    hl_slab_t *list = NULL;
+    if (h->arena_base) {
+        /* Give every kept slab back to the arena (after dropping the lock). */
+        list = t->free_slabs;
+        t->free_slabs = NULL;
+        t->nfree_slabs = 0;
+    } else {
+        for (hl_slab_t *s = t->free_slabs; s; s = s->next) {
+            if (!s->decommitted || all) {
+                hl_os_decommit((char *)s + hl_page_size, t->slab_size - hl_page_size);
+                released += s->decommitted ? 0 : t->slab_size - hl_page_size;
+                s->decommitted = 1;
+            }
+        }
+    }
+    hl_unlock(&t->src_lock);
+    while (list) {
+        hl_slab_t *n = list->next;
+        hl_mid_free_slab(h, list);
+        released += t->slab_size;
+        list = n;
+    }
+    return released;
+}
+
+/* ---- slabs -------------------------------------------------------------------------------- */
+
+static void slab_init(hl_tiny_t *t, hl_slab_t *s, unsigned cls)
+{
+    uint32_t S = hl_class_slot(cls);
+    s->magic = HL_SLAB_MAGIC;
+    s->cls = (uint8_t)cls;
+    s->on_partial = 0;
+    s->slot_size = S;
+    s->first = (char *)hl_align_up((uintptr_t)s + t->hdr_size + 1, 16);
+    s->nslots = (uint32_t)(((char *)s + t->slab_size - s->first + 1) / S);
+    s->used = 0;
+    s->bump = 0;
+    s->free = NULL;
+    memset(s->state, 0, (t->slab_size / 16 + 63) / 64 * 8);
+}
+
+static inline void partial_push(hl_tiny_class_t *c, hl_slab_t *s)
+{
+    s->prev = NULL;
+    s->next = c->partial;
+    if (c->partial)
+        c->partial->prev = s;
+    c->partial = s;
+    s->on_partial = 1;
+}
+
+static inline void partial_remove(hl_tiny_class_t *c, hl_slab_t *s)
+{
+    if (s->prev)
+        s->prev->next = s->next;
+    else
+        c->partial = s->next;
+    if (s->next)
+        s->next->prev = s->prev;
+    s->on_partial = 0;
+}
+
+static inline void all_push(hl_tiny_class_t *c, hl_slab_t *s)
+{
+    s->aprev = NULL;
+    s->anext = c->all;
+    if (c->all)
+        c->all->aprev = s;
+    c->all = s;
+    c->slabs++;
+}
+
+static inline void all_remove(hl_tiny_class_t *c, hl_slab_t *s)
+{
+    if (s->aprev)
+        s->aprev->anext = s->anext;
+    else
+        c->all = s->anext;
+    if (s->anext)
+        s->anext->aprev = s->aprev;
+    c->slabs--;
+}
+
+/* Next slot of slab s, or NULL when it has none. Caller holds the class lock. */
+static inline void *slab_take(hl_slab_t *s)
+{
+    void *p = s->free;
+    if (p) {
+        s->free = *(void **)p;
+    } else if (s->bump < s->nslots) {
+        char *q = s->first + (size_t)s->bump * s->slot_size;
+        q[-1] = (char)(HL_TAG_TINY | s->cls);
+        s->bump++;
+        p = q;
+    } else {
+        return NULL;
+    }
+    s->used++;
+    return p;
+}
+
+static inline int slab_full(const hl_slab_t *s) { return !s->free && s->bump == s->nslots; }
+
+/* Return slot p to slab s; returns s if the slab became empty (removed from both lists,
+ * to be released by the caller after dropping the lock). Caller holds the class lock. */
+static inline hl_slab_t *slab_put(hl_tiny_class_t *c, hl_slab_t *s, void *p)
+{
+    *(void **)p = s->free;
+    s->free = p;
+    s->used--;
+    if (s->used == 0) {
+        if (s->on_partial)
+            partial_remove(c, s);
+        all_remove(c, s);
+        return s;
+    }
+    if (!s->on_partial)
+        partial_push(c, s);
+    return NULL;
+}
+
+void *hl_tiny_alloc_slow(hl_heap_t *h, hl_tls_t *tl, unsigned cls, hl_opinfo_t *info)
+{
+    hl_tiny_t *t = &h->tiny;
+    hl_tiny_class_t *c = &t->cls[cls];
+    hl_tbin_t *b = &tl->bins[cls];
+    unsigned want = b->cap ? (b->cap + 1) / 2 : 1;
+    unsigned got = 0;
+    void *head = NULL;
+    hl_path_t path = HL_PATH_TINY_REFILL;
+
+    hl_lock(&c->lock);
+    while (got < want) {
+        hl_slab_t *s = c->partial;
+        if (!s) {
+            /* The source lock nests inside the class lock; the arena lock (arena mode)
+             * nests inside both and never takes either. */
+            s = source_get(h);
+            if (!s)
+                break;
+            slab_init(t, s, cls);
+            all_push(c, s);
+            partial_push(c, s);
+            path = HL_PATH_TINY_NEW_SLAB;
+        }
+        while (got < want) {
+            void *p = slab_take(s);
+            if (!p)
+                break;
+            *(void **)p = head;
+            head = p;
+            got++;
+        }
+        if (slab_full(s))
+            partial_remove(c, s);
+    }
+    hl_unlock(&c->lock);
+
+    if (!got)
+        return NULL;
+    void *p = head;
+    b->head = *(void **)head;
+    b->count = got - 1;
+    tl->paths[path]++;
+    info->tier = HL_TIER_TINY;
+    info->cls = (uint8_t)cls;
+    info->path = (uint8_t)path;
+    info->usable = hl_class_slot(cls) - 1;
+    return p;
+}
+
+void hl_tiny_return_chain(hl_heap_t *h, unsigned cls, void *chain)
+{
+    hl_tiny_t *t = &h->tiny;
+    hl_tiny_class_t *c = &t->cls[cls];
+    hl_slab_t *empty = NULL;
+    hl_lock(&c->lock);
+    while (chain) {
+        void *next = *(void **)chain;
+        hl_slab_t *s = slab_put(c, hl_tiny_slab_of(t, chain), chain);
+        if (s) {
+            s->next = empty;
+            empty = s;
+        }
+        chain = next;
+    }
+    hl_unlock(&c->lock);
+    while (empty) {
+        hl_slab_t *n = empty->next;
+        source_put(h, empty);
+        empty = n;
+    }
+}
+
+void hl_tiny_free_direct(hl_heap_t *h, void *p, unsigned cls)
+{
+    *(void **)p = NULL;
+    hl_tiny_return_chain(h, cls, p);
+}
+
+void hl_tiny_class_counts(hl_heap_t *h, unsigned cls, size_t *slabs, size_t *used, size_t *held)
+{
+    hl_tiny_class_t *c = &h->tiny.cls[cls];
+    size_t u = 0, n = 0;
+    hl_lock(&c->lock);
+    for (hl_slab_t *s = c->all; s; s = s->anext) {
+        u += s->used;
+        n += s->nslots;
+    }
+    *slabs = c->slabs;
+    hl_unlock(&c->lock);
+    *used = u;
+    *held = n;
+}
+
+/* ---- checker and destruction -------------------------------------------------------------- */
+
+static size_t tiny_bad(int verbose, const char *what, const void *where)
+{
+    if (verbose) {
+        hl_out_t o;
+        hl_out_init(&o, 2);
+        hl_out_str(&o, "heapledger: tiny check: ");
+        hl_out_str(&o, what);
+        hl_out_str(&o, " at ");
+        hl_out_hex(&o, (uintptr_t)where);
+        hl_out_str(&o, "\n");
+        hl_out_flush(&o);
+    }
+    return 1;
+}
+
+size_t hl_tiny_check(hl_heap_t *h, int verbose)
+{
+    hl_tiny_t *t = &h->tiny;
+    size_t errors = 0;
+    for (unsigned cls = 0; cls < HL_CLASS_COUNT; cls++) {
+        hl_tiny_class_t *c = &t->cls[cls];
+        hl_lock(&c->lock);
+        size_t n = 0;
+        for (hl_slab_t *s = c->all; s; s = s->anext, n++) {
+            if (s->magic != HL_SLAB_MAGIC || s->cls != cls) {
+                errors += tiny_bad(verbose, "slab descriptor", s);
+                break;
+            }
+            if (((uintptr_t)s & ~t->slab_mask) != 0)
+                errors += tiny_bad(verbose, "slab alignment", s);
+            size_t nfree = 0;
+            for (void *p = s->free; p; p = *(void **)p) {
+                uintptr_t off = (uintptr_t)((char *)p - s->first);
+                if (hl_tiny_slab_of(t, p) != s || off % s->slot_size ||
+                    off / s->slot_size >= s->bump) {
+                    errors += tiny_bad(verbose, "free slot off the slot grid", p);
+                    break;
+                }
+                if (((uint8_t *)p)[-1] != (HL_TAG_TINY | cls))
+                    errors += tiny_bad(verbose, "free slot header byte", p);
+                if (++nfree > s->nslots) {
+                    errors += tiny_bad(verbose, "slab free list cycle", s);
+                    break;
+                }
+            }
+            if (s->used + nfree != s->bump || s->bump > s->nslots)
+                errors += tiny_bad(verbose, "slab slot counters", s);
+            if (s->on_partial == slab_full(s))
+                errors += tiny_bad(verbose, "slab partial-list membership", s);
+            if (s->used == 0)
+                errors += tiny_bad(verbose, "empty slab not released", s);
+        }
+        if (n != c->slabs)
+            errors += tiny_bad(verbose, "class slab count", c);
+        hl_unlock(&c->lock);
+    }
+    /* The calling thread's cache. */
+    hl_tls_t *tl = &hl_tls;
+    if (tl->heap == h) {
+        for (unsigned cls = 0; cls < HL_CLASS_COUNT; cls++) {
+            uint32_t n = 0;
+            for (void *p = tl->bins[cls].head; p; p = *(void **)p) {
+                if (((uint8_t *)p)[-1] != (HL_TAG_TINY | cls)) {
+                    errors += tiny_bad(verbose, "cached slot header byte", p);
+                    break;
+                }
+                if (++n > tl->bins[cls].count)
+                    break;
+            }
+            if (n != tl->bins[cls].count)
+                errors += tiny_bad(verbose, "thread cache count", &tl->bins[cls]);
+        }
+    }
+    return errors;
+}
+
+void hl_tiny_destroy(hl_heap_t *h)
+{
+    hl_segment_t *seg = h->tiny.segments;
+    while (seg) {
+        hl_segment_t *n = seg->next;
+        hl_os_unmap(seg, seg->bytes, "slab_segment");
+        seg = n;
+    }
+    h->tiny.segments = NULL;
+}

@@ -1,0 +1,105 @@
+/* liballoc/tiny.h — the tiny tier: size classes, slabs, central per-class lists.
+ *
+ * Slab layout (slab_size bytes, aligned to slab_size; S = slot size of the class):
+ *
+ *   slab+0        hl_slab_t descriptor, then the per-slot state bitmap (hardened mode)
+ *   first-1       header byte of slot 0 (0xA0 | class)       first = align16(hdr_end + 1)
+ *   first         slot 0 user bytes [first, first + S - 1)
+ *   first+S-1     header byte of slot 1   <- the last byte of slot 0's S bytes
+ *   first+S       slot 1 user bytes …
+ *   first+i*S     user pointer of slot i: 16-aligned because S is a multiple of 16
+ *
+ * A slot's bytes are its S-1 usable bytes followed by the next slot's header byte, so a
+ * one-byte overflow changes a neighbour's header and is caught when that block is freed.
+ * Slots are carved lazily (bump) so untouched slots cost no RSS.
+ *
+ * Ownership of a slot: (ptr & ~(slab_size-1)) is its slab: a mask, no search.
+ * Invariant per slab: used + |free list| + (nslots - bump) == nslots, where `used` counts
+ * slots handed to thread caches or users. A slab is on its class's partial list iff it has a
+ * free or uncarved slot; on the all list from carving until release.
+ * Locking: each class has its own lock (refill, flush, direct free); the slab source has
+ * another (taken inside a class lock, never the other way round).
+ */
+#ifndef HL_TINY_H
+#define HL_TINY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define HL_SLAB_MAGIC 0x68536c62u /* "hSlb" */
+
+typedef struct hl_segment_s hl_segment_t;
+
+typedef struct hl_slab_s {
+    uint32_t magic;
+    uint8_t cls;         /* class, 0xff while free in the source */
+    uint8_t on_partial;
+    uint8_t decommitted; /* pages given back while free in the source */
+    uint8_t reserved;
+    uint32_t nslots;
+    uint32_t used;       /* slots out of the slab (thread caches or users) */
+    uint32_t bump;       /* slots carved so far */
+    uint32_t slot_size;
+    void *free;          /* returned slots, linked through their first word */
+    char *first;         /* user pointer of slot 0 */
+    struct hl_slab_s *next, *prev;   /* partial list, or the source's free list */
+    struct hl_slab_s *anext, *aprev; /* all slabs of the class */
+    hl_segment_t *segment;           /* normal mode; NULL when carved from the arena */
+    uint64_t state[];                /* 1 bit per slot: allocated (hardened mode) */
+} hl_slab_t;
+
+struct hl_segment_s {
+    hl_segment_t *next;
+    size_t bytes;
+    uint32_t nslabs;
+    uint32_t carved; /* slabs handed out so far (slab 0 is this record) */
+};
+
+typedef struct hl_tiny_class_s {
+    hl_lock_t lock;
+    hl_slab_t *partial;
+    hl_slab_t *all;
+    size_t slabs;
+    char pad[64 - (sizeof(hl_lock_t) + 3 * sizeof(void *)) % 64];
+} hl_tiny_class_t;
+
+typedef struct hl_tiny_s {
+    hl_tiny_class_t cls[HL_CLASS_COUNT];
+    hl_lock_t src_lock;       /* slab source */
+    hl_slab_t *free_slabs;    /* empty slabs kept for reuse */
+    size_t nfree_slabs;
+    hl_segment_t *segments;
+    size_t slab_size;
+    uintptr_t slab_mask;      /* ~(slab_size - 1) */
+    size_t hdr_size;          /* descriptor + state bitmap */
+    size_t slabs_carved;      /* slabs in use by a class */
+    uint32_t caps[HL_CLASS_MAX]; /* thread-cache cap per class (0: no caching) */
+} hl_tiny_t;
+
+struct hl_heap_s;
+struct hl_tls_s;
+
+void hl_tiny_setup(struct hl_heap_s *h);
+/* Allocate one slot of class cls for the calling thread (refill its bin, or a single slot
+ * when it caches nothing). Caller: t bound to h, bin cls empty. NULL when out of memory. */
+void *hl_tiny_alloc_slow(struct hl_heap_s *h, struct hl_tls_s *t, unsigned cls,
+                         hl_opinfo_t *info);
+/* Return `count` slots linked through their first word (ends at NULL) of class cls. */
+void hl_tiny_return_chain(struct hl_heap_s *h, unsigned cls, void *chain);
+/* Free one slot without any cache. */
+void hl_tiny_free_direct(struct hl_heap_s *h, void *p, unsigned cls);
+/* Give empty slabs back (to the OS or the arena); returns bytes released. */
+size_t hl_tiny_trim(struct hl_heap_s *h, int all);
+/* Slab of a tiny pointer. */
+static inline hl_slab_t *hl_tiny_slab_of(const hl_tiny_t *t, const void *p)
+{
+    return (hl_slab_t *)((uintptr_t)p & t->slab_mask);
+}
+size_t hl_tiny_check(struct hl_heap_s *h, int verbose);
+/* Release every segment of h to the OS (heap destruction). */
+void hl_tiny_destroy(struct hl_heap_s *h);
+/* Per-class used/held slot counts. */
+void hl_tiny_class_counts(struct hl_heap_s *h, unsigned cls, size_t *slabs, size_t *used,
+                          size_t *held);
+
+#endif

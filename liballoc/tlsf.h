@@ -1,0 +1,118 @@
+/* liballoc/tlsf.h — two-level segregated fit (TLSF) allocator over caller-provided pools.
+ *
+ * O(1) good fit: a free block of size s lives in list (fl, sl), fl = floor(log2 s) class,
+ * sl = one of 16 linear subdivisions of it; two bitmaps find the first non-empty list at or
+ * above a request's rounded-up (fl, sl) with two find-first-set instructions. Sizes below
+ * 256 B have fl 0 and 16 linear lists of 16 B. Worked example: a 1000 B request needs a
+ * 1024 B block (1000 rounded up to 1008, plus the 16 B header). The search rounds 1024 up to
+ * the next subdivision boundary of [1024, 2048) (step 64): 1024 + 63 = 1087 maps to
+ * (fl = 10 - 7 = 3, sl = (1087 >> 6) ^ 16 = 0), and every block in list (3, 0) or above is
+ * at least 1024 B, so the first block found fits without a scan.
+ *
+ * Block layout (b = block address, 16-aligned; user pointer = b + 16):
+ *
+ *   b+0   prev_size  size of the previous physical block; valid only when PREV_FREE is set
+ *   b+8   word       bits 0..3 flags (FREE, PREV_FREE, STORE, FIRST)
+ *                    bits 4..47 block size (header included, multiple of 16, >= 32)
+ *                    bits 48..55 owner (arena index), bits 56..63 tag:
+ *                    HL_TAG_MID used / HL_TAG_MID_FREE free — the byte at user-1
+ *   b+16  payload    used: user data, usable size = size - 16
+ *                    free: next_free, prev_free (the segregated list links)
+ *
+ * Pool layout: [hl_tlsf_pool_t 32 B][block][block]…[sentinel: 16 B header, size 0, used].
+ * Invariants (checked by hl_tlsf_check): no two physically adjacent free blocks (immediate
+ * coalescing); a block's PREV_FREE equals its predecessor's FREE; a free block's successor
+ * holds its size in prev_size; every free block is in exactly the list its size maps to, in
+ * the store its STORE flag names; a list is non-empty iff its bitmap bits are set.
+ *
+ * Rotation (rotate=1): two free stores. Frees go to the inactive store; allocation searches
+ * the active one and swaps stores only when it cannot serve, so freed memory is reused as
+ * late as possible (use-after-free mitigation). Without rotation store 0 is the only one.
+ *
+ * Thread safety: none; callers hold their arena lock. Nothing here calls the OS.
+ */
+#ifndef HL_TLSF_H
+#define HL_TLSF_H
+
+#include "hl_schema.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define HL_TLSF_SL_LOG2  4
+#define HL_TLSF_SL_COUNT (1u << HL_TLSF_SL_LOG2)
+#define HL_TLSF_FL_SHIFT (HL_TLSF_SL_LOG2 + 4) /* sizes below 256 B: linear lists */
+#define HL_TLSF_FL_COUNT 40u                   /* blocks up to 2^47 B */
+#define HL_TLSF_HDR      16u
+#define HL_TLSF_MIN      32u
+#define HL_TLSF_POOL_HDR 32u
+/* Bytes of pool overhead: pool header + sentinel. */
+#define HL_TLSF_POOL_OVERHEAD (HL_TLSF_POOL_HDR + HL_TLSF_HDR)
+
+typedef struct hl_tblock_s hl_tblock_t;
+
+typedef struct hl_tlsf_pool_s {
+    struct hl_tlsf_pool_s *next, *prev;
+    size_t bytes; /* whole pool, headers included */
+    size_t reserved;
+} hl_tlsf_pool_t;
+
+typedef struct hl_tlsf_store_s {
+    uint64_t fl_bitmap;
+    uint16_t sl_bitmap[HL_TLSF_FL_COUNT];
+    hl_tblock_t *heads[HL_TLSF_FL_COUNT][HL_TLSF_SL_COUNT];
+    size_t free_bytes; /* block sizes of the free blocks in this store */
+    size_t free_blocks;
+} hl_tlsf_store_t;
+
+typedef struct hl_tlsf_s {
+    hl_tlsf_store_t store[2];
+    unsigned active;     /* store allocations come from */
+    unsigned rotate;     /* 1: frees go to the other store */
+    uint8_t owner;       /* written into every block header */
+    hl_tlsf_pool_t *pools;
+    size_t pool_bytes;   /* sum of pool sizes */
+    size_t used_bytes;   /* sum of used block sizes (headers included) */
+    size_t used_blocks;
+    uint64_t swaps;      /* store rotations */
+} hl_tlsf_t;
+
+/* What a free did, for the caller's bookkeeping. */
+typedef struct hl_tlsf_freed_s {
+    void *span;                 /* the resulting free block (its address) */
+    size_t span_len;            /* its size */
+    int coalesced;              /* merged with a neighbour */
+    hl_tlsf_pool_t *empty_pool; /* set when the whole pool is now one free block */
+} hl_tlsf_freed_t;
+
+void hl_tlsf_init(hl_tlsf_t *t, uint8_t owner, int rotate);
+/* Add [mem, mem+bytes) as a pool; mem 16-aligned; bytes >= 128. Returns 0 or -1. */
+int hl_tlsf_add_pool(hl_tlsf_t *t, void *mem, size_t bytes);
+/* Remove an entirely free pool (from hl_tlsf_freed_t.empty_pool); the caller unmaps it. */
+void hl_tlsf_remove_pool(hl_tlsf_t *t, hl_tlsf_pool_t *pool);
+
+/* Allocate n bytes (16-aligned). *split tells whether a block was split. NULL if no fit. */
+void *hl_tlsf_malloc(hl_tlsf_t *t, size_t n, int *split);
+/* Allocate n bytes aligned to align (power of two). */
+void *hl_tlsf_memalign(hl_tlsf_t *t, size_t align, size_t n, int *split);
+/* Free a block of this instance; coalesces immediately. */
+void hl_tlsf_free(hl_tlsf_t *t, void *ptr, hl_tlsf_freed_t *out);
+/* Grow or shrink in place to n bytes; returns 1 on success, 0 if it cannot (unchanged). */
+int hl_tlsf_resize(hl_tlsf_t *t, void *ptr, size_t n);
+
+/* Header accessors, valid on a pointer the caller has classified as a TLSF block. */
+size_t hl_tlsf_usable(const void *ptr);
+unsigned hl_tlsf_owner(const void *ptr);
+/* Block size needed for an n-byte request (0 on overflow). */
+size_t hl_tlsf_block_size(size_t n);
+/* Largest free block size in either store. */
+size_t hl_tlsf_largest_free(const hl_tlsf_t *t);
+size_t hl_tlsf_free_bytes(const hl_tlsf_t *t);
+
+/* Visit every block of every pool: cb(block user pointer, usable, is_free, arg). */
+typedef void (*hl_tlsf_walker_t)(void *ptr, size_t usable, int is_free, void *arg);
+void hl_tlsf_walk(const hl_tlsf_t *t, hl_tlsf_walker_t cb, void *arg);
+/* Count broken invariants; describe each on stderr when verbose. */
+size_t hl_tlsf_check(const hl_tlsf_t *t, int verbose);
+
+#endif

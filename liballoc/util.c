@@ -1,0 +1,123 @@
+/* liballoc/util.c — allocation-free output and fatal errors. Safe on allocator paths. */
+#include "internal.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void hl_out_init(hl_out_t *o, int fd)
+{
+    o->fd = fd;
+    o->len = 0;
+}
+
+void hl_out_flush(hl_out_t *o)
+{
+    size_t off = 0;
+    while (off < o->len) {
+        ssize_t w = write(o->fd, o->buf + off, o->len - off);
+        if (w <= 0)
+            break;
+        off += (size_t)w;
+    }
+    o->len = 0;
+}
+
+static void out_bytes(hl_out_t *o, const char *s, size_t n)
+{
+    while (n) {
+        if (o->len == sizeof o->buf)
+            hl_out_flush(o);
+        size_t k = sizeof o->buf - o->len;
+        if (k > n)
+            k = n;
+        memcpy(o->buf + o->len, s, k);
+        o->len += k;
+        s += k;
+        n -= k;
+    }
+}
+
+void hl_out_str(hl_out_t *o, const char *s) { out_bytes(o, s, strlen(s)); }
+
+void hl_out_u64w(hl_out_t *o, uint64_t v, int width)
+{
+    char tmp[24];
+    int i = (int)sizeof tmp;
+    do {
+        tmp[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (int pad = width - ((int)sizeof tmp - i); pad > 0; pad--)
+        out_bytes(o, " ", 1);
+    out_bytes(o, tmp + i, sizeof tmp - (size_t)i);
+}
+
+void hl_out_u64(hl_out_t *o, uint64_t v) { hl_out_u64w(o, v, 0); }
+
+void hl_out_hex(hl_out_t *o, uint64_t v)
+{
+    char tmp[18];
+    int i = (int)sizeof tmp;
+    do {
+        tmp[--i] = "0123456789abcdef"[v & 15];
+        v >>= 4;
+    } while (v);
+    tmp[--i] = 'x';
+    tmp[--i] = '0';
+    out_bytes(o, tmp + i, sizeof tmp - (size_t)i);
+}
+
+void hl_out_size(hl_out_t *o, uint64_t b)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    unsigned u = 0;
+    uint64_t whole = b, frac = 0;
+    while (whole >= 1024 && u < 4) {
+        frac = (whole % 1024) * 10 / 1024;
+        whole /= 1024;
+        u++;
+    }
+    hl_out_u64(o, whole);
+    if (u) {
+        out_bytes(o, ".", 1);
+        hl_out_u64(o, frac);
+    }
+    out_bytes(o, " ", 1);
+    hl_out_str(o, units[u]);
+}
+
+void hl_warn(const char *msg, const char *arg)
+{
+    hl_out_t o;
+    hl_out_init(&o, 2);
+    hl_out_str(&o, "heapledger: ");
+    hl_out_str(&o, msg);
+    if (arg) {
+        hl_out_str(&o, ": ");
+        hl_out_str(&o, arg);
+    }
+    hl_out_str(&o, "\n");
+    hl_out_flush(&o);
+}
+
+void hl_fatal(const char *kind, const void *addr, const char *details)
+{
+    hl_out_t o;
+    hl_out_init(&o, 2);
+    hl_out_str(&o, "heapledger: ERROR: ");
+    hl_out_str(&o, kind);
+    if (addr) {
+        hl_out_str(&o, " on ");
+        hl_out_hex(&o, (uintptr_t)addr);
+    }
+    if (details) {
+        hl_out_str(&o, ": ");
+        hl_out_str(&o, details);
+    }
+    hl_out_str(&o, "\n");
+    hl_out_flush(&o);
+    hl_trace_emit_error(kind, addr, details ? details : "");
+    abort();
+}
