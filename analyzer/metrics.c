@@ -284,7 +284,7 @@ int hl_metrics_event(hl_metrics_t *m, const hl_event_t *ev)
         if (h > r->max_H) r->max_H = h;
         if (h && (double)m->R / (double)h > r->util_max && in_window)
             r->util_max = (double)m->R / (double)h;
-        if (m->R > r->peak_R || !r->peak_seq) {
+        if (in_window && (m->R > r->peak_R || !r->peak_seq)) {
             r->peak_R = m->R;
             r->peak_U = m->U;
             r->peak_H = h;

@@ -96,11 +96,14 @@ void hl_render_text(FILE *f, hl_report_t *r, const hl_render_opts_t *o)
     fprintf(f, "  options       %s\n", *run->options ? run->options : "(defaults)");
     fprintf(f, "  host          %s   version %s   tsc %.3f GHz\n", *run->host ? run->host : "?",
             *run->version ? run->version : "?", (double)run->tsc_hz / 1e9);
-    fprintf(f, "  duration      %.6f s", r->duration_s);
-    if (r->from_ns >= 0 || r->to_ns >= 0)
-        fprintf(f, "   window [%.6f s, %s]", r->from_ns > 0 ? (double)r->from_ns / 1e9 : 0.0,
-                r->to_ns >= 0 ? "" : "end");
-    if (r->to_ns >= 0) fprintf(f, " to %.6f s", (double)r->to_ns / 1e9);
+    fprintf(f, "  duration      %.9f s", r->duration_s);
+    if (r->from_ns >= 0 || r->to_ns >= 0) {
+        fprintf(f, "   window from %.9f s", r->from_ns > 0 ? (double)r->from_ns / 1e9 : 0.0);
+        if (r->to_ns >= 0)
+            fprintf(f, " to %.9f s", (double)r->to_ns / 1e9);
+        else
+            fprintf(f, " to the end");
+    }
     fprintf(f, "\n");
     fprintf(f,
             "  events        %" PRIu64 " analysed (%" PRId64 " recorded, %" PRId64 " discarded)\n",

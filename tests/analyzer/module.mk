@@ -1,0 +1,42 @@
+# tests/analyzer/ — the analyzer's tests: Criterion tests of the metric functions and of the
+# analysis of hand-made databases (tests/analyzer/*.sql), golden CLI output, the HTML report
+# rendered in headless Chromium, replay. `make analyzer-check` (part of `make check`).
+
+AN_TEST_DIR := $(TEST_DIR)/analyzer
+AN_SCHEMA := schemas/heapledger.sql schemas/heapledger_index.sql
+AN_DBS := $(addprefix $(AN_TEST_DIR)/,basic.db arena.db empty.db discarded.db badversion.db \
+          notadb.db)
+
+# A hand-made database: the v1 schema, the test's rows, the indexes.
+$(AN_TEST_DIR)/%.db: tests/analyzer/%.sql $(AN_SCHEMA)
+	@mkdir -p $(dir $@)
+	@rm -f $@
+	cat schemas/heapledger.sql $< schemas/heapledger_index.sql | sqlite3 $@
+
+# basic.sql with one more statement on top.
+$(AN_TEST_DIR)/discarded.db $(AN_TEST_DIR)/badversion.db: $(AN_TEST_DIR)/%.db: \
+		tests/analyzer/basic.sql tests/analyzer/%.sql $(AN_SCHEMA)
+	@mkdir -p $(dir $@)
+	@rm -f $@
+	cat schemas/heapledger.sql tests/analyzer/basic.sql tests/analyzer/$*.sql \
+	    schemas/heapledger_index.sql | sqlite3 $@
+
+$(AN_TEST_DIR)/notadb.db:
+	@mkdir -p $(dir $@)
+	echo "this is a text file, not a database" > $@
+
+AN_UNIT := $(AN_TEST_DIR)/test_analyzer
+$(AN_UNIT): tests/analyzer/test_analyzer.c $(ANALYZER_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -I analyzer -o $@ $< $(ANALYZER_LIB) -lcriterion -lsqlite3 -lm
+
+.PHONY: analyzer-check analyzer-unit analyzer-cli
+analyzer-unit: $(AN_UNIT) $(AN_DBS)
+	HL_TEST_DB_DIR=$(AN_TEST_DIR) $(AN_UNIT)
+
+analyzer-cli: $(AN_DBS) $(BIN_DIR)/heapledger
+	tests/analyzer/cli_test.sh $(BIN_DIR)/heapledger $(AN_TEST_DIR)
+
+analyzer-check: analyzer-unit analyzer-cli
+
+CHECK_TARGETS += analyzer-check

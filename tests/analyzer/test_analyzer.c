@@ -1,0 +1,284 @@
+/* tests/analyzer/test_analyzer.c — Criterion tests of the analyzer's metric functions and
+ * of hl_analyze() on the hand-made databases (tests/analyzer/ SQL files; expected values are
+ * worked out in tests/analyzer/README.md). The databases are built by the Makefile into
+ * $HL_TEST_DB_DIR. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze.h"
+#include "frag.h"
+#include "hl_schema.h"
+#include "hmap.h"
+#include "pctl.h"
+#include "rundb.h"
+
+static char *db_path(const char *name)
+{
+    static char buf[512];
+    const char *dir = getenv("HL_TEST_DB_DIR");
+    snprintf(buf, sizeof buf, "%s/%s.db", dir ? dir : "build/tests/analyzer", name);
+    return buf;
+}
+
+#define NEAR(a, b)                                                                                 \
+    cr_assert(fabs((double)(a) - (double)(b)) < 1e-9, "%s = %.12g, want %.12g", #a, (double)(a),   \
+              (double)(b))
+
+Test(hmap, matches_a_reference_under_random_inserts_and_deletes)
+{
+    enum { N = 4096 };
+    static uint64_t ref[N];
+    static char present[N];
+    hl_hmap_t m = {0};
+    srand(7);
+    for (int it = 0; it < 200000; it++) {
+        int k = rand() % N;
+        uint64_t key = (uint64_t)k * 4096; /* pointer-like keys: low bits zero */
+        if (rand() % 3) {
+            uint64_t v = (uint64_t)rand();
+            *hl_hmap_put(&m, key, 0, NULL) = v;
+            ref[k] = v;
+            present[k] = 1;
+        } else {
+            uint64_t old;
+            int had = hl_hmap_del(&m, key, &old);
+            cr_assert_eq(had, present[k]);
+            if (had) cr_assert_eq(old, ref[k]);
+            present[k] = 0;
+        }
+    }
+    size_t n = 0;
+    for (int k = 0; k < N; k++) {
+        uint64_t *v = hl_hmap_get(&m, (uint64_t)k * 4096);
+        cr_assert_eq(v != NULL, present[k]);
+        if (v) cr_assert_eq(*v, ref[k]);
+        n += present[k];
+    }
+    cr_assert_eq(m.len, n);
+    hl_hmap_free(&m);
+}
+
+Test(pctl, exact_nearest_rank)
+{
+    hl_pctl_t p = {0};
+    for (uint64_t x = 100; x >= 1; x--)
+        hl_pctl_add(&p, x);
+    NEAR(hl_pctl_get(&p, 0.01), 1);
+    NEAR(hl_pctl_get(&p, 0.25), 25);
+    NEAR(hl_pctl_get(&p, 0.50), 50);
+    NEAR(hl_pctl_get(&p, 0.75), 75);
+    NEAR(hl_pctl_get(&p, 0.99), 99);
+    NEAR(hl_pctl_mean(&p), 50.5);
+    hl_pctl_free(&p);
+    /* Three samples: p25 is the 1st, p50 the 2nd, p75 the 3rd. */
+    uint64_t v[] = {300, 100, 200};
+    for (int i = 0; i < 3; i++)
+        hl_pctl_add(&p, v[i]);
+    NEAR(hl_pctl_get(&p, 0.25), 100);
+    NEAR(hl_pctl_get(&p, 0.50), 200);
+    NEAR(hl_pctl_get(&p, 0.75), 300);
+    hl_pctl_free(&p);
+}
+
+Test(pctl, histogram_error_is_bounded)
+{
+    hl_pctl_t p = {0};
+    for (uint64_t x = 1; x <= 1000000; x++)
+        hl_pctl_add(&p, x * 7);
+    cr_assert(p.hist != NULL, "spilled into the histogram");
+    double q[] = {0.01, 0.25, 0.5, 0.75, 0.99};
+    for (int i = 0; i < 5; i++) {
+        double want = ceil(q[i] * 1e6) * 7, got = hl_pctl_get(&p, q[i]);
+        cr_assert(fabs(got - want) <= want / 64 + 1, "p%g: %g vs %g", q[i] * 100, got, want);
+    }
+    NEAR(hl_pctl_mean(&p), 3500003.5);
+    hl_pctl_free(&p);
+}
+
+Test(pctl, bucket_ranges_tile_the_line)
+{
+    uint64_t prev_hi = 0;
+    for (unsigned b = 1; b < HL_PCTL_BUCKETS; b++) {
+        uint64_t lo, hi;
+        hl_pctl_bucket_range(b, &lo, &hi);
+        cr_assert_eq(lo, prev_hi + 1, "bucket %u", b);
+        cr_assert_eq(hl_pctl_bucket(lo), b);
+        cr_assert_eq(hl_pctl_bucket(hi), b);
+        prev_hi = hi;
+    }
+}
+
+Test(frag, spans_between_blocks)
+{
+    hl_span_t reg[] = {{0, 1000}};
+    hl_span_t used[] = {{300, 400}, {100, 200}};
+    hl_frag_t f = hl_frag_compute(reg, 1, used, 2);
+    cr_assert_eq(f.free_bytes, 800);
+    cr_assert_eq(f.largest, 600);
+    cr_assert_eq(f.spans, 3);
+    NEAR(f.external, 0.25);
+}
+
+Test(frag, overlapping_used_and_several_regions)
+{
+    hl_span_t reg[] = {{5000, 6000}, {0, 1000}};
+    hl_span_t used[] = {{0, 500}, {400, 600}, {900, 1200}, {5000, 6000}, {7000, 8000}};
+    hl_frag_t f = hl_frag_compute(reg, 2, used, 5);
+    cr_assert_eq(f.free_bytes, 300); /* [600, 900) */
+    cr_assert_eq(f.largest, 300);
+    cr_assert_eq(f.spans, 1);
+    NEAR(f.external, 0);
+    hl_span_t reg2[] = {{0, 100}};
+    f = hl_frag_compute(reg2, 1, NULL, 0);
+    cr_assert_eq(f.free_bytes, 100);
+    NEAR(f.external, 0);
+}
+
+static hl_report_t *analyze(const char *name, hl_analyze_opts_t o, sqlite3 **db)
+{
+    char err[512];
+    *db = hl_an_open(db_path(name), err, sizeof err);
+    cr_assert(*db, "%s", err);
+    hl_report_t *r = hl_analyze(*db, db_path(name), &o, err, sizeof err);
+    cr_assert(r, "%s", err);
+    return r;
+}
+
+static const hl_path_stat_t *path_of(const hl_report_t *r, int op, int path)
+{
+    for (size_t i = 0; i < r->npaths; i++)
+        if (r->paths[i].op == op && r->paths[i].path == path) return &r->paths[i];
+    cr_assert_fail("no path %d/%d", op, path);
+    return NULL;
+}
+
+Test(analyze, basic_by_hand)
+{
+    sqlite3 *db;
+    hl_report_t *r = analyze("basic", (hl_analyze_opts_t){0, -1, -1}, &db);
+    cr_assert_eq(r->allocs, 5);
+    cr_assert_eq(r->frees, 3);
+    cr_assert_eq(r->orphan_frees, 1);
+    cr_assert_eq(r->peak_R, 380);
+    cr_assert_eq(r->peak_U, 414);
+    cr_assert_eq(r->peak_H, 8192);
+    cr_assert_eq(r->peak_ts, 6000);
+    NEAR(r->util_peak, 380.0 / 8192);
+    NEAR(r->internal_peak, 34.0 / 414);
+    NEAR(r->external_peak, 128.0 / 3792);
+    cr_assert_eq(r->frag_peak.largest, 3664);
+    cr_assert_eq(r->end_R, 210);
+    cr_assert_eq(r->end_U, 223);
+    NEAR(r->internal_end, 13.0 / 223);
+    NEAR(r->external_end, 128.0 / 3872);
+    const hl_path_stat_t *p = path_of(r, HL_OP_ALLOC, HL_PATH_TLSF_SPLIT);
+    cr_assert_eq(p->count, 3);
+    NEAR(p->share, 0.6);
+    NEAR(p->p01, 100);
+    NEAR(p->p25, 100);
+    NEAR(p->p50, 200);
+    NEAR(p->p75, 300);
+    NEAR(p->p99, 300);
+    NEAR(p->mean, 200);
+    NEAR(p->ns_p50, 100);
+    NEAR(p->weighted, 120);
+    NEAR(r->op_mean[HL_OP_ALLOC], 204);
+    p = path_of(r, HL_OP_FREE, HL_PATH_TINY_CACHE_PUSH); /* one real free, one orphan */
+    cr_assert_eq(p->count, 2);
+    NEAR(p->p75, 30);
+    NEAR(r->op_mean[HL_OP_FREE], 42.5);
+    cr_assert_eq(r->leak_blocks, 2);
+    cr_assert_eq(r->leak_bytes, 210);
+    cr_assert_eq(r->temporary, 1);
+    cr_assert_eq(r->lifetime[1], 3);
+    cr_assert_eq(r->sites[0].stack, 1);
+    cr_assert_eq(r->sites[0].bytes, 300);
+    cr_assert_eq(r->classes[7].peak, 1);
+    cr_assert_eq(r->classes[7].held, 512);
+    cr_assert_eq(r->nerrors, 1);
+    cr_assert_str_eq(r->errors[0].kind, "double-free");
+    cr_assert_eq(r->approximate, 0);
+    hl_report_free(r);
+    sqlite3_close(db);
+}
+
+Test(analyze, arena_exhaustion_by_hand)
+{
+    sqlite3 *db;
+    hl_report_t *r = analyze("arena", (hl_analyze_opts_t){0, -1, -1}, &db);
+    cr_assert_str_eq(r->held_source, "arena");
+    NEAR(r->util_peak, 700.0 / 1024);
+    NEAR(r->internal_peak, 4.0 / 704);
+    NEAR(r->external_peak, 0);
+    NEAR(r->external_end, 288.0 / 608);
+    cr_assert_eq(r->failed, 1);
+    cr_assert(r->has_failure);
+    cr_assert_eq(r->fail_size, 500);
+    NEAR(r->fail_util, 400.0 / 1024);
+    hl_report_free(r);
+    sqlite3_close(db);
+}
+
+Test(analyze, window_and_pid)
+{
+    sqlite3 *db;
+    /* Up to 4.5 us after the start (abs ts 5500): B1, B2, B3 allocated, B1 freed. */
+    hl_report_t *r = analyze("basic", (hl_analyze_opts_t){0, -1, 4500}, &db);
+    cr_assert_eq(r->end_R, 250);
+    cr_assert_eq(r->leak_blocks, 2);
+    cr_assert_eq(r->allocs, 3);
+    cr_assert_eq(r->frees, 1);
+    hl_report_free(r);
+    /* From 3.5 us: state before counts, statistics do not. */
+    r = hl_analyze(db, db_path("basic"), &(hl_analyze_opts_t){0, 3500, -1}, (char[256]){0}, 256);
+    cr_assert(r);
+    cr_assert_eq(r->allocs, 2); /* T1, T2 */
+    cr_assert_eq(r->peak_R, 380);
+    cr_assert_eq(r->end_R, 210);
+    hl_report_free(r);
+    char err[256];
+    r = hl_analyze(db, db_path("basic"), &(hl_analyze_opts_t){999, -1, -1}, err, sizeof err);
+    cr_assert_null(r);
+    cr_assert(strstr(err, "no allocation events for pid 999"), "%s", err);
+    sqlite3_close(db);
+}
+
+Test(analyze, discarded_is_approximate)
+{
+    sqlite3 *db;
+    hl_report_t *r = analyze("discarded", (hl_analyze_opts_t){0, -1, -1}, &db);
+    cr_assert(r->approximate);
+    cr_assert_eq(r->run.discarded, 40);
+    hl_report_free(r);
+    sqlite3_close(db);
+}
+
+Test(bad_input, messages)
+{
+    char err[512];
+    cr_assert_null(hl_an_open(db_path("badversion"), err, sizeof err));
+    cr_assert(strstr(err, "schema version 2, this heapledger reads version 1"), "%s", err);
+    cr_assert_null(hl_an_open(db_path("notadb"), err, sizeof err));
+    cr_assert(strstr(err, "not a heapledger run database"), "%s", err);
+    cr_assert_null(hl_an_open(db_path("no-such-file"), err, sizeof err));
+    cr_assert(strstr(err, "no such file"), "%s", err);
+    sqlite3 *db = hl_an_open(db_path("empty"), err, sizeof err);
+    cr_assert(db, "%s", err);
+    cr_assert_null(hl_analyze(db, "empty.db", &(hl_analyze_opts_t){0, -1, -1}, err, sizeof err));
+    cr_assert(strstr(err, "empty run"), "%s", err);
+    sqlite3_close(db);
+}
+
+Test(parse, times)
+{
+    cr_assert_eq(hl_parse_time("1.5"), 1500000000);
+    cr_assert_eq(hl_parse_time("200ms"), 200000000);
+    cr_assert_eq(hl_parse_time("30us"), 30000);
+    cr_assert_eq(hl_parse_time("7ns"), 7);
+    cr_assert_eq(hl_parse_time("2s"), 2000000000);
+    cr_assert_eq(hl_parse_time("x"), -1);
+    cr_assert_eq(hl_parse_time("3h"), -1);
+}
