@@ -32,7 +32,10 @@ typedef struct hl_ingest_opts_s {
 } hl_ingest_opts_t;
 
 /* Defaults: everything unknown, no progress, no force. */
-#define HL_INGEST_OPTS_INIT {NULL, NULL, NULL, HL_EXIT_UNKNOWN, 0, 0}
+#define HL_INGEST_OPTS_INIT                                                                        \
+    {                                                                                              \
+        NULL, NULL, NULL, HL_EXIT_UNKNOWN, 0, 0                                                    \
+    }
 
 typedef struct hl_ingest_result_s {
     uint64_t events;       /* events decoded and ingested (all providers) */

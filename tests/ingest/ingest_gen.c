@@ -1,0 +1,168 @@
+/* tests/ingest/ingest_gen.c — emits a known sequence of heapledger tracepoints.
+ *
+ * A stand-in for the allocator: it defines the provider of schemas/heapledger_tp.h itself
+ * and emits events with fake pointers, so the ingest tests know the exact expected rows.
+ *
+ *   ingest_gen basic        the fixed sequence below
+ *   ingest_gen fork         basic in the parent, then basic in a forked child (own vpid)
+ *   ingest_gen bench N      N alloc/free pairs over 64 live blocks per thread, 2 threads
+ *
+ * Basic sequence (threads "ingest_gen" (main), "worker", and "gen-ust" which poses as one of
+ * LTTng's own threads and must be filtered out):
+ *   config; stack 1 (3 frames inside this program); os_map 1 MiB;
+ *   10 alloc (ptr P(i) = 0x1000 + i*0x100, size 16*(i+1), stack 1) by main;
+ *   P(0..4) freed by main, P(5..7) freed by worker (cross-thread), P(8), P(9) leaked;
+ *   realloc chain: alloc 0x9000 → realloc in place 0x9000 → realloc move 0xa000 → free;
+ *   realloc(NULL, 64) → 0xb000 (leaked); realloc(0xb100→0) size 0 on an unknown pointer
+ *   (orphan); free of never-seen 0xdead0 (orphan); one failed alloc (ptr 0, alloc_fail);
+ *   error "double-free"; os_unmap; "gen-ust" allocs 0x7000 (filtered).
+ * Expected per process: block rows 10 + 3 + 1 + 1 = 15; live at exit 2 + 1 = 3 (P(8),
+ *   P(9), 0xb000); failed 1; orphan_free 2; stack 1 with 3 frames; error 1; os_region 2;
+ *   heapledger events 10 + 8 + 5 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 = 31 (+1 filtered).
+ */
+#define LTTNG_UST_TRACEPOINT_CREATE_PROBES
+#define LTTNG_UST_TRACEPOINT_DEFINE
+#include "heapledger_tp.h"
+
+#include "hl_schema.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define P(i) (0x1000u + (i)*0x100u)
+
+/* The frames of stack 1: fixed offsets into these functions (symbolisation test). */
+void __attribute__((noinline)) ingest_gen_leaf(void)
+{
+    __asm__ volatile("" ::: "memory");
+}
+void __attribute__((noinline)) ingest_gen_mid(void)
+{
+    ingest_gen_leaf();
+}
+
+static void emit_stack(void)
+{
+    uint64_t ips[3] = {(uint64_t)(uintptr_t)&ingest_gen_leaf,
+                       (uint64_t)(uintptr_t)&ingest_gen_mid + 1,
+                       (uint64_t)(uintptr_t)&emit_stack + 1};
+    lttng_ust_tracepoint(heapledger, stack, 1, ips, 3);
+}
+
+static void *worker(void *arg)
+{
+    (void)arg;
+    for (unsigned i = 5; i < 8; i++)
+        lttng_ust_tracepoint(heapledger, free, P(i), 16 * (i + 1), HL_TIER_TINY, 1,
+                             HL_PATH_TINY_CACHE_PUSH, 7, 0);
+    return NULL;
+}
+
+static void *fake_ust(void *arg)
+{
+    (void)arg;
+    lttng_ust_tracepoint(heapledger, alloc, 0x7000, 8, 15, HL_TIER_TINY, 0, HL_PATH_TINY_CACHE_HIT,
+                         5, 0);
+    return NULL;
+}
+
+typedef struct named_s {
+    void *(*fn)(void *);
+    const char *name;
+} named_t;
+
+static void *start_named(void *arg)
+{
+    named_t *n = arg;
+    pthread_setname_np(pthread_self(), n->name);
+    return n->fn(NULL);
+}
+
+static void run_named(void *(*fn)(void *), const char *name)
+{
+    named_t n = {fn, name};
+    pthread_t t;
+    pthread_create(&t, NULL, start_named, &n);
+    pthread_join(t, NULL);
+}
+
+static void basic(void)
+{
+    lttng_ust_tracepoint(heapledger, config, "0.1.0-test", "stacks=3", 2445000000ull, 0);
+    emit_stack();
+    lttng_ust_tracepoint(heapledger, os_map, 0x100000, 1 << 20, "slab_segment");
+    for (unsigned i = 0; i < 10; i++)
+        lttng_ust_tracepoint(heapledger, alloc, P(i), 16 * (i + 1), 16 * (i + 1) + 15, HL_TIER_TINY,
+                             1, HL_PATH_TINY_CACHE_HIT, 10 + i, 1);
+    for (unsigned i = 0; i < 5; i++)
+        lttng_ust_tracepoint(heapledger, free, P(i), 16 * (i + 1) + 15, HL_TIER_TINY, 1,
+                             HL_PATH_TINY_CACHE_PUSH, 20 + i, 1);
+    run_named(worker, "worker");
+    /* realloc chain */
+    lttng_ust_tracepoint(heapledger, alloc, 0x9000, 100, 112, HL_TIER_MID, 255, HL_PATH_TLSF, 300,
+                         1);
+    lttng_ust_tracepoint(heapledger, realloc, 0x9000, 0x9000, 90, 112, HL_TIER_MID, 255,
+                         HL_PATH_REALLOC_INPLACE, 40, 1);
+    lttng_ust_tracepoint(heapledger, realloc, 0x9000, 0xa000, 4000, 4016, HL_TIER_MID, 255,
+                         HL_PATH_REALLOC_MOVE, 900, 1);
+    lttng_ust_tracepoint(heapledger, free, 0xa000, 4016, HL_TIER_MID, 255, HL_PATH_TLSF_FREE, 200,
+                         1);
+    lttng_ust_tracepoint(heapledger, realloc, 0, 0xb000, 64, 79, HL_TIER_TINY, 3,
+                         HL_PATH_TINY_CACHE_HIT, 30, 1);
+    lttng_ust_tracepoint(heapledger, realloc, 0xb100, 0, 0, 0, HL_TIER_TINY, 3,
+                         HL_PATH_REALLOC_INPLACE, 31, 1);
+    lttng_ust_tracepoint(heapledger, free, 0xdead0, 0, HL_TIER_TINY, 0, HL_PATH_TINY_CACHE_PUSH, 9,
+                         0);
+    lttng_ust_tracepoint(heapledger, alloc, 0, 1ull << 40, 0, HL_TIER_LARGE, 255,
+                         HL_PATH_ALLOC_FAIL, 1000, 1);
+    lttng_ust_tracepoint(heapledger, error, "double-free", P(0), 16, "freed twice", 1, 1, 1);
+    lttng_ust_tracepoint(heapledger, os_unmap, 0x100000, 1 << 20, "slab_segment");
+    run_named(fake_ust, "gen-ust");
+}
+
+static void *bench_thread(void *arg)
+{
+    long n = (long)arg;
+    uint64_t base = (uint64_t)(uintptr_t)&n & ~0xfffull;
+    for (long i = 0; i < n; i++) {
+        uint64_t p = base + (uint64_t)(i & 63) * 64;
+        lttng_ust_tracepoint(heapledger, alloc, p, 48, 63, HL_TIER_TINY, 3, HL_PATH_TINY_CACHE_HIT,
+                             12, 1);
+        lttng_ust_tracepoint(heapledger, free, p, 63, HL_TIER_TINY, 3, HL_PATH_TINY_CACHE_PUSH, 9,
+                             1);
+    }
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    const char *what = argc > 1 ? argv[1] : "basic";
+    if (!strcmp(what, "basic")) {
+        basic();
+    } else if (!strcmp(what, "fork")) {
+        basic();
+        pid_t pid = fork();
+        if (pid == 0) {
+            basic();
+            _exit(0);
+        }
+        int st;
+        waitpid(pid, &st, 0);
+    } else if (!strcmp(what, "bench")) {
+        long n = argc > 2 ? atol(argv[2]) : 1000000;
+        emit_stack();
+        pthread_t t[2];
+        for (int i = 0; i < 2; i++)
+            pthread_create(&t[i], NULL, bench_thread, (void *)(n / 2));
+        for (int i = 0; i < 2; i++)
+            pthread_join(t[i], NULL);
+    } else {
+        fprintf(stderr, "usage: ingest_gen basic|fork|bench [N]\n");
+        return 2;
+    }
+    return 0;
+}

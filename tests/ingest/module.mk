@@ -1,0 +1,35 @@
+# tests/ingest/ — the ingest half of the recording pipeline: tracer/ingest_*.c, tracer/db.c,
+# `heapledger collect` and `heapledger collectd`, and their end-to-end tests.
+# (Lives here because the top Makefile includes */*/module.mk; tracer/module.mk is another
+# engineer's and compiles tracer/%.c with its own pattern rule.)
+
+INGEST_SRCS := db ingest_source ingest_queue ingest_map ingest_ledger ingest_store \
+               ingest_symbols ingest_progress ingest_run ingest_salvage collect
+INGEST_OBJS := $(INGEST_SRCS:%=$(OBJ_DIR)/tracer/%.o)
+INGEST_LIBS := $(shell pkg-config --libs babeltrace2 sqlite3 libdw 2>/dev/null || \
+                 echo -lbabeltrace2 -lsqlite3 -ldw -lelf) -lpthread
+
+HL_CLI_OBJS += $(INGEST_OBJS)
+HL_CLI_LIBS += $(INGEST_LIBS)
+
+# db.c embeds the schema text with .incbin: rebuild it when the schema changes.
+$(OBJ_DIR)/tracer/db.o: schemas/heapledger.sql schemas/heapledger_index.sql
+
+# The test trace generator: defines the heapledger provider itself (no allocator needed).
+INGEST_GEN := $(TEST_DIR)/ingest/ingest_gen
+$(INGEST_GEN): tests/ingest/ingest_gen.c schemas/heapledger_tp.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -O1 -I tests/ingest -o $@ $< -llttng-ust -ldl -lpthread
+
+ALL_TARGETS += $(INGEST_GEN)
+
+.PHONY: check-ingest bench-ingest
+check-ingest: $(BIN_DIR)/heapledger $(INGEST_GEN)
+	@tests/ingest/run_tests.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
+
+bench-ingest: $(BIN_DIR)/heapledger $(INGEST_GEN)
+	@tests/ingest/bench_ingest.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
+
+CHECK_TARGETS += check-ingest
+BENCH_TARGETS += bench-ingest
+-include $(INGEST_OBJS:.o=.d)

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# tests/ingest/run_tests.sh HEAPLEDGER INGEST_GEN — end-to-end tests of `heapledger collect`
+# (and collectd when tests/ingest/collectd_test.sh exists): real traces recorded with the
+# lttng CLI from ingest_gen (a program emitting a known sequence of heapledger events),
+# exact row counts checked with sqlite3, and every bad input's message.
+set -u
+HL=$(realpath "$1"); GEN=$(realpath "$2")
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+work=$(mktemp -d /tmp/hl-ingest-test.XXXXXX)
+mnt=""
+cleanup() { [ -n "$mnt" ] && umount "$mnt" 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+ensure_sessiond
+echo "ingest: collect"
+
+# --- basic: one process, 3 threads (one posing as LTTng's "-ust" thread) ---------------
+record_trace "$work/basic" "$GEN" basic || fail "recording basic"
+"$HL" collect "$work/basic" -o "$work/basic.db" -q; check "collect exit" 0 $?
+db=$work/basic.db
+check "blocks" 15 "$(q $db 'select count(*) from block')"
+check "allocations view rows" 14 "$(q $db 'select count(*) from allocations')"
+check "live at exit" 3 "$(q $db 'select count(*) from live_at_exit')"
+check "live pointers" "6144,6400,45056" "$(q $db "select group_concat(ptr) from (select ptr from live_at_exit order by ptr)")"
+check "failed allocations" 1 "$(q $db 'select count(*) from block where flags & 1')"
+check "cross-thread frees" 3 "$(q $db 'select count(*) from block where free_tid != alloc_tid')"
+check "realloc chain" "4|6|2" "$(q $db "select group_concat(flags, '|') from (select flags from block where ptr in (36864, 40960) order by id)")"
+check "realloc prev links" 2 "$(q $db 'select count(*) from block b join block p on b.prev_block = p.id')"
+check "orphan frees" 2 "$(q $db 'select count(*) from orphan_free')"
+check "LTTng thread filtered" 0 "$(q $db 'select count(*) from block where ptr = 28672')"
+check "filtered count" 1 "$(q $db "select value from meta where key = 'filtered_lttng_thread_events'")"
+check "stacks" 1 "$(q $db 'select count(*) from stack')"
+check "frames" 3 "$(q $db 'select count(*) from frame')"
+check "frame 0 function" "ingest_gen_leaf" "$(q $db 'select function from frame where depth = 0')"
+check "frame 1 function" "ingest_gen_mid" "$(q $db 'select function from frame where depth = 1')"
+check "frame file:line" 1 "$(q $db "select count(*) from frame where depth = 0 and file like '%ingest_gen.c' and line > 0")"
+check "frame module" 1 "$(q $db "select count(*) from frame where depth = 0 and module like '%/ingest_gen'")"
+check "alloc stacks renumbered" 10 "$(q $db 'select count(*) from block where alloc_stack = (select id from stack) and tier = 1 and ptr < 8192')"
+check "modules with build id" 1 "$(q $db "select count(*) > 0 from module where build_id is not null and path like '%ingest_gen'")"
+check "errors" "double-free|freed twice" "$(q $db "select kind || '|' || details from error")"
+check "os regions" "map|unmap" "$(q $db "select group_concat(op, '|') from (select op from os_region order by seq)")"
+check "run" "stacks=3|2445000000|0" "$(q $db 'select options, tsc_hz, discarded_events from run' | tr -d '\n')"
+check "run events >= 32" 1 "$(q $db 'select events >= 32 from run')"
+check "threads" 1 "$(q $db "select count(*) from thread where name = 'worker'")"
+check "process name" "ingest_gen" "$(q $db 'select procname from process')"
+check "path_cycles free count (5 + 3 + 1 orphan)" 9 "$(q $db "select count from path_cycles where path = 'tiny_cache_push'")"
+check "status" complete "$(q $db "select value from meta where key = 'ingest_status'")"
+check "indexes" 1 "$(q $db "select count(*) from sqlite_master where name = 'block_ptr'")"
+check "schema version" 1 "$(q $db 'pragma user_version')"
+
+# --- fork with liblttng-ust-fork: the child is its own process --------------------------
+forklib=$(ls /usr/lib/*/liblttng-ust-fork.so* 2>/dev/null | head -1)
+LD_PRELOAD=$forklib record_trace "$work/fork" "$GEN" fork || fail "recording fork"
+"$HL" collect "$work/fork" -o "$work/fork.db" -q; check "fork collect exit" 0 $?
+db=$work/fork.db
+check "fork processes" 2 "$(q $db 'select count(distinct pid) from block')"
+check "fork blocks" 30 "$(q $db 'select count(*) from block')"
+check "fork live at exit" 6 "$(q $db 'select count(*) from live_at_exit')"
+check "fork no inferred ends" 0 "$(q $db 'select count(*) from block where flags & 8')"
+
+# --- bad input ---------------------------------------------------------------------------
+out=$("$HL" collect "$work/basic" -o "$work/basic.db" 2>&1); rc=$?
+check "existing output: exit" 1 $rc
+case $out in *"output file exists"*"--force"*) pass "existing output: message";; *) fail "existing output: message: $out";; esac
+"$HL" collect "$work/basic" -o "$work/basic.db" --force -q; check "--force exit" 0 $?
+mkdir -p "$work/empty"; out=$("$HL" collect "$work/empty" -o "$work/e.db" 2>&1); rc=$?
+check "not a trace: exit" 1 $rc
+case $out in *"not an LTTng trace"*) pass "not a trace: message";; *) fail "not a trace: message: $out";; esac
+[ -e "$work/e.db" ] && fail "not a trace: no db left" || pass "not a trace: no db left"
+out=$("$HL" collect "$work/nowhere" -o "$work/e.db" 2>&1); rc=$?
+check "missing dir: exit" 1 $rc
+case $out in *"No such file"*) pass "missing dir: message";; *) fail "missing dir: message: $out";; esac
+out=$("$HL" collect "$work/basic" -o "$work/no/such/dir/x.db" 2>&1); rc=$?
+check "unwritable output: exit" 1 $rc
+case $out in *"cannot create"*"No such file"*) pass "unwritable output: message";; *) fail "unwritable output: message: $out";; esac
+out=$("$HL" collect 2>&1); check "usage: exit" 2 $?
+
+# truncated stream file: what decoded is kept, the loss is reported
+cp -r "$work/basic" "$work/trunc"
+f=$(find "$work/trunc" -name 'ch_*' -path '*64-bit/ch_*' -size +0 | head -1)
+truncate -s $(( $(stat -c %s "$f") / 2 )) "$f"
+out=$("$HL" collect "$work/trunc" -o "$work/trunc.db" -q 2>&1); rc=$?
+check "truncated: exit (partial)" 3 $rc
+case $out in *"warning: trace damaged"*) pass "truncated: message: $out";; *) fail "truncated: message: $out";; esac
+check "truncated: the other streams kept" 1 "$(q $work/trunc.db 'select count(*) > 0 from block')"
+check "truncated: status" partial "$(q $work/trunc.db "select value from meta where key = 'ingest_status'")"
+
+# corrupt metadata: nothing decodes
+cp -r "$work/basic" "$work/corrupt"
+m=$(find "$work/corrupt" -name metadata | head -1)
+printf 'garbage garbage garbage' | dd of="$m" bs=1 seek=40 conv=notrunc status=none
+out=$("$HL" collect "$work/corrupt" -o "$work/corrupt.db" -q 2>&1); rc=$?
+check "corrupt metadata: exit" 1 $rc
+case $out in *"not a readable CTF trace"*) pass "corrupt metadata: message";; *) fail "corrupt metadata: message: $out";; esac
+
+# full disk: a 1 MiB tmpfs (root only; CI runs as root)
+if [ "$(id -u)" = 0 ]; then
+    "$GEN" bench 20000 >/dev/null 2>&1 # warm
+    record_trace "$work/big" "$GEN" bench 60000 || fail "recording big"
+    mnt=$work/small; mkdir -p "$mnt"
+    if mount -t tmpfs -o size=1m tmpfs "$mnt"; then
+        out=$("$HL" collect "$work/big" -o "$mnt/full.db" -q 2>&1); rc=$?
+        check "disk full: exit" 1 $rc
+        case $out in *"disk full"*) pass "disk full: message";; *) fail "disk full: message: $out";; esac
+        [ -e "$mnt/full.db" ] && fail "disk full: partial db removed" || pass "disk full: partial db removed"
+        mount -o remount,ro "$mnt"
+        out=$("$HL" collect "$work/basic" -o "$mnt/ro.db" -q 2>&1); rc=$?
+        check "read-only output: exit" 1 $rc
+        case $out in *"Read-only"*|*"readonly"*) pass "read-only output: message";; *) fail "read-only output: message: $out";; esac
+        umount "$mnt"; mnt=""
+    else
+        echo "  skip full-disk test (cannot mount tmpfs)"
+    fi
+fi
+
+if [ -x "$here/collectd_test.sh" ]; then "$here/collectd_test.sh" "$HL" "$GEN" "$work" || fails=$((fails + 1)); fi
+
+if [ $fails -ne 0 ]; then echo "ingest: $fails FAILED"; exit 1; fi
+echo "ingest: all passed"

@@ -1,0 +1,377 @@
+/* tracer/ingest_store.c — the storage side: rows into SQLite.
+ *
+ * One prepared statement per row kind, bound and stepped for each row; rows go into large
+ * transactions (bulk: HL_STORE_TXN_ROWS rows, live: whatever arrived until the next
+ * checkpoint). Bulk mode turns synchronous off (the file is new and only valid once the
+ * ingest ends: a crash loses the whole ingest, never half a table), live mode keeps
+ * synchronous=NORMAL in WAL, so every commit survives a crash or SIGKILL of collectd.
+ * The first error is sticky: later calls return -1 at once and hl_store_errmsg() says what
+ * failed ("disk full", "readonly", …).
+ */
+#include "db.h"
+#include "ingest_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HL_STORE_TXN_ROWS 1000000
+
+enum {
+    S_BLOCK,
+    S_ORPHAN,
+    S_STACK,
+    S_FRAME,
+    S_OS,
+    S_ERROR,
+    S_MODULE,
+    S_MODULE_BID,
+    S_MODULE_UNLOAD,
+    S_THREAD,
+    S_PROCESS,
+    S_RUN,
+    S_META,
+    S_COUNT
+};
+
+static const char *const sql[S_COUNT] = {
+    [S_BLOCK] = "INSERT INTO block(id, pid, ptr, size, usable, tier, class, alloc_seq, alloc_ts,"
+                " alloc_tid, alloc_path, alloc_cycles, alloc_stack, free_seq, free_ts, free_tid,"
+                " free_path, free_cycles, free_stack, prev_block, flags)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [S_ORPHAN] = "INSERT INTO orphan_free(seq, ts, pid, tid, ptr, path, cycles, stack)"
+                 " VALUES (?,?,?,?,?,?,?,?)",
+    [S_STACK] = "INSERT INTO stack(id, pid, depth) VALUES (?,?,?)",
+    [S_FRAME] = "INSERT OR REPLACE INTO frame(stack_id, depth, ip, function, offset, file, line,"
+                " module) VALUES (?,?,?,?,?,?,?,?)",
+    [S_OS] = "INSERT INTO os_region(seq, ts, pid, tid, op, addr, len, purpose)"
+             " VALUES (?,?,?,?,?,?,?,?)",
+    [S_ERROR] = "INSERT INTO error(ts, pid, tid, kind, addr, size, details, stack, alloc_stack,"
+                " free_stack) VALUES (?,?,?,?,?,?,?,?,?,?)",
+    [S_MODULE] = "INSERT INTO module(pid, baddr, memsz, path, load_ts) VALUES (?,?,?,?,?)",
+    [S_MODULE_BID] = "UPDATE module SET build_id = ?3 WHERE rowid = (SELECT max(rowid) FROM"
+                     " module WHERE pid = ?1 AND baddr = ?2)",
+    [S_MODULE_UNLOAD] = "UPDATE module SET unload_ts = ?3 WHERE rowid = (SELECT max(rowid) FROM"
+                        " module WHERE pid = ?1 AND baddr = ?2 AND unload_ts IS NULL)",
+    [S_THREAD] = "INSERT OR REPLACE INTO thread(pid, tid, name) VALUES (?,?,?)",
+    [S_PROCESS] = "INSERT OR REPLACE INTO process(pid, procname, options, tsc_hz, start_ts,"
+                  " end_ts) VALUES (?,?,?,?,?,?)",
+    [S_RUN] = "INSERT OR REPLACE INTO run(id, command, options, host, version, tsc_hz, start_ts,"
+              " end_ts, exit_status, events, discarded_events, arena_size)"
+              " VALUES (1,?,?,?,?,?,?,?,?,?,?,?)",
+    [S_META] = "INSERT OR REPLACE INTO meta(key, value) VALUES (?,?)",
+};
+
+struct hl_store_s {
+    sqlite3 *db;
+    sqlite3_stmt *st[S_COUNT];
+    int live, in_txn, failed;
+    uint64_t rows;
+    char err[256];
+};
+
+static int fail(hl_store_t *s, const char *what)
+{
+    if (s->failed) return -1;
+    s->failed = 1;
+    int code = sqlite3_extended_errcode(s->db);
+    int sys = sqlite3_system_errno(s->db);
+    if ((code & 0xff) == SQLITE_FULL)
+        snprintf(s->err, sizeof s->err, "%s: disk full", what);
+    else if (sys)
+        snprintf(s->err, sizeof s->err, "%s: %s (%s)", what, sqlite3_errmsg(s->db), strerror(sys));
+    else
+        snprintf(s->err, sizeof s->err, "%s: %s", what, sqlite3_errmsg(s->db));
+    return -1;
+}
+
+const char *hl_store_errmsg(const hl_store_t *s)
+{
+    return s->err;
+}
+
+static int exec(hl_store_t *s, const char *q)
+{
+    if (s->failed) return -1;
+    if (sqlite3_exec(s->db, q, NULL, NULL, NULL) != SQLITE_OK) return fail(s, q);
+    return 0;
+}
+
+hl_store_t *hl_store_open(sqlite3 *db, int live, char *err, size_t errlen)
+{
+    hl_store_t *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    s->db = db;
+    s->live = live;
+    exec(s, live ? "PRAGMA synchronous = NORMAL" : "PRAGMA synchronous = OFF");
+    exec(s, "PRAGMA cache_size = -65536");
+    exec(s, "PRAGMA temp_store = MEMORY");
+    for (int i = 0; i < S_COUNT && !s->failed; i++)
+        if (sqlite3_prepare_v3(db, sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) !=
+            SQLITE_OK)
+            fail(s, "preparing statements");
+    if (!s->failed && exec(s, "BEGIN") == 0) s->in_txn = 1;
+    if (s->failed) {
+        snprintf(err, errlen, "%s", s->err);
+        hl_store_close(s, 0, NULL, 0);
+        return NULL;
+    }
+    return s;
+}
+
+int hl_store_commit(hl_store_t *s)
+{
+    if (s->failed) return -1;
+    if (s->in_txn && exec(s, "COMMIT") != 0) return -1;
+    s->in_txn = 0;
+    if (exec(s, "BEGIN") != 0) return -1;
+    s->in_txn = 1;
+    s->rows = 0;
+    return 0;
+}
+
+int hl_store_close(hl_store_t *s, int indexes, char *err, size_t errlen)
+{
+    if (!s) return -1;
+    if (!s->failed && s->in_txn)
+        exec(s, "COMMIT");
+    else if (s->in_txn)
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    s->in_txn = 0;
+    if (!s->failed && indexes) {
+        char e[256];
+        if (hl_db_create_indexes(s->db, e, sizeof e) != 0) {
+            s->failed = 1;
+            snprintf(s->err, sizeof s->err, "%s", e);
+        }
+    }
+    for (int i = 0; i < S_COUNT; i++)
+        sqlite3_finalize(s->st[i]);
+    int rc = s->failed ? -1 : 0;
+    if (rc && err) snprintf(err, errlen, "%s", s->err);
+    free(s);
+    return rc;
+}
+
+/* Step a bound statement; counts the row toward the bulk transaction size. */
+static int step(hl_store_t *s, int which, const char *what)
+{
+    sqlite3_stmt *st = s->st[which];
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE) return fail(s, what);
+    if (++s->rows >= HL_STORE_TXN_ROWS && !s->live) return hl_store_commit(s);
+    return 0;
+}
+
+static inline void bind_i(sqlite3_stmt *st, int i, int64_t v)
+{
+    sqlite3_bind_int64(st, i, v);
+}
+
+static inline void bind_opt(sqlite3_stmt *st, int i, int64_t v, int present)
+{
+    if (present)
+        sqlite3_bind_int64(st, i, v);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+static inline void bind_s(sqlite3_stmt *st, int i, const char *v)
+{
+    if (v)
+        sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+int hl_store_block(hl_store_t *s, const hl_block_row_t *r)
+{
+    if (s->failed) return -1;
+    sqlite3_stmt *st = s->st[S_BLOCK];
+    bind_i(st, 1, r->id);
+    bind_i(st, 2, r->pid);
+    bind_i(st, 3, (int64_t)r->ptr);
+    bind_i(st, 4, (int64_t)r->size);
+    bind_i(st, 5, (int64_t)r->usable);
+    bind_i(st, 6, r->tier);
+    bind_i(st, 7, r->cls);
+    bind_i(st, 8, (int64_t)r->alloc_seq);
+    bind_i(st, 9, (int64_t)r->alloc_ts);
+    bind_i(st, 10, r->alloc_tid);
+    bind_opt(st, 11, r->alloc_path, r->alloc_path != 0);
+    bind_opt(st, 12, r->alloc_cycles, r->alloc_cycles >= 0);
+    bind_opt(st, 13, r->alloc_stack, r->alloc_stack != 0);
+    bind_opt(st, 14, (int64_t)r->free_seq, r->has_free);
+    bind_opt(st, 15, (int64_t)r->free_ts, r->has_free);
+    bind_opt(st, 16, r->free_tid, r->has_free);
+    bind_opt(st, 17, r->free_path, r->has_free && r->free_path != 0);
+    bind_opt(st, 18, r->free_cycles, r->has_free && r->free_cycles >= 0);
+    bind_opt(st, 19, r->free_stack, r->has_free && r->free_stack != 0);
+    bind_opt(st, 20, r->prev_block, r->prev_block != 0);
+    bind_i(st, 21, r->flags);
+    return step(s, S_BLOCK, "writing blocks");
+}
+
+int hl_store_orphan(hl_store_t *s, uint64_t seq, uint64_t ts, uint32_t pid, uint32_t tid,
+                    uint64_t ptr, int path, int64_t cycles, int64_t stack)
+{
+    if (s->failed) return -1;
+    sqlite3_stmt *st = s->st[S_ORPHAN];
+    bind_i(st, 1, (int64_t)seq);
+    bind_i(st, 2, (int64_t)ts);
+    bind_i(st, 3, pid);
+    bind_i(st, 4, tid);
+    bind_i(st, 5, (int64_t)ptr);
+    bind_opt(st, 6, path, path != 0);
+    bind_opt(st, 7, cycles, cycles >= 0);
+    bind_opt(st, 8, stack, stack != 0);
+    return step(s, S_ORPHAN, "writing orphan frees");
+}
+
+int hl_store_stack(hl_store_t *s, int64_t id, uint32_t pid, int depth)
+{
+    if (s->failed) return -1;
+    sqlite3_stmt *st = s->st[S_STACK];
+    bind_i(st, 1, id);
+    bind_i(st, 2, pid);
+    bind_i(st, 3, depth);
+    return step(s, S_STACK, "writing stacks");
+}
+
+int hl_store_frame(hl_store_t *s, int64_t stack_id, int depth, uint64_t ip, const hl_sym_t *y)
+{
+    if (s->failed) return -1;
+    sqlite3_stmt *st = s->st[S_FRAME];
+    bind_i(st, 1, stack_id);
+    bind_i(st, 2, depth);
+    bind_i(st, 3, (int64_t)ip);
+    bind_s(st, 4, y->function);
+    bind_opt(st, 5, (int64_t)y->offset, y->module != NULL);
+    bind_s(st, 6, y->file);
+    bind_opt(st, 7, y->line, y->file != NULL);
+    bind_s(st, 8, y->module);
+    return step(s, S_FRAME, "writing frames");
+}
+
+int hl_store_os(hl_store_t *s, const hl_rec_t *r, const char *op)
+{
+    if (s->failed) return -1;
+    sqlite3_stmt *st = s->st[S_OS];
+    bind_i(st, 1, (int64_t)r->seq);
+    bind_i(st, 2, (int64_t)r->ts);
+    bind_i(st, 3, r->pid);
+    bind_i(st, 4, r->tid);
+    bind_s(st, 5, op);
+    bind_i(st, 6, (int64_t)r->a);
+    bind_i(st, 7, (int64_t)r->b);
+    bind_s(st, 8, r->ext);
+    return step(s, S_OS, "writing OS regions");
+}
+
+int hl_store_error(hl_store_t *s, const hl_rec_t *r, int64_t stack, int64_t alloc_stack,
+                   int64_t free_stack)
+{
+    if (s->failed) return -1;
+    const char *kind = r->ext ? r->ext : "";
+    const char *details = r->ext ? kind + strlen(kind) + 1 : NULL;
+    sqlite3_stmt *st = s->st[S_ERROR];
+    bind_i(st, 1, (int64_t)r->ts);
+    bind_i(st, 2, r->pid);
+    bind_i(st, 3, r->tid);
+    bind_s(st, 4, kind);
+    bind_i(st, 5, (int64_t)r->a);
+    bind_i(st, 6, (int64_t)r->b);
+    bind_s(st, 7, details && *details ? details : NULL);
+    bind_opt(st, 8, stack, stack != 0);
+    bind_opt(st, 9, alloc_stack, alloc_stack != 0);
+    bind_opt(st, 10, free_stack, free_stack != 0);
+    return step(s, S_ERROR, "writing errors");
+}
+
+int hl_store_module(hl_store_t *s, uint32_t pid, uint64_t baddr, uint64_t memsz, const char *path,
+                    uint64_t ts)
+{
+    if (s->failed) return -1;
+    sqlite3_stmt *st = s->st[S_MODULE];
+    bind_i(st, 1, pid);
+    bind_i(st, 2, (int64_t)baddr);
+    bind_i(st, 3, (int64_t)memsz);
+    bind_s(st, 4, path);
+    bind_i(st, 5, (int64_t)ts);
+    return step(s, S_MODULE, "writing modules");
+}
+
+int hl_store_module_build_id(hl_store_t *s, uint32_t pid, uint64_t baddr, const char *hex)
+{
+    if (s->failed) return -1;
+    sqlite3_stmt *st = s->st[S_MODULE_BID];
+    bind_i(st, 1, pid);
+    bind_i(st, 2, (int64_t)baddr);
+    bind_s(st, 3, hex);
+    return step(s, S_MODULE_BID, "writing build ids");
+}
+
+int hl_store_module_unload(hl_store_t *s, uint32_t pid, uint64_t baddr, uint64_t ts)
+{
+    if (s->failed) return -1;
+    sqlite3_stmt *st = s->st[S_MODULE_UNLOAD];
+    bind_i(st, 1, pid);
+    bind_i(st, 2, (int64_t)baddr);
+    bind_i(st, 3, (int64_t)ts);
+    return step(s, S_MODULE_UNLOAD, "writing module unloads");
+}
+
+int hl_store_thread(hl_store_t *s, uint32_t pid, uint32_t tid, const char *name)
+{
+    if (s->failed) return -1;
+    sqlite3_stmt *st = s->st[S_THREAD];
+    bind_i(st, 1, pid);
+    bind_i(st, 2, tid);
+    bind_s(st, 3, name);
+    return step(s, S_THREAD, "writing threads");
+}
+
+int hl_store_process(hl_store_t *s, uint32_t pid, const char *procname, const char *options,
+                     uint64_t tsc_hz, uint64_t start_ts, uint64_t end_ts)
+{
+    if (s->failed) return -1;
+    sqlite3_stmt *st = s->st[S_PROCESS];
+    bind_i(st, 1, pid);
+    bind_s(st, 2, procname);
+    bind_s(st, 3, options);
+    bind_opt(st, 4, (int64_t)tsc_hz, tsc_hz != 0);
+    bind_i(st, 5, (int64_t)start_ts);
+    bind_i(st, 6, (int64_t)end_ts);
+    return step(s, S_PROCESS, "writing processes");
+}
+
+int hl_store_run(hl_store_t *s, const hl_run_row_t *r)
+{
+    if (s->failed) return -1;
+    sqlite3_stmt *st = s->st[S_RUN];
+    bind_s(st, 1, r->command);
+    bind_s(st, 2, r->options);
+    bind_s(st, 3, r->host);
+    bind_s(st, 4, r->version);
+    bind_opt(st, 5, (int64_t)r->tsc_hz, r->tsc_hz != 0);
+    bind_opt(st, 6, (int64_t)r->start_ts, r->has_ts);
+    bind_opt(st, 7, (int64_t)r->end_ts, r->has_ts);
+    bind_opt(st, 8, r->exit_status, r->has_exit_status);
+    bind_i(st, 9, (int64_t)r->events);
+    bind_i(st, 10, (int64_t)r->discarded);
+    bind_i(st, 11, (int64_t)r->arena_size);
+    return step(s, S_RUN, "writing the run");
+}
+
+int hl_store_meta(hl_store_t *s, const char *key, const char *value)
+{
+    if (s->failed) return -1;
+    sqlite3_stmt *st = s->st[S_META];
+    bind_s(st, 1, key);
+    bind_s(st, 2, value);
+    return step(s, S_META, "writing meta");
+}
