@@ -3,12 +3,18 @@
  * guard discipline as the malloc shim. Used by the record tests (exact event counts, stacks,
  * fork) and by the emit-cost benchmark.
  *
- * usage: tp_emit N [threads] [fork]     prints "events E ns_per_event X" on stdout
+ * usage: tp_emit N [threads] [fork|sleep|crash]
+ *   fork   a child (fork without exec) emits the same events as the parent, first
+ *   sleep  after emitting, wait for a signal (Ctrl-C tests)
+ *   crash  after emitting, die of SIGSEGV
+ * Prints "events E ns_per_event X active A" on stdout (E: events of this process).
  */
 #include "hl_schema.h"
 #include "trace.h"
 
 #include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,10 +73,10 @@ int main(int argc, char **argv)
     }
     n_pairs = atol(argv[1]);
     int threads = argc > 2 ? atoi(argv[2]) : 1;
-    int do_fork = argc > 3 && !strcmp(argv[3], "fork");
+    const char *mode = argc > 3 ? argv[3] : "";
     if (threads < 1 || threads > 64) threads = 1;
     hl_trace_init(getenv("HEAPLEDGER_OPTIONS"), 0);
-    if (do_fork) {
+    if (!strcmp(mode, "fork")) {
         pid_t pid = fork();
         if (pid == 0) {
             run(threads);
@@ -81,5 +87,8 @@ int main(int argc, char **argv)
     double s = run(threads);
     double ev = 2.0 * (double)n_pairs * threads;
     printf("events %.0f ns_per_event %.1f active %d\n", ev, s * 1e9 / ev, hl_trace_active());
+    fflush(stdout);
+    if (!strcmp(mode, "sleep")) pause();
+    if (!strcmp(mode, "crash")) raise(SIGSEGV);
     return 0;
 }

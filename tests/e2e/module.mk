@@ -1,0 +1,27 @@
+# tests/e2e/ — end-to-end tests: the real CLI, a real lttng-sessiond, real programs, checked
+# against the CTF trace (babeltrace2) and the SQLite run database. Each part of the tree adds
+# its own scripts here with distinct names (record_*, ingest_*, analyzer_*).
+
+E2E_DIR := $(TEST_DIR)/e2e
+
+# tp_emit: the tracing backend linked into a program of its own (no allocator), so the
+# recording pipeline is tested exactly (known event counts) independently of liballoc.
+$(E2E_DIR)/tp_emit: tests/e2e/tp_emit.c liballoc/trace_lttng.c liballoc/stack.c liballoc/stack.h \
+                    liballoc/trace.h schemas/heapledger_tp.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -DHL_TRACE_LTTNG -o $@ tests/e2e/tp_emit.c liballoc/trace_lttng.c \
+	    liballoc/stack.c -lunwind -ldl -lpthread
+
+# A stand-in libheapledger.so for the tp_emit tests (record insists on preloading one).
+$(E2E_DIR)/stub/libheapledger.so:
+	@mkdir -p $(dir $@)
+	echo 'int hl_e2e_stub;' | $(CC) -x c -shared -fPIC -o $@ -
+
+E2E_RECORD_DEPS := $(E2E_DIR)/tp_emit $(E2E_DIR)/stub/libheapledger.so \
+                   $(BIN_DIR)/heapledger $(LIB_DIR)/libheapledger-tp.so
+
+.PHONY: record-check
+record-check: $(E2E_RECORD_DEPS)
+	@BUILD=$(BUILD) tests/e2e/record_test.sh
+
+CHECK_TARGETS += record-check

@@ -1,0 +1,254 @@
+#!/usr/bin/env bash
+# tests/e2e/record_test.sh — end-to-end tests of `heapledger record`.
+#
+# Real lttng-sessiond (started by record itself when none runs), real programs, exact event
+# counts checked in the CTF trace (babeltrace2) and, when this build has ingest, in the run
+# database. The tracing backend is exercised through tests/e2e/tp_emit (backend linked into the
+# program); tests that need the real allocator run when build/lib/libheapledger.so exists.
+#
+# usage: BUILD=build tests/e2e/record_test.sh [TEST...]      (default: all)
+set -u
+BUILD=${BUILD:-build}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+HL=$ROOT/$BUILD/bin/heapledger
+E2E=$ROOT/$BUILD/tests/e2e
+EMIT=$E2E/tp_emit
+WORK=$(mktemp -d /tmp/hl-record-test.XXXXXX)
+STUB=$WORK/lib
+mkdir -p "$STUB"
+cp "$E2E/stub/libheapledger.so" "$STUB/"
+ln -s "$ROOT/$BUILD/lib/libheapledger-tp.so" "$STUB/libheapledger-tp.so"
+export HEAPLEDGER_LIBDIR=$STUB
+pass=0 fail=0 skip=0
+failed=()
+
+cleanup() { [ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"; }
+trap cleanup EXIT
+
+have_ingest() { ! grep -q "has no ingest" "$1" 2>/dev/null; }
+note() { echo "    $*"; }
+check() { # check DESCRIPTION EXPECTED ACTUAL
+    if [ "$2" == "$3" ]; then return 0; fi
+    note "FAIL: $1: expected '$2', got '$3'"
+    return 1
+}
+contains() { # contains FILE TEXT
+    grep -qF -- "$2" "$1" && return 0
+    note "FAIL: '$2' not in $1:"
+    sed 's/^/      | /' "$1" | head -20
+    return 1
+}
+count_events() { # count_events TRACE_DIR EVENT_NAME
+    babeltrace2 "$1" 2>/dev/null | grep -c " $2: "
+}
+sql() { sqlite3 -batch -noheader "$1" "$2"; }
+
+# --- the tests ----------------------------------------------------------------------------
+
+# Exact counts: 2 threads × 5000 alloc/free pairs in the parent and in a fork-without-exec
+# child; each process has its own config and stack events.
+t_counts_fork() {
+    local d=$WORK/counts
+    "$HL" record -o "$d.db" --keep-trace "$d" --stacks 8 -- "$EMIT" 5000 2 fork \
+        >"$d.out" 2>"$d.err" || { note "record failed: $(cat "$d.err")"; return 1; }
+    check "alloc events" 20000 "$(count_events "$d" heapledger:alloc)" || return 1
+    check "free events" 20000 "$(count_events "$d" heapledger:free)" || return 1
+    check "config events (one per process)" 2 "$(count_events "$d" heapledger:config)" || return 1
+    local vpids
+    vpids=$(babeltrace2 "$d" | grep " heapledger:alloc: " | sed -E 's/.*vpid = ([0-9]+).*/\1/' |
+        sort | uniq -c | awk '{print $1}' | tr '\n' ' ')
+    check "alloc events per process" "10000 10000 " "$vpids" || return 1
+    local nostack
+    nostack=$(babeltrace2 "$d" | grep -E " heapledger:(alloc|free): " | grep -c "stack = 0 }")
+    check "events without stack id" 0 "$nostack" || return 1
+    [ "$(count_events "$d" heapledger:stack)" -ge 4 ] || { note "FAIL: < 4 stack events"; return 1; }
+    [ "$(count_events "$d" lttng_ust_statedump:bin_info)" -ge 2 ] ||
+        { note "FAIL: no statedump (module base addresses)"; return 1; }
+    if have_ingest "$d.err"; then
+        check "db blocks" 20000 "$(sql "$d.db" "SELECT count(*) FROM block")" || return 1
+        check "db freed" 20000 "$(sql "$d.db" "SELECT count(*) FROM allocations WHERE free_ts IS NOT NULL")" || return 1
+        check "db processes" 2 "$(sql "$d.db" "SELECT count(DISTINCT pid) FROM block")" || return 1
+        check "db discarded" 0 "$(sql "$d.db" "SELECT discarded_events FROM run")" || return 1
+        contains "$d.err" "live at exit" || return 1
+    else
+        SKIPPED_PART="db checks (no ingest in this build)"
+    fi
+}
+
+# stacks=0: no stack events, stack id 0 everywhere.
+t_no_stacks() {
+    local d=$WORK/nostacks
+    "$HL" record -o "$d.db" --keep-trace "$d" --stacks 0 -- "$EMIT" 1000 1 \
+        >"$d.out" 2>"$d.err" || true
+    check "stack events" 0 "$(count_events "$d" heapledger:stack)" || return 1
+    check "alloc events" 1000 "$(count_events "$d" heapledger:alloc)" || return 1
+    contains <(babeltrace2 "$d" | grep -m1 heapledger:config) 'options = "stacks=0"' || return 1
+}
+
+t_not_found() {
+    local d=$WORK/notfound
+    "$HL" record -o "$d.db" -- /nonexistent/prog >"$d.out" 2>"$d.err"
+    check "exit status" 127 $? || return 1
+    contains "$d.err" "cannot run '/nonexistent/prog': command not found" || return 1
+    "$HL" record -o "$d.db" -- no-such-program-hl >"$d.out" 2>"$d.err"
+    check "exit status (PATH)" 127 $? || return 1
+    [ ! -e "$d.db" ] || { note "FAIL: database created"; return 1; }
+}
+
+t_not_executable() {
+    local d=$WORK/noexec
+    printf 'data\n' >"$d.txt"
+    "$HL" record -o "$d.db" -- "$d.txt" >"$d.out" 2>"$d.err"
+    check "exit status" 126 $? || return 1
+    contains "$d.err" "permission denied" || return 1
+}
+
+t_usage() {
+    local d=$WORK/usage
+    "$HL" record --stacks 99 -- true >"$d.out" 2>"$d.err"
+    check "--stacks 99 status" 2 $? || return 1
+    contains "$d.err" "--stacks wants a depth from 0 to 64" || return 1
+    "$HL" record >"$d.out" 2>"$d.err"
+    check "no program status" 2 $? || return 1
+    contains "$d.err" "no program given" || return 1
+    : >"$d.exists.db"
+    "$HL" record -o "$d.exists.db" -- true >"$d.out" 2>"$d.err"
+    check "existing -o status" 2 $? || return 1
+    contains "$d.err" "exists (use --force to replace it)" || return 1
+    "$HL" record --help >"$d.out" 2>&1
+    check "--help status" 0 $? || return 1
+    contains "$d.out" "usage: heapledger record" || return 1
+}
+
+t_exit_status() {
+    local d=$WORK/status
+    "$HL" record -o "$d.db" -- sh -c 'exit 3' >"$d.out" 2>"$d.err"
+    check "exit status" 3 $? || return 1
+    contains "$d.err" "exited with status 3" || return 1
+}
+
+# A crash keeps what was recorded: per-UID buffers outlive the process.
+t_crash() {
+    local d=$WORK/crash
+    "$HL" record -o "$d.db" --keep-trace "$d" -- "$EMIT" 3000 1 crash >"$d.out" 2>"$d.err"
+    check "exit status" 139 $? || return 1
+    contains "$d.err" "was killed by signal 11" || return 1
+    check "alloc events kept" 3000 "$(count_events "$d" heapledger:alloc)" || return 1
+    if have_ingest "$d.err"; then
+        check "db blocks" 3000 "$(sql "$d.db" "SELECT count(*) FROM block")" || return 1
+        check "db exit status" 139 "$(sql "$d.db" "SELECT exit_status FROM run")" || return 1
+    fi
+}
+
+# The program killed from outside (SIGKILL): status 137, events kept.
+t_killed() {
+    local d=$WORK/killed
+    "$HL" record -o "$d.db" --keep-trace "$d" -- "$EMIT" 2000 1 sleep >"$d.out" 2>"$d.err" &
+    local rec=$!
+    for _ in $(seq 100); do grep -q events "$d.out" 2>/dev/null && break; sleep 0.1; done
+    pkill -KILL -P "$rec" -x tp_emit
+    wait "$rec"
+    check "exit status" 137 $? || return 1
+    contains "$d.err" "was killed by signal 9" || return 1
+    check "alloc events kept" 2000 "$(count_events "$d" heapledger:alloc)" || return 1
+}
+
+# Ctrl-C: record forwards SIGINT to the program, then still stops, ingests and summarises.
+t_ctrl_c() {
+    local d=$WORK/ctrlc
+    "$HL" record -o "$d.db" --keep-trace "$d" -- "$EMIT" 2000 1 sleep >"$d.out" 2>"$d.err" &
+    local rec=$!
+    for _ in $(seq 100); do grep -q events "$d.out" 2>/dev/null && break; sleep 0.1; done
+    kill -INT "$rec"
+    wait "$rec"
+    check "exit status" 130 $? || return 1
+    contains "$d.err" "was killed by signal 2" || return 1
+    contains "$d.err" "interrupted" || return 1
+    check "alloc events kept" 2000 "$(count_events "$d" heapledger:alloc)" || return 1
+    if have_ingest "$d.err"; then
+        check "db blocks" 2000 "$(sql "$d.db" "SELECT count(*) FROM block")" || return 1
+    fi
+}
+
+# Lossy mode records too (discard channel, no blocking).
+t_lossy() {
+    local d=$WORK/lossy
+    "$HL" record -o "$d.db" --keep-trace "$d" --lossy -- "$EMIT" 1000 1 >"$d.out" 2>"$d.err" ||
+        have_ingest "$d.err" && [ -s "$d.db" ] || true
+    check "alloc events" 1000 "$(count_events "$d" heapledger:alloc)" || return 1
+}
+
+# Untraced runs never load liblttng-ust; the tracepoints stay off.
+t_untraced() {
+    local out
+    out=$("$EMIT" 1000 1)
+    contains <(echo "$out") "active 0" || return 1
+    out=$(LD_PRELOAD="$STUB/libheapledger.so" bash -c 'grep -c lttng-ust\\. /proc/$$/maps')
+    check "liblttng-ust mapped in an untraced run" 0 "$out" || return 1
+}
+
+# No session daemon and none can be started: run as an unprivileged user (own, empty
+# LTTNG_HOME, so no daemon answers) with a sessiond binary that does not exist / fails.
+t_no_sessiond() {
+    local d=$WORK/nosessiond
+    command -v setpriv >/dev/null || { SKIPPED_PART="setpriv missing"; return 0; }
+    [ "$(id -u)" = 0 ] || { SKIPPED_PART="needs root to switch user"; return 0; }
+    mkdir -p "$d/home" && chmod 777 "$d" "$d/home"
+    chmod o+rx "$WORK" "$STUB"
+    setpriv --reuid=65534 --regid=65534 --clear-groups env LTTNG_HOME="$d/home" \
+        HEAPLEDGER_LTTNG_SESSIOND=/nonexistent/lttng-sessiond \
+        "$HL" record -o "$d/x.db" -- true >"$d/out" 2>"$d/err"
+    check "exit status (missing)" 125 $? || return 1
+    contains "$d/err" "no LTTng session daemon is running and '/nonexistent/lttng-sessiond' was not found" || return 1
+    setpriv --reuid=65534 --regid=65534 --clear-groups env LTTNG_HOME="$d/home" \
+        HEAPLEDGER_LTTNG_SESSIOND=/bin/false \
+        "$HL" record -o "$d/x.db" -- true >"$d/out" 2>"$d/err"
+    check "exit status (failing)" 125 $? || return 1
+    contains "$d/err" "starting '/bin/false --daemonize' failed" || return 1
+}
+
+# The output file system is full: the ingest fails with a message and the trace is kept.
+t_disk_full() {
+    local d=$WORK/full
+    mkdir -p "$d/mnt"
+    mount -t tmpfs -o size=64k tmpfs "$d/mnt" 2>/dev/null || { SKIPPED_PART="cannot mount tmpfs"; return 0; }
+    "$HL" record -o "$d/mnt/x.db" -- "$EMIT" 20000 1 >"$d/out" 2>"$d/err"
+    local rc=$?
+    umount "$d/mnt"
+    if ! have_ingest "$d/err"; then SKIPPED_PART="no ingest in this build"; return 0; fi
+    check "exit status" 125 $rc || return 1
+    contains "$d/err" "ingest failed" || return 1
+    contains "$d/err" "the trace is kept in" || return 1
+    local kept
+    kept=$(sed -n 's/.*the trace is kept in \([^;]*\);.*/\1/p' "$d/err")
+    [ -d "$kept" ] || { note "FAIL: kept trace $kept missing"; return 1; }
+    check "events in the kept trace" 20000 "$(count_events "$kept" heapledger:alloc)" || return 1
+    rm -rf "$kept"
+}
+
+# --- runner -------------------------------------------------------------------------------
+all=(t_usage t_not_found t_not_executable t_untraced t_counts_fork t_no_stacks t_exit_status
+     t_crash t_killed t_ctrl_c t_lossy t_no_sessiond t_disk_full)
+tests=("$@")
+[ ${#tests[@]} -gt 0 ] || tests=("${all[@]}")
+echo "record-check: ${#tests[@]} tests (work dir $WORK)"
+for t in "${tests[@]}"; do
+    SKIPPED_PART=
+    start=$(date +%s.%N)
+    if "$t"; then
+        secs=$(echo "$(date +%s.%N) - $start" | bc)
+        if [ -n "$SKIPPED_PART" ]; then
+            printf '  ok    %-20s %5.1f s  (skipped: %s)\n' "$t" "$secs" "$SKIPPED_PART"
+            skip=$((skip + 1))
+        else
+            printf '  ok    %-20s %5.1f s\n' "$t" "$secs"
+        fi
+        pass=$((pass + 1))
+    else
+        printf '  FAIL  %s\n' "$t"
+        fail=$((fail + 1))
+        failed+=("$t")
+    fi
+done
+echo "record-check: $pass passed ($skip with skipped parts), $fail failed ${failed[*]:-}"
+[ "$fail" -eq 0 ]
