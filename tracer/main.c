@@ -6,6 +6,7 @@
 
 /* One line per subcommand; a part of the tree adds its line when its command exists. */
 static const hl_cmd_t commands[] = {
+    {"attach", hl_cmd_attach, "trace a running process's malloc family (uprobes) into a database"},
     {"collect", hl_cmd_collect, "ingest an LTTng trace recorded by hand into a run database"},
     {"record", hl_cmd_record, "run a program and record its allocations into a database"},
     {"report", hl_cmd_report, "analyse a run database: utilisation, fragmentation, cycles, leaks"},

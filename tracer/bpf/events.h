@@ -24,8 +24,8 @@ typedef enum hl_kevent_kind_e {
 
 /* One kernel event. Field meaning per kind: docs/kernel.md. 48 bytes. */
 struct hl_kevent {
-    __u64 ts;   /* bpf_ktime_get_ns(): CLOCK_MONOTONIC ns */
-    __u32 pid;  /* tgid */
+    __u64 ts;  /* bpf_ktime_get_ns(): CLOCK_MONOTONIC ns */
+    __u32 pid; /* tgid */
     __u32 tid;
     __u64 addr;
     __u64 len;
@@ -50,7 +50,8 @@ struct hl_ucall {
     __u64 ptr;     /* result (alloc, realloc) or argument (free) */
     __u64 old_ptr; /* realloc: the pointer passed in */
     __u64 size;    /* requested bytes (calloc: nmemb * size) */
-    __s32 stack;   /* stack-trace map id, < 0 when none */
+    __u64 caller;  /* return address of the call (the allocation site) */
+    __s32 stack;   /* stack-trace map id (frame-pointer walk above the caller), < 0: none */
     __u32 kind;    /* hl_ucall_kind_t */
 };
 

@@ -38,8 +38,8 @@ typedef struct hl_kernel_s hl_kernel_t;
 
 /* Counters of one session, valid after hl_kernel_stop(). */
 typedef struct hl_kernel_stats_s {
-    uint64_t events;  /* records received from the kernel and spooled */
-    uint64_t dropped; /* records lost because the ring buffer was full (reservation failed) */
+    uint64_t events;     /* records received from the kernel and spooled */
+    uint64_t dropped;    /* records lost because the ring buffer was full (reservation failed) */
     uint64_t by_kind[8]; /* events per hl_kevent_kind_t (see events.h) */
 } hl_kernel_stats_t;
 

@@ -1,0 +1,25 @@
+# tests/bpf/ — kernel events and attach mode, loaded for real (make check runs as root).
+include tracer/bpf/detect.mk
+
+BPF_TEST_DIR := $(TEST_DIR)/bpf
+BPF_TEST_TOOLS := $(BPF_TEST_DIR)/krun $(BPF_TEST_DIR)/kprog $(BPF_TEST_DIR)/kbig $(BPF_TEST_DIR)/leaky
+
+$(BPF_TEST_DIR)/krun: tests/bpf/krun.c $(HL_BPF_KERNEL_OBJS) $(HL_BPF_DB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -I tracer -o $@ $^ $(HL_BPF_LIBS)
+
+$(BPF_TEST_DIR)/%: tests/bpf/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $<
+
+.PHONY: bpf-check
+bpf-check: $(BPF_TEST_TOOLS) $(HL_CLI)
+	@HL_BPF_ENABLED=$(HL_BPF_ENABLED) HL_BPF_MISSING="$(HL_BPF_MISSING)" BUILD=$(BUILD) \
+	  tests/bpf/run.sh
+
+CHECK_TARGETS += bpf-check
+
+# The attach test wants stacks beyond the caller: frame pointers.
+$(BPF_TEST_DIR)/leaky: tests/bpf/leaky.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -fno-omit-frame-pointer -o $@ $<
