@@ -10,6 +10,8 @@ static const hl_cmd_t commands[] = {
     {"collect", hl_cmd_collect, "ingest an LTTng trace recorded by hand into a run database"},
     {"record", hl_cmd_record, "run a program and record its allocations into a database"},
     {"report", hl_cmd_report, "analyse a run database: utilisation, fragmentation, cycles, leaks"},
+    {"diff", hl_cmd_diff, "compare two runs side by side: cycles per path, utilisation, leaks"},
+    {"history", hl_cmd_history, "every block lifetime that contained an address, with stacks"},
     {NULL, NULL, NULL},
 };
 

@@ -53,6 +53,14 @@ golden report-basic.json "$hl" report --json "$dir/basic.db"
 golden report-arena.txt "$hl" report "$dir/arena.db"
 golden report-window.txt "$hl" report "$dir/basic.db" --from 1us --to 4.5us --top 2
 
+golden diff-basic-arena.txt "$hl" diff "$dir/basic.db" "$dir/arena.db"
+golden history-freed-and-error.txt "$hl" history "$dir/basic.db" 0x10010
+golden history-live.txt "$hl" history "$dir/basic.db" 0x10095
+golden history-header.txt "$hl" history "$dir/basic.db" 0x10085
+fails history-unknown 1 "no block recorded at 0x99999" "$hl" history "$dir/basic.db" 0x99999
+fails history-bad-address 2 "bad address 'zz'" "$hl" history "$dir/basic.db" zz
+fails diff-bad-version 1 "schema version 2" "$hl" diff "$dir/basic.db" "$dir/badversion.db"
+
 # The JSON document parses and has the keys the schema requires.
 if python3 - "$out/report-basic.json" "$here/../../schemas/report.schema.json" <<'PY'
 import json, sys

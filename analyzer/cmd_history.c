@@ -1,0 +1,213 @@
+/* analyzer/cmd_history.c — `heapledger history RUN.db ADDRESS [--pid N]`: every block
+ * lifetime that contained ADDRESS (its header included), in time order, with both ends'
+ * threads, paths and stacks; then errors and orphan frees at that address. For post-mortem
+ * corruption debugging: who allocated the memory, who freed it, what lived there before. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "hl_schema.h"
+#include "rundb.h"
+#include "symbols.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: heapledger history RUN.db ADDRESS [--pid N]\n"
+               "  Every block lifetime that contained ADDRESS (hex 0x… or decimal), with the\n"
+               "  threads and stacks that allocated and freed it. See docs/analyze.md.\n");
+}
+
+static void stack(sqlite3 *db, int64_t id)
+{
+    hl_frames_t fr;
+    if (id < 0 || hl_frames_load(db, id, &fr) < 0 || !fr.n) {
+        printf("        (no stack recorded)\n");
+        if (id >= 0) hl_frames_free(&fr);
+        return;
+    }
+    for (size_t i = 0; i < fr.n; i++)
+        printf("        #%zu %s\n", i, fr.frame[i]);
+    hl_frames_free(&fr);
+}
+
+static const char *thread_name(sqlite3 *db, int64_t pid, int64_t tid, char *buf, size_t n)
+{
+    sqlite3_stmt *st = NULL;
+    buf[0] = 0;
+    if (sqlite3_prepare_v2(db, "SELECT name FROM thread WHERE pid = ? AND tid = ?", -1, &st,
+                           NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, pid);
+        sqlite3_bind_int64(st, 2, tid);
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+            snprintf(buf, n, " (%s)", (const char *)sqlite3_column_text(st, 0));
+    }
+    sqlite3_finalize(st);
+    return buf;
+}
+
+static int64_t i64(sqlite3_stmt *st, int i, int64_t def)
+{
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? def : sqlite3_column_int64(st, i);
+}
+
+static void end_line(sqlite3 *db, const char *what, int64_t start, int64_t pid, int64_t seq,
+                     int64_t ts, int64_t tid, int64_t path, int64_t cycles)
+{
+    char tn[96];
+    printf("    %-10s at %.9f s  seq %" PRId64 "  tid %" PRId64 "%s  path %s", what,
+           (double)(ts - start) / 1e9, seq, tid,
+           tid >= 0 ? thread_name(db, pid, tid, tn, sizeof tn) : "", hl_path_name((unsigned)path));
+    if (cycles >= 0) printf("  %" PRId64 " cycles", cycles);
+    printf("\n");
+}
+
+int hl_cmd_history(int argc, char **argv)
+{
+    const char *path = NULL, *addr_s = NULL;
+    int64_t pid = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(argv[i], "--pid") && i + 1 < argc) {
+            pid = strtoll(argv[++i], NULL, 10);
+            if (pid <= 0) {
+                fprintf(stderr, "heapledger history: bad --pid '%s'\n", argv[i]);
+                return 2;
+            }
+        } else if (argv[i][0] == '-') {
+            fprintf(stderr, "heapledger history: unknown or incomplete option '%s'\n", argv[i]);
+            return 2;
+        } else if (!path) {
+            path = argv[i];
+        } else if (!addr_s) {
+            addr_s = argv[i];
+        } else {
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!path || !addr_s) {
+        usage(stderr);
+        return 2;
+    }
+    char *end;
+    uint64_t addr = strtoull(addr_s, &end, 0);
+    if (*end || end == addr_s) {
+        fprintf(stderr, "heapledger history: bad address '%s' (use 0x… or decimal)\n", addr_s);
+        return 2;
+    }
+    char err[512];
+    sqlite3 *db = hl_an_open(path, err, sizeof err);
+    if (!db) {
+        fprintf(stderr, "heapledger history: %s\n", err);
+        return 1;
+    }
+    int64_t start = hl_an_int(db, "SELECT start_ts FROM run ORDER BY id LIMIT 1", -1);
+    if (start < 0) start = hl_an_int(db, "SELECT min(alloc_ts) FROM block", 0);
+
+    /* A block's bytes, header included: [ptr - 16, ptr + max(usable, size)). The range on
+     * ptr lets SQLite use no index on (pid, ptr) without a pid; the table scan is fine for a
+     * post-mortem question. */
+    sqlite3_stmt *st = NULL;
+    const char *q = "SELECT id, pid, ptr, size, usable, tier, class, alloc_seq, alloc_ts, "
+                    "alloc_tid, alloc_path, alloc_cycles, alloc_stack, free_seq, free_ts, "
+                    "free_tid, free_path, free_cycles, free_stack, prev_block, flags "
+                    "FROM block WHERE (flags & 1) = 0 AND ptr <= ?1 + 16 AND "
+                    "?1 < ptr + max(usable, size) AND (?2 = 0 OR pid = ?2) ORDER BY alloc_seq";
+    if (sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK) {
+        fprintf(stderr, "heapledger history: %s: %s\n", path, sqlite3_errmsg(db));
+        sqlite3_close(db);
+        return 1;
+    }
+    sqlite3_bind_int64(st, 1, (int64_t)addr);
+    sqlite3_bind_int64(st, 2, pid);
+    int n = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(st, 0), bpid = sqlite3_column_int64(st, 1);
+        uint64_t ptr = (uint64_t)sqlite3_column_int64(st, 2);
+        uint64_t size = (uint64_t)sqlite3_column_int64(st, 3);
+        uint64_t usable = (uint64_t)sqlite3_column_int64(st, 4);
+        int tier = sqlite3_column_int(st, 5), flags = sqlite3_column_int(st, 20);
+        uint64_t hdr = tier == HL_TIER_TINY ? 1 : 16;
+        if (addr + hdr < ptr) continue; /* before a tiny block's 1-byte header */
+        n++;
+        printf("%sblock %" PRId64 "  pid %" PRId64 "  [0x%" PRIx64 ", 0x%" PRIx64 ")  size %" PRIu64
+               "  usable %" PRIu64 "  %s",
+               n > 1 ? "\n" : "", id, bpid, ptr, ptr + usable, size, usable,
+               hl_tier_name((unsigned)tier));
+        if (tier == HL_TIER_TINY) printf(" class %d", sqlite3_column_int(st, 6));
+        if (addr < ptr)
+            printf("\n    0x%" PRIx64 " is in the block's header (%" PRIu64 " bytes before the "
+                   "user pointer)\n",
+                   addr, ptr - addr);
+        else if (addr >= ptr + size)
+            printf("\n    0x%" PRIx64 " is at offset %" PRIu64 ", past the %" PRIu64
+                   " requested bytes (slack)\n",
+                   addr, addr - ptr, size);
+        else
+            printf("\n    0x%" PRIx64 " is at offset %" PRIu64 "\n", addr, addr - ptr);
+        end_line(db, flags & 2 ? "realloc'd" : "allocated", start, bpid,
+                 sqlite3_column_int64(st, 7), sqlite3_column_int64(st, 8), i64(st, 9, -1),
+                 i64(st, 10, 0), i64(st, 11, -1));
+        if (flags & 2) printf("    (new side of a realloc of block %" PRId64 ")\n", i64(st, 19, 0));
+        stack(db, i64(st, 12, -1));
+        if (sqlite3_column_type(st, 13) == SQLITE_NULL) {
+            printf("    live at the end of the recording\n");
+        } else {
+            end_line(db, flags & 4 ? "realloc'd" : "freed", start, bpid,
+                     sqlite3_column_int64(st, 13), sqlite3_column_int64(st, 14), i64(st, 15, -1),
+                     i64(st, 16, 0), i64(st, 17, -1));
+            if (flags & 4) printf("    (old side of a realloc: the data moved to a new block)\n");
+            stack(db, i64(st, 18, -1));
+        }
+    }
+    sqlite3_finalize(st);
+
+    /* Errors and orphan frees at this exact address. */
+    int extra = 0;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT ts, pid, tid, kind, details, stack FROM error WHERE addr = ?1 "
+                           "AND (?2 = 0 OR pid = ?2) ORDER BY ts",
+                           -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, (int64_t)addr);
+        sqlite3_bind_int64(st, 2, pid);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            const char *d = (const char *)sqlite3_column_text(st, 4);
+            printf("\nerror %s at 0x%" PRIx64 "  at %.9f s  pid %" PRId64 "  tid %" PRId64 "%s%s\n",
+                   (const char *)sqlite3_column_text(st, 3), addr,
+                   (double)(sqlite3_column_int64(st, 0) - start) / 1e9,
+                   (int64_t)sqlite3_column_int64(st, 1), i64(st, 2, -1), d && *d ? ": " : "",
+                   d ? d : "");
+            stack(db, i64(st, 5, -1));
+            extra++;
+        }
+        sqlite3_finalize(st);
+    }
+    if (sqlite3_prepare_v2(db,
+                           "SELECT seq, ts, pid, tid, path, cycles, stack FROM orphan_free "
+                           "WHERE ptr = ?1 AND (?2 = 0 OR pid = ?2) ORDER BY seq",
+                           -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, (int64_t)addr);
+        sqlite3_bind_int64(st, 2, pid);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            printf("\nfree of 0x%" PRIx64 ", never seen allocated:\n", addr);
+            end_line(db, "freed", start, sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 0),
+                     sqlite3_column_int64(st, 1), i64(st, 3, -1), i64(st, 4, 0), i64(st, 5, -1));
+            stack(db, i64(st, 6, -1));
+            extra++;
+        }
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(db);
+    if (!n && !extra) {
+        fprintf(stderr,
+                "heapledger history: %s: no block recorded at 0x%" PRIx64
+                " (no allocation ever covered it)\n",
+                path, addr);
+        return 1;
+    }
+    return 0;
+}
