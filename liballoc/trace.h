@@ -43,10 +43,12 @@ static inline int hl_trace_active(void)
  * stacks=N and arena=SIZE), tsc_hz the TSC frequency or 0 to let the backend calibrate it.
  * Cheap: nothing is mapped, calibrated or unwound until the first traced event. */
 void hl_trace_init(const char *options, uint64_t tsc_hz);
-/* Emitters. Contract for all: call only when hl_trace_active(), under the caller's per-thread
- * reentrancy guard (they may capture a stack, and the first one of a process maps the stack
- * table and warms the unwinder up, which may call malloc). cycles are TSC ticks of the
- * operation itself; they are saturated to 32 bits. */
+/* Emitters. Contract for alloc/free/realloc: call only when hl_trace_active(), under the
+ * caller's per-thread reentrancy guard and with no heap lock held (they capture a stack, and
+ * the first one of a process maps the stack table and warms the unwinder up, which may call
+ * malloc). cycles are TSC ticks of the operation itself; they are saturated to 32 bits.
+ * os and error may be called from anywhere (they test hl_trace_active() themselves and never
+ * allocate). */
 void hl_trace_emit_alloc(const void *ptr, size_t size, const hl_opinfo_t *info, uint64_t cycles);
 void hl_trace_emit_free(const void *ptr, const hl_opinfo_t *info, uint64_t cycles);
 void hl_trace_emit_realloc(const void *old, const void *ptr, size_t size, const hl_opinfo_t *info,

@@ -198,10 +198,12 @@ void hl_trace_emit_realloc(const void *old, const void *ptr, size_t size, const 
                          stack);
 }
 
+/* Called from the OS layer, possibly with heap locks held and outside the shim's traced
+ * path: it checks the gate itself and never starts the process (no stack table, no unwinder,
+ * which may allocate); the process's next alloc/free emits config. */
 void hl_trace_emit_os(int map, const void *addr, size_t len, const char *purpose)
 {
-    if (__builtin_expect(atomic_load_explicit(&hl_tr.started, memory_order_acquire) != 2, 0))
-        trace_process_start();
+    if (!hl_trace_active()) return;
     if (map)
         lttng_ust_tracepoint(heapledger, os_map, (uint64_t)(uintptr_t)addr, len,
                              purpose ? purpose : "");
@@ -210,9 +212,13 @@ void hl_trace_emit_os(int map, const void *addr, size_t len, const char *purpose
                              purpose ? purpose : "");
 }
 
+/* Called from error reports (the heap may be corrupt, locks may be held): checks the gate
+ * itself, and captures a stack only when the process has already started tracing. */
 void hl_trace_emit_error(const char *kind, const void *addr, const char *details)
 {
-    uint32_t stack = trace_begin();
+    if (!hl_trace_active()) return;
+    uint32_t stack = 0;
+    if (atomic_load_explicit(&hl_tr.started, memory_order_acquire) == 2) stack = trace_begin();
     lttng_ust_tracepoint(heapledger, error, kind ? kind : "", (uint64_t)(uintptr_t)addr, 0,
                          details ? details : "", stack, 0, 0);
 }

@@ -17,7 +17,12 @@ $(E2E_DIR)/stub/libheapledger.so:
 	@mkdir -p $(dir $@)
 	echo 'int hl_e2e_stub;' | $(CC) -x c -shared -fPIC -o $@ -
 
-E2E_RECORD_DEPS := $(E2E_DIR)/tp_emit $(E2E_DIR)/stub/libheapledger.so \
+# A program with known allocations, recorded under the real allocator.
+$(E2E_DIR)/record_known: tests/e2e/record_known.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $< -lpthread
+
+E2E_RECORD_DEPS := $(E2E_DIR)/tp_emit $(E2E_DIR)/record_known $(E2E_DIR)/stub/libheapledger.so \
                    $(BIN_DIR)/heapledger $(LIB_DIR)/libheapledger-tp.so
 
 .PHONY: record-check

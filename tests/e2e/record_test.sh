@@ -183,8 +183,10 @@ t_untraced() {
     local out
     out=$("$EMIT" 1000 1)
     contains <(echo "$out") "active 0" || return 1
-    out=$(LD_PRELOAD="$STUB/libheapledger.so" bash -c 'grep -c lttng-ust\\. /proc/$$/maps')
-    check "liblttng-ust mapped in an untraced run" 0 "$out" || return 1
+    local lib=$ROOT/$BUILD/lib/libheapledger.so
+    [ -e "$lib" ] || lib=$STUB/libheapledger.so
+    out=$(LD_PRELOAD="$lib" bash -c 'grep -c "liblttng-ust\.so" /proc/$$/maps; ls /proc/$$/task | wc -l')
+    check "liblttng-ust mapped, threads in an untraced run" "0 1" "$(echo $out)" || return 1
 }
 
 # No session daemon and none can be started: run as an unprivileged user (own, empty
@@ -226,9 +228,67 @@ t_disk_full() {
     rm -rf "$kept"
 }
 
+# --- with the real allocator (build/lib/libheapledger.so) -----------------------------------
+REAL=$ROOT/$BUILD/lib/libheapledger.so
+KNOWN=$E2E/record_known
+need_real() { # the allocator and ingest exist?
+    [ -e "$REAL" ] || { SKIPPED_PART="no $REAL"; return 1; }
+    return 0
+}
+real_record() { HEAPLEDGER_LIBDIR= "$HL" record "$@"; }
+
+# Known allocations (tests/e2e/record_known.c): exact rows per size, cross-thread frees,
+# a realloc chain, leaks, calloc.
+t_known() {
+    need_real || return 0
+    local d=$WORK/known
+    real_record -o "$d.db" -- "$KNOWN" >"$d.out" 2>"$d.err" || { note "$(cat "$d.err")"; return 1; }
+    have_ingest "$d.err" || { SKIPPED_PART="no ingest in this build"; return 0; }
+    local got
+    got=$(sql "$d.db" "SELECT size||':'||count(*)||':'||sum(free_ts IS NULL) FROM block
+                       WHERE size IN (13,57,333,1023,4097,100003,1048583,777,1002)
+                       GROUP BY size ORDER BY size" | tr '\n' ' ')
+    check "blocks per size (size:count:live)" \
+        "13:100:0 57:100:0 333:100:0 777:7:7 1002:10:0 1023:100:0 4097:100:0 100003:5:0 1048583:5:0 " \
+        "$got" || return 1
+    check "cross-thread frees" 1000 \
+        "$(sql "$d.db" "SELECT count(*) FROM block WHERE size = 4049 AND alloc_tid != free_tid")" || return 1
+    check "realloc chain (born of realloc)" 10 \
+        "$(sql "$d.db" "SELECT count(*) FROM block WHERE size BETWEEN 3112 AND 4111 AND (flags & 2) != 0")" || return 1
+    check "realloc chain start ended by realloc" 1 \
+        "$(sql "$d.db" "SELECT count(*) FROM block WHERE size = 3001 AND (flags & 4) != 0")" || return 1
+    check "tiers (tiny, mid, large)" "1 2 3" \
+        "$(sql "$d.db" "SELECT tier FROM block WHERE size IN (13, 100003, 1048583) GROUP BY size ORDER BY size" | tr '\n' ' ' | sed 's/ $//')" || return 1
+    check "leak stacks present" 7 \
+        "$(sql "$d.db" "SELECT count(*) FROM live_at_exit WHERE size = 777 AND alloc_stack IS NOT NULL")" || return 1
+    contains "$d.err" "live at exit" || return 1
+}
+
+# fork+exec: sh runs the program twice; both exec'ed processes are traced with their own pid.
+t_fork_exec() {
+    need_real || return 0
+    local d=$WORK/forkexec
+    real_record -o "$d.db" -- sh -c "$KNOWN; $KNOWN" >"$d.out" 2>"$d.err" || { note "$(cat "$d.err")"; return 1; }
+    have_ingest "$d.err" || { SKIPPED_PART="no ingest in this build"; return 0; }
+    check "processes with the leak" "2 14" \
+        "$(sql "$d.db" "SELECT count(DISTINCT pid)||' '||count(*) FROM block WHERE size = 777")" || return 1
+}
+
+# python3 (the real interpreter, not a shim): 100 bytearrays of 5003 bytes -> malloc(5004).
+t_python() {
+    need_real || return 0
+    [ -x /usr/bin/python3 ] || { SKIPPED_PART="no /usr/bin/python3"; return 0; }
+    local d=$WORK/python
+    real_record -o "$d.db" -- /usr/bin/python3 -c "x = [bytearray(5003) for _ in range(100)]" \
+        >"$d.out" 2>"$d.err" || { note "$(cat "$d.err")"; return 1; }
+    have_ingest "$d.err" || { SKIPPED_PART="no ingest in this build"; return 0; }
+    check "bytearray buffers" 100 "$(sql "$d.db" "SELECT count(*) FROM block WHERE size = 5004")" || return 1
+    check "discarded" 0 "$(sql "$d.db" "SELECT discarded_events FROM run")" || return 1
+}
+
 # --- runner -------------------------------------------------------------------------------
 all=(t_usage t_not_found t_not_executable t_untraced t_counts_fork t_no_stacks t_exit_status
-     t_crash t_killed t_ctrl_c t_lossy t_no_sessiond t_disk_full)
+     t_crash t_killed t_ctrl_c t_lossy t_no_sessiond t_disk_full t_known t_fork_exec t_python)
 tests=("$@")
 [ ${#tests[@]} -gt 0 ] || tests=("${all[@]}")
 echo "record-check: ${#tests[@]} tests (work dir $WORK)"
