@@ -8,7 +8,7 @@
 --   mmap       prot | (flags << 8)        (PROT_*, MAP_* of the call; MAP_ANONYMOUS = 0x20)
 --   mremap     old length in pages
 --   madvise    advice (MADV_*)
---   page_fault 1 when the address lay in the brk heap [start_brk, brk) at fault time
+--   page_fault 1 when the faults lay in the brk heap [start_brk, brk) at fault time
 --   rss        the counter that changed (0 file, 1 anon, 2 swap entries, 3 shmem)
 CREATE TABLE IF NOT EXISTS kernel_event_arg (
     event INTEGER PRIMARY KEY,       -- kernel_event.rowid
@@ -42,8 +42,11 @@ CREATE VIEW IF NOT EXISTS kernel_rss AS
     SELECT ts, pid, tid, len AS rss_bytes, ret AS anon_bytes
     FROM kernel_event WHERE kind = 'rss';
 
+-- Page faults come in runs: consecutive pages faulted by one thread with the same error code
+-- are one row (addr = first page, len = bytes, ts = first fault). pages assumes 4 KiB pages.
 CREATE VIEW IF NOT EXISTS kernel_page_fault AS
-    SELECT e.ts, e.pid, e.tid, e.addr, e.ret AS error_code, (e.ret & 2) != 0 AS write,
+    SELECT e.ts, e.pid, e.tid, e.addr, e.len, e.len / 4096 AS pages, e.ret AS error_code,
+           (e.ret & 2) != 0 AS write,
            (e.ret & 1) != 0 AS protection, coalesce(a.arg, 0) & 1 AS in_brk_heap
     FROM kernel_event e LEFT JOIN kernel_event_arg a ON a.event = e.rowid
     WHERE e.kind = 'page_fault';

@@ -2,7 +2,7 @@
 include tracer/bpf/detect.mk
 
 BPF_TEST_DIR := $(TEST_DIR)/bpf
-BPF_TEST_TOOLS := $(BPF_TEST_DIR)/krun $(BPF_TEST_DIR)/kprog $(BPF_TEST_DIR)/kbig $(BPF_TEST_DIR)/leaky
+BPF_TEST_TOOLS := $(BPF_TEST_DIR)/krun $(BPF_TEST_DIR)/kprog $(BPF_TEST_DIR)/kbig $(BPF_TEST_DIR)/leaky $(BPF_TEST_DIR)/kchurn
 
 $(BPF_TEST_DIR)/krun: tests/bpf/krun.c $(HL_BPF_KERNEL_OBJS) $(HL_BPF_DB_OBJ)
 	@mkdir -p $(dir $@)
@@ -23,3 +23,10 @@ CHECK_TARGETS += bpf-check
 $(BPF_TEST_DIR)/leaky: tests/bpf/leaky.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -fno-omit-frame-pointer -o $@ $<
+
+# Cost of kernel events on an allocation-heavy run (docs/PERFORMANCE.md, "Kernel events").
+.PHONY: bpf-bench
+bpf-bench: $(BPF_TEST_TOOLS)
+	@if [ "$(HL_BPF_ENABLED)" = 1 ]; then BUILD=$(BUILD) tests/bpf/bench.sh; \
+	 else echo "bpf-bench: skipped (missing $(HL_BPF_MISSING))"; fi
+BENCH_TARGETS += bpf-bench

@@ -82,18 +82,18 @@ static __always_inline void count_drop(void)
     if (d) *d += 1;
 }
 
-/* Reserve, fill the common fields, submit. */
-static __always_inline void emit(__u64 pid_tgid, __u32 kind, __u64 addr, __u64 len, __s64 ret,
-                                 __u32 arg)
+/* Reserve, fill, submit. */
+static __always_inline void emit_at(__u64 ts, __u32 pid, __u32 tid, __u32 kind, __u64 addr,
+                                    __u64 len, __s64 ret, __u32 arg)
 {
     struct hl_kevent *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
     if (!e) {
         count_drop();
         return;
     }
-    e->ts = bpf_ktime_get_ns();
-    e->pid = pid_tgid >> 32;
-    e->tid = (__u32)pid_tgid;
+    e->ts = ts;
+    e->pid = pid;
+    e->tid = tid;
     e->kind = kind;
     e->addr = addr;
     e->len = len;
@@ -103,6 +103,37 @@ static __always_inline void emit(__u64 pid_tgid, __u32 kind, __u64 addr, __u64 l
                       ? BPF_RB_FORCE_WAKEUP
                       : BPF_RB_NO_WAKEUP;
     bpf_ringbuf_submit(e, flags);
+}
+
+/* An event of the current thread, now. */
+static __always_inline void emit(__u64 pid_tgid, __u32 kind, __u64 addr, __u64 len, __s64 ret,
+                                 __u32 arg)
+{
+    emit_at(bpf_ktime_get_ns(), pid_tgid >> 32, (__u32)pid_tgid, kind, addr, len, ret, arg);
+}
+
+/* Page faults of a thread on consecutive pages (a memset, a first pass over a new block) are
+ * one run, sent as one page_fault record (addr = first page, len = pages × page size, ts =
+ * first fault) when the thread faults elsewhere, exits, or the session stops (user space
+ * then reads what is left in this map). This keeps a sequential touch of 1 GiB at one
+ * record instead of 262,144. */
+struct fault_run {
+    __u64 ts, start, next;
+    __s64 error_code;
+    __u32 pid, in_heap;
+};
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 16384);
+    __type(key, __u32); /* tid */
+    __type(value, struct fault_run);
+} fault_runs SEC(".maps");
+
+static __always_inline void send_run(__u32 tid, const struct fault_run *r)
+{
+    emit_at(r->ts, r->pid, tid, HL_KEV_PAGE_FAULT, r->start, r->next - r->start, r->error_code,
+            r->in_heap);
 }
 
 static __always_inline int is_followed(__u32 tgid)
@@ -171,12 +202,28 @@ int BPF_PROG(hl_page_fault, unsigned long address, struct pt_regs *regs, unsigne
 {
     __u64 pid_tgid = bpf_get_current_pid_tgid();
     if (!is_followed(pid_tgid >> 32)) return 0;
-    /* arg bit 0: the address lies in the brk heap [start_brk, brk). */
+    /* in_heap: the address lies in the brk heap [start_brk, brk). */
     struct task_struct *t = (struct task_struct *)bpf_get_current_task_btf();
     struct mm_struct *mm = BPF_CORE_READ(t, mm);
     __u64 start_brk = BPF_CORE_READ(mm, start_brk), brk = BPF_CORE_READ(mm, brk);
     __u32 in_heap = address >= start_brk && address < brk;
-    emit(pid_tgid, HL_KEV_PAGE_FAULT, address, page_size, error_code, in_heap);
+    __u64 page = address & ~(page_size - 1);
+    __u32 tid = (__u32)pid_tgid;
+    struct fault_run *r = bpf_map_lookup_elem(&fault_runs, &tid);
+    if (r) {
+        if (r->next == page && r->error_code == (__s64)error_code && r->in_heap == in_heap) {
+            r->next += page_size;
+            return 0;
+        }
+        send_run(tid, r);
+    }
+    struct fault_run n = {.ts = bpf_ktime_get_ns(),
+                          .start = page,
+                          .next = page + page_size,
+                          .error_code = error_code,
+                          .pid = pid_tgid >> 32,
+                          .in_heap = in_heap};
+    bpf_map_update_elem(&fault_runs, &tid, &n, BPF_ANY);
     return 0;
 }
 
@@ -224,6 +271,11 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(hl_exit, struct task_struct *task)
 {
     __u32 pid = BPF_CORE_READ(task, pid), tgid = BPF_CORE_READ(task, tgid);
+    struct fault_run *r = bpf_map_lookup_elem(&fault_runs, &pid);
+    if (r) {
+        send_run(pid, r);
+        bpf_map_delete_elem(&fault_runs, &pid);
+    }
     if (pid == tgid) bpf_map_delete_elem(&followed, &tgid);
     return 0;
 }

@@ -14,6 +14,7 @@
 #include "kernel_priv.h"
 #include "privilege.h"
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <pthread.h>
@@ -144,6 +145,33 @@ static uint64_t read_drops(hl_kernel_t *k)
     return sum;
 }
 
+/* Fault runs still open when the programs were detached (threads alive at the stop): the
+ * kernel side never sent them; write them to the spool as it would have. */
+static void flush_fault_runs(hl_kernel_t *k)
+{
+    struct {
+        __u64 ts, start, next;
+        __s64 error_code;
+        __u32 pid, in_heap;
+    } r;
+    __u32 key, next;
+    int fd = bpf_map__fd(k->skel->maps.fault_runs);
+    for (int rc = bpf_map_get_next_key(fd, NULL, &next); rc == 0;
+         rc = bpf_map_get_next_key(fd, &key, &next)) {
+        key = next;
+        if (bpf_map_lookup_elem(fd, &key, &r)) continue;
+        struct hl_kevent e = {.ts = r.ts,
+                              .pid = r.pid,
+                              .tid = key,
+                              .addr = r.start,
+                              .len = r.next - r.start,
+                              .ret = r.error_code,
+                              .kind = HL_KEV_PAGE_FAULT,
+                              .arg = r.in_heap};
+        on_record(k, &e, sizeof e);
+    }
+}
+
 int hl_kernel_stop(hl_kernel_t *k)
 {
     if (!k || k->stopped) return k && k->spool_error ? -1 : 0;
@@ -152,7 +180,10 @@ int hl_kernel_stop(hl_kernel_t *k)
     atomic_store(&k->stopping, 1);
     if (k->thread_started) pthread_join(k->thread, NULL);
     k->thread_started = 0;
-    if (k->skel) k->stats.dropped = read_drops(k);
+    if (k->skel) {
+        flush_fault_runs(k);
+        k->stats.dropped = read_drops(k);
+    }
     if (k->spool && fflush(k->spool) != 0) k->spool_error = 1;
     return k->spool_error ? -1 : 0;
 }
