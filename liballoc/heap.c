@@ -29,7 +29,8 @@ static int heap_setup(hl_heap_t *h, const hl_options_t *opt)
     } else if (!o.slab_size) {
         o.slab_size = HL_DEFAULT_SLAB;
     }
-    if (!hl_is_pow2(o.slab_size) || o.slab_size < 2048 || o.slab_size > (1u << 20))
+    /* 4 KiB is the smallest slab that holds three slots of the largest class. */
+    if (!hl_is_pow2(o.slab_size) || o.slab_size < 4096 || o.slab_size > (1u << 20))
         return -1;
     if (o.tiny_max > HL_TINY_MAX || o.arenas > HL_MAX_ARENAS)
         return -1;
@@ -41,9 +42,6 @@ static int heap_setup(hl_heap_t *h, const hl_options_t *opt)
         o.mid_max = HL_TINY_MAX + 16;
     h->opt = o;
     h->tiny_max = o.tiny ? o.tiny_max : 0;
-    /* A slab must hold a few slots of the largest class it serves. */
-    if (h->tiny_max && o.slab_size < 3 * (size_t)hl_class_slot(hl_size_class[(h->tiny_max + 16) >> 4]) + 1024)
-        return -1;
     h->mid_max = o.arena_size ? SIZE_MAX : o.mid_max;
     if (o.arena_size) {
         h->arena_size = o.arena_size;
@@ -238,10 +236,10 @@ hl_heap_t *hl_heap_default(void)
 
 /* ---- slow paths ----------------------------------------------------------------------------- */
 
-static void set_fail(hl_opinfo_t *info)
+static void set_fail(hl_heap_t *h, hl_opinfo_t *info)
 {
     errno = ENOMEM;
-    hl_tls.paths[HL_PATH_ALLOC_FAIL]++;
+    hl_count(h, HL_PATH_ALLOC_FAIL);
     info->tier = HL_TIER_NONE;
     info->cls = 0xff;
     info->path = HL_PATH_ALLOC_FAIL;
@@ -277,6 +275,8 @@ static void *tiny_alloc(hl_heap_t *h, size_t n, hl_opinfo_t *info)
 void *hl_malloc_slow(hl_heap_t *h, size_t n, hl_opinfo_t *info)
 {
     hl_heap_ensure(h);
+    if (!hl_tls.heap)
+        hl_tls_bind(h);
     void *p;
     for (int attempt = 0;; attempt++) {
         if (n <= h->tiny_max && h->tiny_max)
@@ -289,7 +289,7 @@ void *hl_malloc_slow(hl_heap_t *h, size_t n, hl_opinfo_t *info)
             break;
     }
     if (!p)
-        set_fail(info);
+        set_fail(h, info);
     return p;
 }
 
@@ -327,16 +327,19 @@ void hl_free_slow(hl_heap_t *h, void *p, hl_opinfo_t *info)
         hl_tbin_t *b = &t->bins[cls];
         hl_path_t path;
         if (t->heap == h && b->cap) {
-            bin_flush_half(h, b, cls);
+            path = HL_PATH_TINY_CACHE_PUSH; /* first free of a thread: just bound */
+            if (b->count >= b->cap) {
+                bin_flush_half(h, b, cls);
+                path = HL_PATH_TINY_FLUSH;
+            }
             *(void **)p = b->head;
             b->head = p;
             b->count++;
-            path = HL_PATH_TINY_FLUSH;
         } else {
             hl_tiny_free_direct(h, p, cls);
             path = HL_PATH_TINY_DIRECT_FREE;
         }
-        t->paths[path]++;
+        hl_count(h, path);
         info->tier = HL_TIER_TINY;
         info->cls = (uint8_t)cls;
         info->path = (uint8_t)path;
@@ -374,7 +377,7 @@ void *hl_heap_calloc_info(hl_heap_t *h, size_t n, size_t size, hl_opinfo_t *info
 {
     size_t total;
     if (__builtin_mul_overflow(n, size, &total)) {
-        set_fail(info);
+        set_fail(h, info);
         return NULL;
     }
     void *p = hl_malloc_fast(h, total, info);
@@ -398,7 +401,7 @@ void *hl_heap_memalign_info(hl_heap_t *h, size_t align, size_t n, hl_opinfo_t *i
             break;
     }
     if (!p)
-        set_fail(info);
+        set_fail(h, info);
     return p;
 }
 
@@ -433,7 +436,7 @@ void *hl_heap_realloc_info(hl_heap_t *h, void *p, size_t n, hl_opinfo_t *info)
         old = hl_class_slot(tag & 31) - 1;
         /* Same slot when it fits and would not waste more than half of it. */
         if (n <= old && (n > old / 2 || old <= 32)) {
-            hl_tls.paths[HL_PATH_REALLOC_INPLACE]++;
+            hl_count(h, HL_PATH_REALLOC_INPLACE);
             info->tier = HL_TIER_TINY;
             info->cls = (uint8_t)(tag & 31);
             info->path = HL_PATH_REALLOC_INPLACE;
@@ -444,7 +447,7 @@ void *hl_heap_realloc_info(hl_heap_t *h, void *p, size_t n, hl_opinfo_t *info)
         old = hl_tlsf_usable(p);
         int stay = n > h->tiny_max || n > old / 2;
         if (stay && n <= h->mid_max && hl_mid_resize(h, p, n)) {
-            hl_tls.paths[HL_PATH_REALLOC_INPLACE]++;
+            hl_count(h, HL_PATH_REALLOC_INPLACE);
             info->tier = HL_TIER_MID;
             info->cls = 0xff;
             info->path = HL_PATH_REALLOC_INPLACE;
@@ -469,7 +472,7 @@ void *hl_heap_realloc_info(hl_heap_t *h, void *p, size_t n, hl_opinfo_t *info)
         return NULL; /* the old block stays valid, errno is ENOMEM */
     memcpy(q, p, old < n ? old : n);
     hl_free_fast(h, p, &tmp);
-    hl_tls.paths[HL_PATH_REALLOC_MOVE]++;
+    hl_count(h, HL_PATH_REALLOC_MOVE);
     info->path = HL_PATH_REALLOC_MOVE;
     return q;
 }

@@ -155,6 +155,17 @@ struct hl_heap_s {
     struct hl_heap_s *next, *prev; /* all heaps (fork handlers, thread binding) */
 };
 
+/* Count an operation's path against heap h: on the thread's counters when its cache belongs
+ * to h, else directly on the heap (atomic). */
+hl_inline void hl_count(hl_heap_t *h, unsigned path)
+{
+    hl_tls_t *t = &hl_tls;
+    if (hl_likely(t->heap == h))
+        t->paths[path]++;
+    else
+        __atomic_add_fetch(&h->paths[path], 1, __ATOMIC_RELAXED);
+}
+
 /* The default heap; ready after hl_default_init(). */
 extern hl_heap_t hl_main_heap;
 void hl_default_init(void);

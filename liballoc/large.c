@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
-#define LARGE_OFF 32u
+#define LARGE_OFF 48u /* link (24 B) + header (16 B), rounded to 16 */
 
 static inline uint64_t *hdr(const void *p) { return (uint64_t *)((char *)p - 16); }
 static inline size_t map_len(const void *p) { return hdr(p)[0]; }
@@ -59,7 +59,7 @@ static void *finish(hl_heap_t *h, char *base, size_t len, size_t off)
 
 void *hl_large_alloc(hl_heap_t *h, size_t n, size_t align, hl_opinfo_t *info)
 {
-    size_t off = align > LARGE_OFF ? align : LARGE_OFF;
+    size_t off = hl_align_up(LARGE_OFF, align > 16 ? align : 16);
     if (n > PTRDIFF_MAX - off - hl_page_size)
         return NULL;
     size_t len = hl_align_up(n + off, hl_page_size);
@@ -68,7 +68,7 @@ void *hl_large_alloc(hl_heap_t *h, size_t n, size_t align, hl_opinfo_t *info)
         return NULL;
     /* An alignment above a page maps at that alignment; the block starts one alignment in. */
     void *p = finish(h, base, len, off);
-    hl_tls.paths[HL_PATH_LARGE_MMAP]++;
+    hl_count(h, HL_PATH_LARGE_MMAP);
     info->tier = HL_TIER_LARGE;
     info->cls = 0xff;
     info->path = HL_PATH_LARGE_MMAP;
@@ -86,7 +86,7 @@ void hl_large_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
     __atomic_sub_fetch(&h->large.bytes, len, __ATOMIC_RELAXED);
     __atomic_sub_fetch(&h->large.blocks, 1, __ATOMIC_RELAXED);
     hl_os_unmap(base, len, "large");
-    hl_tls.paths[HL_PATH_LARGE_MUNMAP]++;
+    hl_count(h, HL_PATH_LARGE_MUNMAP);
     info->tier = HL_TIER_LARGE;
     info->cls = 0xff;
     info->path = HL_PATH_LARGE_MUNMAP;
@@ -114,7 +114,7 @@ void *hl_large_realloc(hl_heap_t *h, void *p, size_t n, hl_opinfo_t *info)
         __atomic_add_fetch(&h->large.bytes, nlen - len, __ATOMIC_RELAXED);
         path = HL_PATH_LARGE_MREMAP;
     }
-    hl_tls.paths[path]++;
+    hl_count(h, path);
     info->tier = HL_TIER_LARGE;
     info->cls = 0xff;
     info->path = (uint8_t)path;

@@ -1,13 +1,13 @@
 /* liballoc/large.h — the large tier: one mapping per block.
  *
- * Mapping layout (base page-aligned; off = max(32, alignment)):
+ * Mapping layout (base page-aligned; off = 48 rounded up to the alignment):
  *
  *   base+0        hl_large_link_t {next, prev, off} (heaps that can be destroyed keep a list)
  *   user-16       mapping length (8 bytes)
  *   user-8        HL_TAG_LARGE << 56 | off       (byte user-1 is the tag)
  *   user = base+off   user data, usable = length - off
  *
- * realloc of a block with off == 32 uses mremap. Frees unmap at once.
+ * realloc of a block with off == 48 uses mremap. Frees unmap at once.
  */
 #ifndef HL_LARGE_H
 #define HL_LARGE_H

@@ -63,7 +63,7 @@ void *hl_mid_alloc(hl_heap_t *h, size_t n, size_t align, hl_opinfo_t *info)
     hl_unlock(&a->lock);
     if (!p)
         return NULL;
-    hl_tls.paths[path]++;
+    hl_count(h, path);
     info->tier = HL_TIER_MID;
     info->cls = 0xff;
     info->path = (uint8_t)path;
@@ -96,7 +96,7 @@ void hl_mid_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
     if (release)
         hl_os_unmap(release, release->bytes, "tlsf_pool");
     hl_path_t path = fr.coalesced ? HL_PATH_TLSF_COALESCE : HL_PATH_TLSF_FREE;
-    hl_tls.paths[path]++;
+    hl_count(h, path);
     info->tier = HL_TIER_MID;
     info->cls = 0xff;
     info->path = (uint8_t)path;

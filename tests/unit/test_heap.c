@@ -1,0 +1,399 @@
+/* Heap-object tests: every tier, class boundaries, alignment, realloc semantics, the fixed
+ * arena (mapped, and in a static buffer), threads, and the checker after random sequences. */
+#include "internal.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+static hl_heap_t *make(const char *opts)
+{
+    hl_options_t o;
+    char err[128];
+    hl_options_default(&o);
+    cr_assert_eq(hl_options_parse(&o, opts, err, sizeof err), 0, "%s", err);
+    hl_heap_t *h = hl_heap_create(&o);
+    cr_assert_not_null(h, "create(%s): %s", opts, strerror(errno));
+    return h;
+}
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint64_t next_rand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+Test(heap, tiers_and_headers)
+{
+    hl_heap_t *h = make("");
+    struct {
+        size_t n;
+        unsigned tag_mask, tag;
+    } cases[] = {
+        {0, 0xE0, 0xA0},       {1, 0xE0, 0xA0},     {15, 0xff, 0xA0},   {16, 0xff, 0xA1},
+        {1023, 0xE0, 0xA0},    {1024, 0xff, 0xA0 | 19}, {1025, 0xff, HL_TAG_MID},
+        {256 << 10, 0xff, HL_TAG_MID}, {(256 << 10) + 1, 0xff, HL_TAG_LARGE},
+        {5 << 20, 0xff, HL_TAG_LARGE},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        unsigned char *p = hl_heap_malloc(h, cases[i].n);
+        cr_assert_not_null(p);
+        cr_assert_eq((uintptr_t)p % 16, 0, "size %zu", cases[i].n);
+        cr_assert_eq(p[-1] & cases[i].tag_mask, cases[i].tag, "size %zu tag %#x", cases[i].n,
+                     p[-1]);
+        size_t u = hl_heap_usable_size(h, p);
+        cr_assert_geq(u, cases[i].n);
+        memset(p, 0x5a, u);
+        hl_heap_free(h, p);
+    }
+    cr_assert_eq(hl_heap_check(h, 1), 0);
+    hl_heap_destroy(h);
+}
+
+Test(heap, class_boundaries_are_exact)
+{
+    hl_heap_t *h = make("");
+    for (unsigned c = 0; c < HL_CLASS_COUNT; c++) {
+        size_t S = hl_class_slot(c);
+        size_t n = S - 1 > HL_TINY_MAX ? HL_TINY_MAX : S - 1;
+        unsigned char *p = hl_heap_malloc(h, n);
+        cr_assert_eq(p[-1], 0xA0 | c, "largest request of class %u", c);
+        cr_assert_eq(hl_heap_usable_size(h, p), S - 1);
+        hl_heap_free(h, p);
+        if (c + 1 < HL_CLASS_COUNT) {
+            p = hl_heap_malloc(h, S);
+            cr_assert_eq(p[-1], 0xA0 | (c + 1), "one byte more moves to class %u", c + 1);
+            hl_heap_free(h, p);
+        }
+    }
+    hl_heap_destroy(h);
+}
+
+Test(heap, malloc_zero_is_unique)
+{
+    hl_heap_t *h = make("");
+    void *a = hl_heap_malloc(h, 0), *b = hl_heap_malloc(h, 0);
+    cr_assert_not_null(a);
+    cr_assert_neq(a, b);
+    hl_heap_free(h, a);
+    hl_heap_free(h, b);
+    hl_heap_destroy(h);
+}
+
+Test(heap, memalign_up_to_2mib)
+{
+    hl_heap_t *h = make("");
+    for (size_t a = 1; a <= (2u << 20); a <<= 1) {
+        size_t sizes[] = {0, 1, 100, 5000, 300000};
+        for (size_t i = 0; i < 5; i++) {
+            unsigned char *p = hl_heap_memalign(h, a, sizes[i]);
+            cr_assert_not_null(p, "align %zu size %zu", a, sizes[i]);
+            cr_assert_eq((uintptr_t)p % (a < 16 ? 16 : a), 0);
+            cr_assert_geq(hl_heap_usable_size(h, p), sizes[i]);
+            memset(p, 1, sizes[i]);
+            hl_heap_free(h, p);
+        }
+    }
+    errno = 0;
+    cr_assert_null(hl_heap_memalign(h, 24, 10));
+    cr_assert_eq(errno, EINVAL);
+    cr_assert_eq(hl_heap_check(h, 1), 0);
+    hl_heap_destroy(h);
+}
+
+Test(heap, calloc_zeroes_and_checks_overflow)
+{
+    hl_heap_t *h = make("");
+    for (size_t n = 1; n < 600000; n = n * 5 + 1) {
+        unsigned char *p = hl_heap_malloc(h, n);
+        memset(p, 0xff, n);
+        hl_heap_free(h, p);
+        p = hl_heap_calloc(h, 1, n);
+        for (size_t i = 0; i < n; i++)
+            cr_assert_eq(p[i], 0, "calloc(%zu) byte %zu", n, i);
+        hl_heap_free(h, p);
+    }
+    errno = 0;
+    cr_assert_null(hl_heap_calloc(h, SIZE_MAX / 2, 3));
+    cr_assert_eq(errno, ENOMEM);
+    errno = 0;
+    cr_assert_null(hl_heap_malloc(h, SIZE_MAX - 100));
+    cr_assert_eq(errno, ENOMEM);
+    hl_heap_destroy(h);
+}
+
+Test(heap, realloc_preserves_content_across_tiers)
+{
+    hl_heap_t *h = make("");
+    size_t sizes[] = {1, 10, 100, 1000, 1024, 1025, 4000, 70000, 262144, 262145, 1 << 20,
+                      3 << 20, 300000, 100000, 2000, 500, 20, 1};
+    unsigned char *p = hl_heap_realloc(h, NULL, 1);
+    p[0] = 0;
+    size_t have = 1;
+    for (size_t i = 1; i < sizeof sizes / sizeof sizes[0]; i++) {
+        size_t n = sizes[i];
+        unsigned char *q = hl_heap_realloc(h, p, n);
+        cr_assert_not_null(q);
+        size_t keep = have < n ? have : n;
+        for (size_t k = 0; k < keep; k++)
+            cr_assert_eq(q[k], (unsigned char)(k * 7), "realloc %zu -> %zu byte %zu", have, n, k);
+        for (size_t k = 0; k < n; k++)
+            q[k] = (unsigned char)(k * 7);
+        p = q;
+        have = n;
+        cr_assert_eq(hl_heap_check(h, 1), 0);
+    }
+    cr_assert_null(hl_heap_realloc(h, p, 0), "realloc(p, 0) frees and returns NULL");
+    hl_heap_destroy(h);
+}
+
+Test(heap, realloc_grows_in_place_when_neighbour_free)
+{
+    hl_heap_t *h = make("arenas=1");
+    void *a = hl_heap_malloc(h, 4000);
+    void *b = hl_heap_malloc(h, 4000);
+    void *guard = hl_heap_malloc(h, 4000);
+    hl_heap_free(h, b);
+    void *a2 = hl_heap_realloc(h, a, 7000);
+    cr_assert_eq(a2, a);
+    uint64_t counts[HL_PATH_COUNT];
+    hl_heap_path_counts(h, counts, HL_PATH_COUNT);
+    cr_assert_eq(counts[HL_PATH_REALLOC_INPLACE], 1);
+    hl_heap_free(h, a2);
+    hl_heap_free(h, guard);
+    hl_heap_destroy(h);
+}
+
+Test(heap, large_realloc_uses_mremap)
+{
+    hl_heap_t *h = make("");
+    char *p = hl_heap_malloc(h, 1 << 20);
+    memset(p, 3, 1 << 20);
+    p = hl_heap_realloc(h, p, 8 << 20);
+    cr_assert_eq(p[(1 << 20) - 1], 3);
+    uint64_t counts[HL_PATH_COUNT];
+    hl_heap_path_counts(h, counts, HL_PATH_COUNT);
+    cr_assert_eq(counts[HL_PATH_LARGE_MREMAP], 1);
+    hl_heap_free(h, p);
+    hl_heap_destroy(h);
+}
+
+Test(heap, paths_are_counted)
+{
+    hl_heap_t *h = make("");
+    void *p = hl_heap_malloc(h, 64);
+    hl_heap_free(h, p);
+    p = hl_heap_malloc(h, 64);
+    hl_heap_free(h, p);
+    uint64_t c[HL_PATH_COUNT];
+    hl_heap_path_counts(h, c, HL_PATH_COUNT);
+    cr_assert_eq(c[HL_PATH_TINY_NEW_SLAB], 1);
+    cr_assert_eq(c[HL_PATH_TINY_CACHE_HIT], 1);
+    cr_assert_eq(c[HL_PATH_TINY_CACHE_PUSH], 2);
+    hl_heap_destroy(h);
+}
+
+static void fill_arena(hl_heap_t *h, size_t arena, int check_util)
+{
+    void *blocks[100000];
+    size_t n = 0, bytes = 0;
+    errno = 0;
+    for (;;) {
+        size_t sz = 16 + (size_t)(next_rand() % 3000);
+        void *p = hl_heap_malloc(h, sz);
+        if (!p)
+            break;
+        cr_assert_lt(n, 100000);
+        memset(p, 0x11, sz);
+        blocks[n++] = p;
+        bytes += sz;
+    }
+    cr_assert_eq(errno, ENOMEM);
+    if (check_util)
+        cr_assert_gt(bytes, arena * 3 / 4, "filled %zu of %zu", bytes, arena);
+    cr_assert_eq(hl_heap_check(h, 1), 0);
+    for (size_t i = 0; i < n; i++)
+        hl_heap_free(h, blocks[i]);
+    cr_assert_eq(hl_heap_check(h, 1), 0);
+}
+
+Test(heap, arena_exhaustion_returns_enomem)
+{
+    hl_heap_t *h = make("arena=1M");
+    fill_arena(h, 1 << 20, 1);
+    /* Everything came back: the arena fills again as far. */
+    fill_arena(h, 1 << 20, 1);
+    errno = 0;
+    cr_assert_null(hl_heap_malloc(h, 2 << 20));
+    cr_assert_eq(errno, ENOMEM);
+    hl_heap_destroy(h);
+}
+
+static _Alignas(4096) char static_arena[512 << 10];
+
+Test(heap, arena_in_a_static_buffer)
+{
+    hl_options_t o;
+    hl_options_default(&o);
+    o.arena_size = sizeof static_arena;
+    o.arena_base = static_arena;
+    hl_heap_t *h = hl_heap_create(&o);
+    cr_assert_not_null(h);
+    char *p = hl_heap_malloc(h, 100);
+    cr_assert(p >= static_arena && p < static_arena + sizeof static_arena);
+    char *q = hl_heap_malloc(h, 10000);
+    cr_assert(q >= static_arena && q < static_arena + sizeof static_arena);
+    hl_heap_free(h, p);
+    hl_heap_free(h, q);
+    fill_arena(h, sizeof static_arena, 1);
+    hl_heap_info_t info;
+    hl_heap_info(h, &info);
+    cr_assert_eq(info.held, sizeof static_arena);
+    hl_heap_destroy(h);
+}
+
+Test(heap, bad_options_are_refused)
+{
+    hl_options_t o;
+    hl_options_default(&o);
+    o.slab_size = 3000;
+    errno = 0;
+    cr_assert_null(hl_heap_create(&o));
+    cr_assert_eq(errno, EINVAL);
+    hl_options_default(&o);
+    o.arena_size = 100;
+    cr_assert_null(hl_heap_create(&o));
+}
+
+Test(heap, tiny_off_serves_everything_from_tlsf)
+{
+    hl_heap_t *h = make("tiny=0");
+    unsigned char *p = hl_heap_malloc(h, 0);
+    cr_assert_eq(p[-1], HL_TAG_MID);
+    hl_heap_free(h, p);
+    p = hl_heap_malloc(h, 100);
+    cr_assert_eq(p[-1], HL_TAG_MID);
+    hl_heap_free(h, p);
+    hl_heap_destroy(h);
+}
+
+static void random_ops(hl_heap_t *h, unsigned steps, size_t max, int tolerate_oom)
+{
+    enum { N = 2000 };
+    static struct {
+        unsigned char *p;
+        size_t n;
+        unsigned char fill;
+    } live[N];
+    memset(live, 0, sizeof live);
+    for (unsigned s = 0; s < steps; s++) {
+        unsigned i = (unsigned)(next_rand() % N);
+        uint64_t r = next_rand();
+        if (live[i].p) {
+            for (size_t k = 0; k < live[i].n; k += 1 + live[i].n / 16)
+                cr_assert_eq(live[i].p[k], live[i].fill);
+            if (r % 3 == 0) {
+                size_t n = (size_t)(next_rand() % (r % 7 == 0 ? max : 2048));
+                unsigned char *q = hl_heap_realloc(h, live[i].p, n);
+                if (!q && n) {
+                    cr_assert(tolerate_oom);
+                    continue;
+                }
+                if (n > live[i].n)
+                    memset(q + live[i].n, live[i].fill, n - live[i].n);
+                live[i].p = n ? q : NULL;
+                live[i].n = n;
+            } else {
+                hl_heap_free(h, live[i].p);
+                live[i].p = NULL;
+            }
+        } else {
+            size_t n = (r & 3) ? (size_t)(next_rand() % 1100) : (size_t)(next_rand() % max);
+            unsigned char *p = (r & 12) == 12 ? hl_heap_memalign(h, (size_t)32 << (r % 6), n)
+                                              : hl_heap_malloc(h, n);
+            if (!p) {
+                cr_assert(tolerate_oom, "malloc(%zu) failed", n);
+                continue;
+            }
+            live[i].p = p;
+            live[i].n = n;
+            live[i].fill = (unsigned char)r;
+            memset(p, live[i].fill, n);
+        }
+        if (s % 5000 == 0)
+            cr_assert_eq(hl_heap_check(h, 1), 0, "step %u", s);
+    }
+    cr_assert_eq(hl_heap_check(h, 1), 0);
+    for (unsigned i = 0; i < N; i++)
+        if (live[i].p)
+            hl_heap_free(h, live[i].p);
+    cr_assert_eq(hl_heap_check(h, 1), 0);
+}
+
+Test(heap, random_sequence_checked) { random_ops(make(""), 150000, 600000, 0); }
+Test(heap, random_sequence_arena_checked) { random_ops(make("arena=8M"), 150000, 200000, 1); }
+Test(heap, random_sequence_no_cache_checked) { random_ops(make("tcache=0"), 100000, 100000, 0); }
+
+typedef struct xfer_s {
+    hl_heap_t *h;
+    void **slots;
+    unsigned n;
+} xfer_t;
+
+static void *producer(void *arg)
+{
+    xfer_t *x = arg;
+    for (unsigned i = 0; i < x->n; i++) {
+        x->slots[i] = hl_heap_malloc(x->h, 16 + i % 2000);
+        memset(x->slots[i], 0x42, 16 + i % 2000);
+    }
+    return NULL;
+}
+
+static void *consumer(void *arg)
+{
+    xfer_t *x = arg;
+    for (unsigned i = 0; i < x->n; i++)
+        hl_heap_free(x->h, x->slots[i]);
+    return NULL;
+}
+
+Test(heap, cross_thread_frees_do_not_leak)
+{
+    hl_heap_t *h = make("");
+    enum { N = 20000 };
+    static void *slots[N];
+    xfer_t x = {h, slots, N};
+    for (int round = 0; round < 5; round++) {
+        pthread_t t;
+        pthread_create(&t, NULL, producer, &x);
+        pthread_join(t, NULL);
+        pthread_create(&t, NULL, consumer, &x);
+        pthread_join(t, NULL);
+    }
+    hl_heap_flush_thread(h);
+    cr_assert_eq(hl_heap_check(h, 1), 0);
+    hl_heap_info_t info;
+    hl_heap_info(h, &info);
+    cr_assert_eq(info.used, 0, "every block came back: %zu bytes in use", info.used);
+    hl_heap_trim(h, 0);
+    hl_heap_destroy(h);
+}
+
+Test(heap, trim_releases_memory)
+{
+    hl_heap_t *h = make("");
+    void *p[4000];
+    for (int i = 0; i < 4000; i++)
+        p[i] = hl_heap_malloc(h, 700);
+    for (int i = 0; i < 4000; i++)
+        hl_heap_free(h, p[i]);
+    cr_assert_eq(hl_heap_trim(h, 0), 1);
+    cr_assert_eq(hl_heap_check(h, 1), 0);
+    hl_heap_destroy(h);
+}

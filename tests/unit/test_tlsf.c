@@ -1,0 +1,228 @@
+/* TLSF module tests on pools in static buffers: random sequences with content checks and the
+ * invariant checker after every step batch. */
+#include "internal.h"
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+static _Alignas(64) char pool_a[1 << 20];
+static _Alignas(64) char pool_b[256 << 10];
+
+typedef struct live_s {
+    unsigned char *p;
+    size_t n;
+    unsigned char fill;
+} live_t;
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t next_rand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static void verify(const live_t *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (l->p[i] != l->fill)
+            cr_assert_fail("block %p byte %zu changed", (void *)l->p, i);
+}
+
+Test(tlsf, empty_pool_is_consistent)
+{
+    hl_tlsf_t t;
+    hl_tlsf_init(&t, 3, 0);
+    cr_assert_eq(hl_tlsf_add_pool(&t, pool_a, sizeof pool_a), 0);
+    cr_assert_eq(hl_tlsf_check(&t, 1), 0);
+    cr_assert_eq(hl_tlsf_free_bytes(&t), sizeof pool_a - HL_TLSF_POOL_OVERHEAD);
+    cr_assert_eq(hl_tlsf_largest_free(&t), sizeof pool_a - HL_TLSF_POOL_OVERHEAD);
+}
+
+Test(tlsf, rejects_misaligned_or_tiny_pool)
+{
+    hl_tlsf_t t;
+    hl_tlsf_init(&t, 0, 0);
+    cr_assert_eq(hl_tlsf_add_pool(&t, pool_a + 8, 4096), -1);
+    cr_assert_eq(hl_tlsf_add_pool(&t, pool_a, 64), -1);
+}
+
+Test(tlsf, alloc_free_coalesces_back_to_one_block)
+{
+    hl_tlsf_t t;
+    hl_tlsf_init(&t, 0, 0);
+    hl_tlsf_add_pool(&t, pool_a, sizeof pool_a);
+    void *p[64];
+    for (int i = 0; i < 64; i++) {
+        p[i] = hl_tlsf_malloc(&t, 100 + (size_t)i * 37, NULL);
+        cr_assert_not_null(p[i]);
+        cr_assert_eq((uintptr_t)p[i] % 16, 0);
+        cr_assert_geq(hl_tlsf_usable(p[i]), 100 + (size_t)i * 37);
+        cr_assert_eq(((uint8_t *)p[i])[-1], HL_TAG_MID);
+    }
+    cr_assert_eq(hl_tlsf_check(&t, 1), 0);
+    hl_tlsf_freed_t fr;
+    int empty = 0;
+    for (int i = 0; i < 64; i += 2)
+        hl_tlsf_free(&t, p[i], &fr);
+    cr_assert_eq(hl_tlsf_check(&t, 1), 0);
+    for (int i = 1; i < 64; i += 2) {
+        hl_tlsf_free(&t, p[i], &fr);
+        cr_assert(fr.coalesced);
+        empty += fr.empty_pool != NULL;
+    }
+    cr_assert_eq(empty, 1, "the last free leaves the pool as one free block");
+    cr_assert_eq(hl_tlsf_check(&t, 1), 0);
+    cr_assert_eq(hl_tlsf_largest_free(&t), sizeof pool_a - HL_TLSF_POOL_OVERHEAD);
+}
+
+Test(tlsf, good_fit_never_returns_too_small)
+{
+    hl_tlsf_t t;
+    hl_tlsf_init(&t, 0, 0);
+    hl_tlsf_add_pool(&t, pool_a, sizeof pool_a);
+    for (size_t n = 0; n < 70000; n = n * 3 / 2 + 1) {
+        void *p = hl_tlsf_malloc(&t, n, NULL);
+        cr_assert_not_null(p);
+        cr_assert_geq(hl_tlsf_usable(p), n);
+        memset(p, 0xab, n);
+        hl_tlsf_free(&t, p, NULL);
+    }
+    cr_assert_eq(hl_tlsf_check(&t, 1), 0);
+}
+
+Test(tlsf, exhaustion_returns_null)
+{
+    hl_tlsf_t t;
+    hl_tlsf_init(&t, 0, 0);
+    hl_tlsf_add_pool(&t, pool_b, sizeof pool_b);
+    cr_assert_null(hl_tlsf_malloc(&t, sizeof pool_b, NULL));
+    size_t total = 0;
+    void *p;
+    while ((p = hl_tlsf_malloc(&t, 1000, NULL)))
+        total += 1000;
+    cr_assert_gt(total, sizeof pool_b * 9 / 10);
+    cr_assert_eq(hl_tlsf_check(&t, 1), 0);
+}
+
+Test(tlsf, memalign_alignments)
+{
+    hl_tlsf_t t;
+    hl_tlsf_init(&t, 0, 0);
+    hl_tlsf_add_pool(&t, pool_a, sizeof pool_a);
+    void *keep[40];
+    int k = 0;
+    for (size_t a = 32; a <= 65536; a <<= 1) {
+        for (size_t n = 1; n < 5000; n = n * 7 + 3) {
+            void *p = hl_tlsf_memalign(&t, a, n, NULL);
+            cr_assert_not_null(p, "align %zu size %zu", a, n);
+            cr_assert_eq((uintptr_t)p % a, 0);
+            cr_assert_geq(hl_tlsf_usable(p), n);
+            memset(p, 1, n);
+            if (k < 40 && (n & 1))
+                keep[k++] = p;
+            else
+                hl_tlsf_free(&t, p, NULL);
+            cr_assert_eq(hl_tlsf_check(&t, 1), 0);
+        }
+    }
+    while (k)
+        hl_tlsf_free(&t, keep[--k], NULL);
+    cr_assert_eq(hl_tlsf_check(&t, 1), 0);
+    cr_assert_eq(hl_tlsf_largest_free(&t), sizeof pool_a - HL_TLSF_POOL_OVERHEAD);
+}
+
+Test(tlsf, resize_in_place)
+{
+    hl_tlsf_t t;
+    hl_tlsf_init(&t, 0, 0);
+    hl_tlsf_add_pool(&t, pool_a, sizeof pool_a);
+    unsigned char *a = hl_tlsf_malloc(&t, 1000, NULL);
+    unsigned char *b = hl_tlsf_malloc(&t, 1000, NULL);
+    memset(a, 7, 1000);
+    cr_assert(hl_tlsf_resize(&t, a, 200), "shrink always works");
+    cr_assert_eq(hl_tlsf_check(&t, 1), 0);
+    cr_assert(hl_tlsf_resize(&t, a, 900), "regrow into the freed tail");
+    cr_assert(!hl_tlsf_resize(&t, a, 5000), "b is in the way");
+    hl_tlsf_free(&t, b, NULL);
+    cr_assert(hl_tlsf_resize(&t, a, 50000), "b freed: grow over it");
+    cr_assert_geq(hl_tlsf_usable(a), 50000);
+    for (int i = 0; i < 200; i++)
+        cr_assert_eq(a[i], 7);
+    cr_assert_eq(hl_tlsf_check(&t, 1), 0);
+}
+
+static void random_sequence(int rotate, unsigned steps)
+{
+    hl_tlsf_t t;
+    hl_tlsf_init(&t, 1, rotate);
+    hl_tlsf_add_pool(&t, pool_a, sizeof pool_a);
+    hl_tlsf_add_pool(&t, pool_b, sizeof pool_b);
+    enum { N = 512 };
+    live_t live[N];
+    memset(live, 0, sizeof live);
+    for (unsigned step = 0; step < steps; step++) {
+        live_t *l = &live[next_rand() % N];
+        uint64_t r = next_rand();
+        if (l->p) {
+            verify(l);
+            if (r % 4 == 0) {
+                size_t n = (size_t)(next_rand() % 8192);
+                if (hl_tlsf_resize(&t, l->p, n)) {
+                    if (n > l->n)
+                        memset(l->p + l->n, l->fill, n - l->n);
+                    l->n = n;
+                }
+            } else {
+                hl_tlsf_free(&t, l->p, NULL);
+                l->p = NULL;
+            }
+        } else {
+            size_t n = (r & 1) ? (size_t)(next_rand() % 256) : (size_t)(next_rand() % 20000);
+            size_t align = (r & 6) == 6 ? (size_t)16 << (next_rand() % 8) : 16;
+            l->p = align > 16 ? hl_tlsf_memalign(&t, align, n, NULL) : hl_tlsf_malloc(&t, n, NULL);
+            if (l->p) {
+                cr_assert_eq((uintptr_t)l->p % align, 0);
+                l->n = n;
+                l->fill = (unsigned char)next_rand();
+                memset(l->p, l->fill, n);
+            }
+        }
+        if (step % 1000 == 0)
+            cr_assert_eq(hl_tlsf_check(&t, 1), 0, "step %u", step);
+    }
+    cr_assert_eq(hl_tlsf_check(&t, 1), 0);
+    for (int i = 0; i < N; i++)
+        if (live[i].p) {
+            verify(&live[i]);
+            hl_tlsf_free(&t, live[i].p, NULL);
+        }
+    cr_assert_eq(hl_tlsf_check(&t, 1), 0);
+    cr_assert_eq(t.used_bytes, 0);
+    cr_assert_eq(hl_tlsf_free_bytes(&t),
+                 sizeof pool_a + sizeof pool_b - 2 * HL_TLSF_POOL_OVERHEAD);
+}
+
+Test(tlsf, random_sequence_checked) { random_sequence(0, 200000); }
+
+Test(tlsf, random_sequence_rotating_stores)
+{
+    random_sequence(1, 200000);
+}
+
+Test(tlsf, rotation_delays_reuse)
+{
+    hl_tlsf_t t;
+    hl_tlsf_init(&t, 0, 1);
+    hl_tlsf_add_pool(&t, pool_a, sizeof pool_a);
+    void *a = hl_tlsf_malloc(&t, 512, NULL);
+    void *guard = hl_tlsf_malloc(&t, 512, NULL);
+    hl_tlsf_free(&t, a, NULL);
+    void *b = hl_tlsf_malloc(&t, 512, NULL);
+    cr_assert_neq(a, b, "a freed block is not handed out again while the active store serves");
+    cr_assert_eq(t.swaps, 0);
+    (void)guard;
+    cr_assert_eq(hl_tlsf_check(&t, 1), 0);
+}
