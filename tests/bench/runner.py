@@ -1,0 +1,568 @@
+#!/usr/bin/python3
+"""heapledger benchmark runner (invoked by tests/bench/run.sh, i.e. `make bench`).
+
+Runs every workload under LD_PRELOAD against glibc (nothing preloaded), jemalloc, mimalloc,
+tcmalloc and heapledger, alternating the allocators (A B C D E A B C D E …) for REPS runs
+each, takes medians, and prints one markdown table with ratios against heapledger and the
+peak RSS of every cell (ru_maxrss of the child from wait4). Then the heapledger fixed-arena
+configuration matrix (heap objects in-process), the fast-path probes (rdtsc and callgrind)
+and a check of the issue's targets. The whole report goes to stdout and to OUT (markdown).
+
+Programs speak the RESULT/SKIP protocol described in tests/bench/bench.h.
+
+BENCH_QUICK=1: one run per cell, small sizes; the runner then only verifies that every
+program printed all its figures for every allocator and exits non-zero otherwise (no timing
+assertions). Environment: BENCH_BIN (program directory), BENCH_LIB (libheapledger.so),
+BENCH_OUT (report path), BENCH_REPS (runs per cell, default 5), BENCH_ONLY (comma-separated
+workload name prefixes, for development).
+"""
+
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+QUICK = os.environ.get("BENCH_QUICK", "0") not in ("", "0")
+BIN = os.environ.get("BENCH_BIN", "build/bench/bin")
+HL_LIB = os.environ.get("BENCH_LIB", "build/lib/libheapledger.so")
+OUT = os.environ.get("BENCH_OUT", "build/bench/results.md")
+REPS = 1 if QUICK else int(os.environ.get("BENCH_REPS", "5"))
+ONLY = [p for p in os.environ.get("BENCH_ONLY", "").split(",") if p]
+LIBDIR = "/usr/lib/x86_64-linux-gnu"
+TIMEOUT = 120
+LAUNCH = os.path.join(BIN, "launch")
+
+ALLOCATORS = [
+    ("glibc", None),
+    ("jemalloc", f"{LIBDIR}/libjemalloc.so.2"),
+    ("mimalloc", f"{LIBDIR}/libmimalloc.so.2"),
+    ("tcmalloc", f"{LIBDIR}/libtcmalloc_minimal.so.4"),
+    ("heapledger", HL_LIB),
+]
+OTHERS = [a for a, _ in ALLOCATORS if a != "heapledger"]
+
+# Heapledger fixed-arena configurations (the hardening options may not exist yet: a
+# configuration hl_options_parse rejects is reported as skipped).
+CONFIGS = [("baseline", ""), ("harden", "harden=1"), ("rotate", "rotate=1"),
+           ("rotate+harden", "rotate=1,harden=1")]
+
+DISTS = ["g32", "g160", "g256", "mix"]
+MODES = ["plain", "realloc"]
+PCTS = ["p01", "p25", "p50", "p75", "p99"]
+SQL_ROWS = 10000 if QUICK else 200000
+
+
+def b(name):
+    return os.path.join(BIN, name)
+
+
+class Workload:
+    """One table row: a command, the figure keys it must print, optional stdin text.
+    With wall=KEY the runner itself measures the process wall time as figure KEY."""
+
+    def __init__(self, name, argv, keys, stdin=None, wall=None, group=""):
+        self.name, self.argv, self.keys, self.stdin = name, argv, keys, stdin
+        self.wall, self.group = wall, group
+
+
+def main_workloads():
+    w = []
+    for m in ["mixed", "128", "256", "512", "1024"]:
+        w.append(Workload(f"tiny.{m}", [b("tiny"), m], [f"tiny.{m}"], group="1 tiny"))
+    for size, n, rounds in [(16, 25, 400000), (128, 100, 100000), (1024, 400, 10000)]:
+        k = f"simple.{size}x{n}"
+        w.append(Workload(k, [b("simple"), str(size), str(n), str(rounds)], [k], group="2 loops"))
+    for t in [1, 2, 4]:
+        w.append(Workload(f"thread.{t}t", [b("thread"), str(t)], [f"thread.{t}t"], group="2 loops"))
+    for t in [2, 4]:
+        w.append(Workload(f"larson.{t}t", [b("larson"), str(t), "300"], [f"larson.{t}t"],
+                          group="3 server"))
+    w.append(Workload("prodcons.1p", [b("prodcons"), "1"], ["prodcons.1p"], group="3 server"))
+    for d in DISTS:
+        for m in MODES:
+            k = f"arena.{d}.{m}"
+            w.append(Workload(k, [b("arena_malloc"), d, m],
+                              [f"{k}.kops"] + [f"{k}.{p}" for p in PCTS], group="4 arena"))
+    w.append(Workload("nbe", [b("nbe_malloc")], ["nbe.runs"], group="4 arena"))
+    w.append(Workload("python", ["/usr/bin/python3", os.path.join(HERE, "workloads/python_workload.py")],
+                      ["python.wall"], wall="python.wall", group="5 programs"))
+    with open(os.path.join(HERE, "workloads/sqlite_workload.sql")) as f:
+        sql = f.read().replace("@ROWS@", str(SQL_ROWS))
+    w.append(Workload("sqlite3", ["/usr/bin/sqlite3", ":memory:"], ["sqlite3.wall"], stdin=sql,
+                      wall="sqlite3.wall", group="5 programs"))
+    w.append(Workload("fastpath", [b("fastpath"), "cycles"],
+                      ["fastpath.pair", "fastpath.free", "fastpath.malloc"], group="6 fast path"))
+    if ONLY:
+        w = [x for x in w if any(x.name.startswith(p) for p in ONLY)]
+    return w
+
+
+def matrix_workloads():
+    w = []
+    for d in DISTS:
+        for m in MODES:
+            k = f"arena.{d}.{m}"
+            w.append(Workload(k, [b("arena_heap"), d, m, "{config}"],
+                              [f"{k}.kops"] + [f"{k}.{p}" for p in PCTS]))
+    w.append(Workload("nbe", [b("nbe_heap"), "100", "15", "8", "{config}"], ["nbe.runs"]))
+    for size in ["1M", "256K"]:
+        w.append(Workload(f"util.{size}", [b("util_heap"), size, "50", "{config}"],
+                          [f"util.{size}", f"util.{size}.min"]))
+    if ONLY:
+        w = [x for x in w if any(x.name.startswith(p) for p in ONLY)]
+    return w
+
+
+class Cell:
+    def __init__(self):
+        self.values = {}   # key -> list of floats
+        self.units = {}    # key -> (unit, better)
+        self.rss = []      # KiB
+        self.error = None
+        self.skip = None
+
+    def med(self, key):
+        v = self.values.get(key)
+        return statistics.median(v) if v else None
+
+
+def run_once(argv, preload, stdin, cell, wall_key, extra_env=None):
+    """Run argv once through the launcher (wall time, peak RSS) and add its figures to cell.
+    The launcher itself runs without LD_PRELOAD; the preload applies to the command only."""
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    env.pop("HEAPLEDGER_OPTIONS", None)
+    if QUICK:
+        env["BENCH_QUICK"] = "1"
+    if extra_env:
+        env.update(extra_env)
+    cmd = [LAUNCH, None] + (["env", f"LD_PRELOAD={preload}"] if preload else []) + argv
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile(prefix="bench-launch-") as rf:
+        cmd[1] = rf.name
+        try:
+            p = subprocess.Popen(cmd, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                                 stdout=out, stderr=err, env=env, start_new_session=True)
+        except OSError as e:
+            cell.error = f"cannot start {LAUNCH}: {e}"
+            return
+        try:
+            p.communicate(input=stdin.encode() if stdin is not None else None, timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, 9)
+            p.wait()
+            cell.error = f"timeout after {TIMEOUT} s"
+            return
+        out.seek(0)
+        err.seek(0)
+        text = out.read().decode(errors="replace")
+        etext = err.read().decode(errors="replace").strip()
+        report = open(rf.name).read().split()
+    if len(report) != 3:
+        cell.error = f"launcher failed (exit {p.returncode}): {etext[-200:]}"
+        return
+    wall_ns, rss_kib, rc = int(report[0]), int(report[1]), int(report[2])
+    if rc == 3 and text.startswith("SKIP"):
+        cell.skip = text.split("\n", 1)[0][5:].strip()
+        return
+    if rc != 0:
+        last = etext.splitlines()[-1] if etext else ""
+        cell.error = f"exit {rc}" + (f": {last}" if last else "")
+        return
+    cell.rss.append(rss_kib)
+    for line in text.splitlines():
+        m = re.match(r"RESULT (\S+) (\S+) (\S+) (\S+)$", line)
+        if m:
+            cell.values.setdefault(m.group(1), []).append(float(m.group(2)))
+            cell.units[m.group(1)] = (m.group(3), m.group(4))
+    if wall_key:
+        cell.values.setdefault(wall_key, []).append(wall_ns / 1e9)
+        cell.units[wall_key] = ("s", "lower")
+
+
+def fmt(v):
+    if v is None:
+        return "—"
+    a = abs(v)
+    if a >= 1000:
+        return f"{v:,.0f}"
+    if a >= 100:
+        return f"{v:.0f}"
+    if a >= 10:
+        return f"{v:.1f}"
+    return f"{v:.2f}"
+
+
+def fmt_rss(kib):
+    return f"{kib / 1024:.1f} MiB"
+
+
+def ratio(hl, other, better):
+    """>1 means heapledger is better."""
+    if hl is None or other is None or hl == 0 or other == 0:
+        return None
+    return hl / other if better == "higher" else other / hl
+
+
+def machine_info():
+    model = "?"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    with open("/proc/loadavg") as f:
+        load = " ".join(f.read().split()[:3])
+    return (f"{os.cpu_count()} cores, {model}, Linux {platform.release()}, "
+            f"{platform.freedesktop_os_release().get('PRETTY_NAME', '?')}"), load
+
+
+class Report:
+    def __init__(self):
+        self.lines = []
+
+    def add(self, s=""):
+        self.lines.append(s)
+        print(s, flush=True)
+
+
+def run_main(rep, workloads):
+    cells = {(w.name, a): Cell() for w in workloads for a, _ in ALLOCATORS}
+    for w in workloads:
+        for r in range(REPS):
+            for a, lib in ALLOCATORS:
+                c = cells[(w.name, a)]
+                if c.error:
+                    continue
+                run_once(w.argv, lib, w.stdin, c, w.wall)
+        if not QUICK:
+            sys.stderr.write(f"bench: {w.name} done\n")
+    return cells
+
+
+def main_table(rep, workloads, cells):
+    rep.add("## Allocators side by side")
+    rep.add()
+    rep.add("Each cell: median of the figure, in parentheses heapledger's advantage "
+            "(>1.00× = heapledger better: other/heapledger for times, heapledger/other for "
+            "rates), then the median peak RSS. Last column: heapledger's peak RSS relative to "
+            "glibc's.")
+    rep.add()
+    rep.add("| workload | figure | " + " | ".join(a for a, _ in ALLOCATORS) + " | hl RSS / glibc |")
+    rep.add("|---|---|" + "---|" * len(ALLOCATORS) + "---|")
+    for w in workloads:
+        key = w.keys[0]
+        hl = cells[(w.name, "heapledger")]
+        unit, better = hl.units.get(key) or next(
+            (cells[(w.name, a)].units[key] for a, _ in ALLOCATORS if key in cells[(w.name, a)].units),
+            ("?", "higher"))
+        row = [w.name, f"{unit} ({'↑' if better == 'higher' else '↓'})"]
+        for a, _ in ALLOCATORS:
+            c = cells[(w.name, a)]
+            if c.error:
+                row.append(f"FAIL: {c.error}")
+                continue
+            v = c.med(key)
+            s = fmt(v)
+            if a != "heapledger":
+                r = ratio(hl.med(key), v, better)
+                if r is not None:
+                    s += f" ({r:.2f}×)"
+            if c.rss:
+                s += " · " + fmt_rss(statistics.median(c.rss))
+            row.append(s)
+        g = cells[(w.name, "glibc")]
+        if hl.rss and g.rss:
+            row.append(f"{statistics.median(hl.rss) / statistics.median(g.rss):.2f}×")
+        else:
+            row.append("—")
+        rep.add("| " + " | ".join(row) + " |")
+    rep.add()
+    lat = [w for w in workloads if w.name.startswith("arena.")]
+    if lat:
+        rep.add("### Fixed-arena action latency (malloc and free calls), ns p01 / p25 / p50 / p75 / p99")
+        rep.add()
+        rep.add("| workload | " + " | ".join(a for a, _ in ALLOCATORS) + " |")
+        rep.add("|---|" + "---|" * len(ALLOCATORS))
+        for w in lat:
+            row = [w.name]
+            for a, _ in ALLOCATORS:
+                c = cells[(w.name, a)]
+                row.append("FAIL" if c.error else " / ".join(fmt(c.med(f"{w.name}.{p}")) for p in PCTS))
+            rep.add("| " + " | ".join(row) + " |")
+        rep.add()
+    fp = [w for w in workloads if w.name == "fastpath"]
+    if fp:
+        rep.add("### Fast path, rdtsc (TSC ticks per call, timer floor subtracted)")
+        rep.add()
+        rep.add("| probe | " + " | ".join(a for a, _ in ALLOCATORS) + " |")
+        rep.add("|---|" + "---|" * len(ALLOCATORS))
+        for k in fp[0].keys:
+            rep.add("| " + k + " | " + " | ".join(
+                "FAIL" if cells[("fastpath", a)].error else fmt(cells[("fastpath", a)].med(k))
+                for a, _ in ALLOCATORS) + " |")
+        rep.add()
+
+
+def run_matrix(workloads):
+    cells = {(w.name, c): Cell() for w in workloads for c, _ in CONFIGS}
+    for w in workloads:
+        for r in range(REPS):
+            for cname, cfg in CONFIGS:
+                c = cells[(w.name, cname)]
+                if c.error or c.skip:
+                    continue
+                argv = [x.replace("{config}", cfg) for x in w.argv]
+                run_once(argv, None, None, c, None)
+        if not QUICK:
+            sys.stderr.write(f"bench: matrix {w.name} done\n")
+    return cells
+
+
+def matrix_tables(rep, workloads, cells):
+    rep.add("## heapledger fixed-arena configuration matrix (heap objects in-process)")
+    rep.add()
+    rep.add("Each cell: median, then the change against baseline (throughput in %, "
+            "utilisation in points). Configurations: " +
+            ", ".join(f"{n} = `arena=…{(',' + c) if c else ''}`" for n, c in CONFIGS) + ".")
+    rep.add()
+    skipped = {}
+    for w in workloads:
+        for cname, _ in CONFIGS:
+            c = cells[(w.name, cname)]
+            if c.skip:
+                skipped[cname] = c.skip
+    for cname, why in skipped.items():
+        rep.add(f"- **{cname}: skipped** — {why}")
+    if skipped:
+        rep.add()
+    rep.add("| workload | figure | " + " | ".join(n for n, _ in CONFIGS) + " |")
+    rep.add("|---|---|" + "---|" * len(CONFIGS))
+    for w in workloads:
+        key = w.keys[0]
+        base = cells[(w.name, "baseline")].med(key)
+        unit = next((cells[(w.name, n)].units[key] for n, _ in CONFIGS
+                     if key in cells[(w.name, n)].units), ("?", "higher"))[0]
+        row = [w.name, unit]
+        for cname, _ in CONFIGS:
+            c = cells[(w.name, cname)]
+            if c.skip:
+                row.append("skipped")
+            elif c.error:
+                row.append(f"FAIL: {c.error}")
+            else:
+                v = c.med(key)
+                s = fmt(v)
+                if cname != "baseline" and v is not None and base:
+                    if unit == "%":
+                        s += f" ({v - base:+.1f} pt)"
+                    else:
+                        s += f" ({100 * (v - base) / base:+.1f}%)"
+                row.append(s)
+        rep.add("| " + " | ".join(row) + " |")
+    rep.add()
+    lat = [w for w in workloads if w.name.startswith("arena.")]
+    if lat:
+        rep.add("### Matrix latency, ns p01 / p25 / p50 / p75 / p99")
+        rep.add()
+        rep.add("| workload | " + " | ".join(n for n, _ in CONFIGS) + " |")
+        rep.add("|---|" + "---|" * len(CONFIGS))
+        for w in lat:
+            row = [w.name]
+            for cname, _ in CONFIGS:
+                c = cells[(w.name, cname)]
+                row.append("skipped" if c.skip else "FAIL" if c.error else
+                           " / ".join(fmt(c.med(f"{w.name}.{p}")) for p in PCTS))
+            rep.add("| " + " | ".join(row) + " |")
+        rep.add()
+
+
+def run_callgrind(rep):
+    script = os.path.join(HERE, "callgrind.sh")
+    res = {}
+    for a, lib in ALLOCATORS:
+        c = Cell()
+        env = {"BENCH_BIN": BIN}
+        run_once([script, a, lib or ""], None, None, c, None, env)
+        res[a] = c
+    rep.add("### Fast path, callgrind (instructions per operation: Ir(2N) − Ir(N), divided by N)")
+    rep.add()
+    rep.add("| figure | " + " | ".join(a for a, _ in ALLOCATORS) + " |")
+    rep.add("|---|" + "---|" * len(ALLOCATORS))
+    for k, label in [("callgrind.loop", "whole loop iteration (malloc+free+loop)"),
+                     ("callgrind.malloc", "malloc (inclusive)"), ("callgrind.free", "free (inclusive)"),
+                     ("callgrind.pair", "malloc+free (inclusive)")]:
+        rep.add(f"| {label} | " + " | ".join(
+            (f"FAIL: {res[a].error}" if res[a].error else fmt(res[a].med(k))) for a, _ in ALLOCATORS) + " |")
+    rep.add()
+    return res
+
+
+def targets(rep, main_cells, mws, mat_cells, matws, cg):
+    rep.add("## Targets (issue 3 and issue 4)")
+    rep.add()
+    names = {w.name for w in mws}
+
+    def med(w, a, k=None):
+        if w not in names:
+            return None
+        return main_cells[(w, a)].med(k or next(x.keys[0] for x in mws if x.name == w))
+
+    lines = []
+
+    def check(label, ok, detail):
+        lines.append(f"- {'MET' if ok else ('MISSED' if ok is not None else 'N/A')}: {label} — {detail}")
+
+    for w in [x.name for x in mws if x.name.startswith("tiny.")]:
+        hl = med(w, "heapledger")
+        rs = {a: ratio(hl, med(w, a), "higher") for a in ["mimalloc", "tcmalloc", "glibc"]}
+        ok = None if None in rs.values() else (rs["mimalloc"] >= 1 and rs["tcmalloc"] >= 1 and rs["glibc"] >= 2)
+        check(f"{w} ≥1.0× mimalloc, ≥1.0× tcmalloc, ≥2× glibc", ok,
+              ", ".join(f"{r:.2f}× {a}" if r else f"n/a {a}" for a, r in rs.items()))
+    for w in [x.name for x in mws if x.group in ("3 server",) or x.name.startswith("thread.")]:
+        key = next(x.keys[0] for x in mws if x.name == w)
+        better = main_cells[(w, "heapledger")].units.get(key, ("", "higher"))[1]
+        hl = med(w, "heapledger")
+        vals = {a: med(w, a) for a in OTHERS}
+        if hl is None or None in vals.values():
+            check(f"{w} ≥0.9× best, ≥ glibc", None, "missing figures")
+            continue
+        best_a = min(OTHERS, key=lambda a: ratio(hl, vals[a], better) or 0)
+        rb = ratio(hl, vals[best_a], better)
+        rg = ratio(hl, vals["glibc"], better)
+        check(f"{w} ≥0.9× best of four, never behind glibc", rb >= 0.9 and rg >= 1.0,
+              f"{rb:.2f}× best ({best_a}), {rg:.2f}× glibc")
+    v = med("simple.1024x400", "heapledger")
+    check("simple loop 1024 B × 400 live ≤ 40 ns per malloc+free", None if v is None else v <= 40,
+          f"{fmt(v)} ns")
+    v = med("fastpath", "heapledger", "fastpath.free")
+    check("tiny free fast path ≤ 10 cycles (rdtsc, TSC ticks)", None if v is None else v <= 10,
+          f"{fmt(v)} ticks")
+    if cg:
+        v = cg["heapledger"].med("callgrind.pair")
+        check("malloc+free pair on the cache-hit path ≤ 40 instructions (callgrind)",
+              None if v is None else v <= 40, f"{fmt(v)} instructions (inclusive malloc + free)")
+    worst = []
+    for w in mws:
+        hl, g = main_cells[(w.name, "heapledger")].rss, main_cells[(w.name, "glibc")].rss
+        if hl and g:
+            worst.append((statistics.median(hl) / statistics.median(g), w.name))
+    if worst:
+        bad = sorted([x for x in worst if x[0] > 1.1], reverse=True)
+        check("peak RSS within 1.1× glibc on every workload", not bad,
+              ("over on " + ", ".join(f"{n} {r:.2f}×" for r, n in bad)) if bad else
+              f"worst {max(worst)[1]} {max(worst)[0]:.2f}×")
+    if mat_cells:
+        for size in ["1M", "256K"]:
+            if ("util." + size, "baseline") in mat_cells:
+                v = mat_cells[("util." + size, "baseline")].med("util." + size)
+                check(f"peak utilisation before exhaustion ≥ 90% (arena {size})",
+                      None if v is None else v >= 90, f"{fmt(v)} %")
+        for cname, limit in [("harden", 5), ("rotate", 10)]:
+            deltas = []
+            for w in matws:
+                if w.name.startswith("util."):
+                    continue
+                base = mat_cells[(w.name, "baseline")].med(w.keys[0])
+                c = mat_cells[(w.name, cname)]
+                if c.skip:
+                    deltas = None
+                    break
+                v = c.med(w.keys[0])
+                if base and v:
+                    deltas.append((100 * (base - v) / base, w.name))
+            if deltas is None:
+                check(f"{cname} costs ≤ {limit}% throughput", None, "configuration skipped")
+            elif deltas:
+                worst_d = max(deltas)
+                check(f"{cname} costs ≤ {limit}% throughput on the fixed-arena workloads",
+                      worst_d[0] <= limit, f"worst {worst_d[1]} {worst_d[0]:.1f}%")
+        for size in ["1M", "256K"]:
+            k = ("util." + size, "rotate")
+            if k in mat_cells and not mat_cells[k].skip:
+                base = mat_cells[("util." + size, "baseline")].med("util." + size)
+                v = mat_cells[k].med("util." + size)
+                if base is not None and v is not None:
+                    check(f"rotation loses ≤ 3 points of peak utilisation (arena {size})",
+                          base - v <= 3, f"{base - v:.1f} points")
+    for l in lines:
+        rep.add(l)
+    rep.add()
+
+
+def verify_quick(rep, mws, main_cells, matws, mat_cells, cg):
+    bad = []
+    for w in mws:
+        for a, _ in ALLOCATORS:
+            c = main_cells[(w.name, a)]
+            if c.error:
+                bad.append(f"{w.name} under {a}: {c.error}")
+                continue
+            for k in w.keys:
+                if k not in c.values:
+                    bad.append(f"{w.name} under {a}: no figure {k}")
+    for w in matws:
+        for cname, _ in CONFIGS:
+            c = mat_cells[(w.name, cname)]
+            if c.skip and cname != "baseline":
+                continue
+            if c.error or c.skip:
+                bad.append(f"matrix {w.name} {cname}: {c.error or 'skipped: ' + c.skip}")
+                continue
+            for k in w.keys:
+                if k not in c.values:
+                    bad.append(f"matrix {w.name} {cname}: no figure {k}")
+    for a, c in (cg or {}).items():
+        if c.error or "callgrind.pair" not in c.values:
+            bad.append(f"callgrind under {a}: {c.error or 'no figure'}")
+    return bad
+
+
+def main():
+    for a, lib in ALLOCATORS:
+        if lib and not os.path.exists(lib):
+            sys.exit(f"bench: {a} library {lib} not found (make deps installs the packages; "
+                     f"build heapledger with make all)")
+    start = time.time()
+    mach, load0 = machine_info()
+    rep = Report()
+    rep.add(f"# heapledger benchmark results{' (BENCH_QUICK smoke run)' if QUICK else ''}")
+    rep.add()
+    rep.add(f"- date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(start))}")
+    rep.add(f"- machine: {mach}")
+    rep.add(f"- command: `make bench` (tests/bench/run.sh); {REPS} runs per cell, allocators "
+            "alternated A B C D E per run, medians")
+    rep.add(f"- load average at start: {load0}")
+    rep.add()
+    mws = main_workloads()
+    main_cells = run_main(rep, mws)
+    matws = matrix_workloads()
+    mat_cells = run_matrix(matws) if matws else {}
+    cg = None
+    main_table(rep, mws, main_cells)
+    if not ONLY or "callgrind" in ONLY:
+        cg = run_callgrind(rep)
+    if matws:
+        matrix_tables(rep, matws, mat_cells)
+    targets(rep, main_cells, mws, mat_cells, matws, cg)
+    _, load1 = machine_info()
+    rep.add(f"Load average at the end: {load1}; total time {time.time() - start:.0f} s.")
+    os.makedirs(os.path.dirname(OUT) or ".", exist_ok=True)
+    with open(OUT, "w") as f:
+        f.write("\n".join(rep.lines) + "\n")
+    sys.stderr.write(f"bench: report written to {OUT}\n")
+    if QUICK:
+        bad = verify_quick(rep, mws, main_cells, matws, mat_cells, cg)
+        if bad:
+            sys.stderr.write("bench-quick: FAILED\n" + "\n".join("  " + x for x in bad) + "\n")
+            sys.exit(1)
+        sys.stderr.write("bench-quick: every program printed its figures for every allocator\n")
+
+
+if __name__ == "__main__":
+    main()
