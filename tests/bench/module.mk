@@ -1,0 +1,52 @@
+# tests/bench/ — the benchmark suite (issue 3): `make bench` runs it (tests/bench/run.sh,
+# report in build/bench/results.md); `bench-quick` (in `make check`) runs every program once
+# with small sizes under every allocator and only checks that each prints its figures.
+#
+# Programs: plain malloc ones (run under LD_PRELOAD); the fixed-arena workloads are built
+# twice from one source, <name>_malloc (plain malloc) and <name>_heap (-DBENCH_HEAP_API,
+# heapledger heap objects from libheapledger_core.a, no malloc shim).
+
+BENCH_DIR     := $(BUILD)/bench
+BENCH_BIN     := $(BENCH_DIR)/bin
+BENCH_CFLAGS  := $(TEST_CFLAGS) -I tests/bench
+BENCH_COMMON  := tests/bench/bench.c tests/bench/bench_alloc.c
+BENCH_HDRS    := tests/bench/bench.h tests/bench/bench_alloc.h liballoc/heapledger.h
+BENCH_CORE_A  := $(LIB_DIR)/libheapledger_core.a
+BENCH_HL_SO   := $(LIB_DIR)/libheapledger.so
+# Libraries the core archive needs (liballoc/module.mk says which).
+BENCH_CORE_LIBS := $(LIBHL_CORE_LIBS) -lpthread -lm
+
+BENCH_PLAIN   := $(addprefix $(BENCH_BIN)/,tiny simple thread larson prodcons fastpath)
+BENCH_MALLOC  := $(addprefix $(BENCH_BIN)/,arena_malloc nbe_malloc)
+BENCH_HEAP    := $(addprefix $(BENCH_BIN)/,arena_heap nbe_heap util_heap)
+BENCH_PROGS   := $(BENCH_PLAIN) $(BENCH_MALLOC) $(BENCH_HEAP) $(BENCH_BIN)/launch
+
+$(BENCH_BIN)/launch: tests/bench/launch.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) -o $@ $<
+
+$(BENCH_PLAIN): $(BENCH_BIN)/%: tests/bench/%.c $(BENCH_COMMON) $(BENCH_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) -o $@ $< $(BENCH_COMMON) -lpthread -lm
+
+$(BENCH_MALLOC): $(BENCH_BIN)/%_malloc: tests/bench/%.c $(BENCH_COMMON) $(BENCH_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) -o $@ $< $(BENCH_COMMON) -lpthread -lm
+
+$(BENCH_HEAP): $(BENCH_BIN)/%_heap: tests/bench/%.c $(BENCH_COMMON) $(BENCH_HDRS) $(BENCH_CORE_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) -DBENCH_HEAP_API -o $@ $< $(BENCH_COMMON) $(BENCH_CORE_A) $(BENCH_CORE_LIBS)
+
+BENCH_ENV = BENCH_BIN=$(BENCH_BIN) BENCH_LIB=$(BENCH_HL_SO)
+
+.PHONY: bench-suite bench-quick bench-programs
+bench-programs: $(BENCH_PROGS)
+
+bench-suite: $(BENCH_PROGS) $(BENCH_HL_SO)
+	$(BENCH_ENV) BENCH_OUT=$(BENCH_DIR)/results.md tests/bench/run.sh
+
+bench-quick: $(BENCH_PROGS) $(BENCH_HL_SO)
+	@$(BENCH_ENV) BENCH_QUICK=1 BENCH_OUT=$(BENCH_DIR)/quick.md tests/bench/run.sh >/dev/null
+
+BENCH_TARGETS += bench-suite
+CHECK_TARGETS += bench-quick
