@@ -528,6 +528,7 @@ int hl_heap_trim(hl_heap_t *h, size_t pad)
     hl_heap_flush_thread(h);
     size_t n = hl_tiny_trim(h, 1);
     n += hl_mid_trim(h);
+    n += hl_large_trim(h);
     return n > 0;
 }
 

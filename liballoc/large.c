@@ -57,21 +57,107 @@ static void *finish(hl_heap_t *h, char *base, size_t len, size_t off)
     return p;
 }
 
+/* Take a cached mapping of at least len bytes (and at most len + len/4), or NULL. */
+static void *cache_take(hl_heap_t *h, size_t len, size_t *got)
+{
+    hl_large_t *l = &h->large;
+    void *base = NULL;
+    if (!l->cache_count)
+        return NULL;
+    hl_lock(&l->lock);
+    unsigned best = HL_LARGE_CACHE_SLOTS;
+    for (unsigned i = 0; i < l->cache_count; i++) {
+        unsigned k = (l->cache_head + i) % HL_LARGE_CACHE_SLOTS;
+        size_t c = l->cache[k].len;
+        if (c >= len && c - len <= len / 4 &&
+            (best == HL_LARGE_CACHE_SLOTS || c < l->cache[best].len))
+            best = k;
+    }
+    if (best != HL_LARGE_CACHE_SLOTS) {
+        base = l->cache[best].base;
+        *got = l->cache[best].len;
+        l->cache_bytes -= *got;
+        /* Fill the hole with the oldest entry and advance the head. */
+        l->cache[best] = l->cache[l->cache_head];
+        l->cache_head = (l->cache_head + 1) % HL_LARGE_CACHE_SLOTS;
+        l->cache_count--;
+    }
+    hl_unlock(&l->lock);
+    return base;
+}
+
+/* Keep a freed mapping; returns 1 if it was cached. Evicted mappings are unmapped after the
+ * lock is dropped. */
+static int cache_put(hl_heap_t *h, void *base, size_t len)
+{
+    hl_large_t *l = &h->large;
+    hl_large_cached_t evict[HL_LARGE_CACHE_SLOTS];
+    unsigned nevict = 0;
+    if (len > HL_LARGE_CACHE_MAX)
+        return 0;
+    hl_lock(&l->lock);
+    while (l->cache_count &&
+           (l->cache_count == HL_LARGE_CACHE_SLOTS || l->cache_bytes + len > HL_LARGE_CACHE_BYTES)) {
+        evict[nevict++] = l->cache[l->cache_head];
+        l->cache_bytes -= l->cache[l->cache_head].len;
+        l->cache_head = (l->cache_head + 1) % HL_LARGE_CACHE_SLOTS;
+        l->cache_count--;
+    }
+    unsigned k = (l->cache_head + l->cache_count) % HL_LARGE_CACHE_SLOTS;
+    l->cache[k].base = base;
+    l->cache[k].len = len;
+    l->cache_count++;
+    l->cache_bytes += len;
+    hl_unlock(&l->lock);
+    for (unsigned i = 0; i < nevict; i++)
+        hl_os_unmap(evict[i].base, evict[i].len, "large");
+    return 1;
+}
+
+size_t hl_large_trim(hl_heap_t *h)
+{
+    hl_large_t *l = &h->large;
+    hl_large_cached_t all[HL_LARGE_CACHE_SLOTS];
+    unsigned n = 0;
+    size_t bytes = 0;
+    hl_lock(&l->lock);
+    for (; l->cache_count; l->cache_count--) {
+        all[n++] = l->cache[l->cache_head];
+        l->cache_head = (l->cache_head + 1) % HL_LARGE_CACHE_SLOTS;
+    }
+    l->cache_bytes = 0;
+    hl_unlock(&l->lock);
+    for (unsigned i = 0; i < n; i++) {
+        hl_os_unmap(all[i].base, all[i].len, "large");
+        bytes += all[i].len;
+    }
+    return bytes;
+}
+
 void *hl_large_alloc(hl_heap_t *h, size_t n, size_t align, hl_opinfo_t *info)
 {
     size_t off = hl_align_up(LARGE_OFF, align > 16 ? align : 16);
     if (n > PTRDIFF_MAX - off - hl_page_size)
         return NULL;
     size_t len = hl_align_up(n + off, hl_page_size);
-    char *base = hl_os_map(len, off > hl_page_size ? off : hl_page_size, "large");
-    if (!base)
-        return NULL;
-    /* An alignment above a page maps at that alignment; the block starts one alignment in. */
+    hl_path_t path = HL_PATH_LARGE_REUSE;
+    size_t got = 0;
+    char *base = off == LARGE_OFF ? cache_take(h, len, &got) : NULL;
+    if (base) {
+        len = got;
+    } else {
+        /* An alignment above a page maps at that alignment; the block starts one alignment
+         * in. */
+        base = hl_os_map(len, off > hl_page_size ? off : hl_page_size, "large");
+        if (!base)
+            return NULL;
+        path = HL_PATH_LARGE_MMAP;
+    }
     void *p = finish(h, base, len, off);
-    hl_count(h, HL_PATH_LARGE_MMAP);
+    hl_count(h, path);
     info->tier = HL_TIER_LARGE;
     info->cls = 0xff;
-    info->path = HL_PATH_LARGE_MMAP;
+    info->path = (uint8_t)path;
     info->usable = len - off;
     return p;
 }
@@ -85,11 +171,15 @@ void hl_large_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
     link_del(h, (hl_large_link_t *)base);
     __atomic_sub_fetch(&h->large.bytes, len, __ATOMIC_RELAXED);
     __atomic_sub_fetch(&h->large.blocks, 1, __ATOMIC_RELAXED);
-    hl_os_unmap(base, len, "large");
-    hl_count(h, HL_PATH_LARGE_MUNMAP);
+    hl_path_t path = HL_PATH_LARGE_CACHE;
+    if (off != LARGE_OFF || !cache_put(h, base, len)) {
+        hl_os_unmap(base, len, "large");
+        path = HL_PATH_LARGE_MUNMAP;
+    }
+    hl_count(h, path);
     info->tier = HL_TIER_LARGE;
     info->cls = 0xff;
-    info->path = HL_PATH_LARGE_MUNMAP;
+    info->path = (uint8_t)path;
     info->usable = len - off;
 }
 
@@ -124,6 +214,7 @@ void *hl_large_realloc(hl_heap_t *h, void *p, size_t n, hl_opinfo_t *info)
 
 void hl_large_destroy(hl_heap_t *h)
 {
+    hl_large_trim(h);
     hl_large_link_t *l = h->large.list;
     while (l) {
         hl_large_link_t *n = l->next;

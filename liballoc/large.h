@@ -7,7 +7,11 @@
  *   user-8        HL_TAG_LARGE << 56 | off       (byte user-1 is the tag)
  *   user = base+off   user data, usable = length - off
  *
- * realloc of a block with off == 48 uses mremap. Frees unmap at once.
+ * realloc of a block with off == 48 uses mremap. A freed mapping (unaligned, at most
+ * HL_LARGE_CACHE_MAX bytes) is kept in a small FIFO cache and handed out again to a request
+ * it fits without wasting more than a quarter: steady large-block churn then costs neither
+ * mmap/munmap nor page faults. The cache holds at most HL_LARGE_CACHE_SLOTS mappings and
+ * HL_LARGE_CACHE_BYTES bytes; malloc_trim empties it.
  */
 #ifndef HL_LARGE_H
 #define HL_LARGE_H
@@ -19,9 +23,21 @@ typedef struct hl_large_link_s {
     size_t off; /* user pointer - base */
 } hl_large_link_t;
 
+#define HL_LARGE_CACHE_SLOTS 16u
+#define HL_LARGE_CACHE_BYTES (32u << 20)
+#define HL_LARGE_CACHE_MAX   (16u << 20)
+
+typedef struct hl_large_cached_s {
+    void *base;
+    size_t len;
+} hl_large_cached_t;
+
 typedef struct hl_large_s {
-    hl_lock_t lock; /* guards `list` (non-default heaps only) */
+    hl_lock_t lock; /* guards `list` (non-default heaps only) and the cache */
     hl_large_link_t *list;
+    hl_large_cached_t cache[HL_LARGE_CACHE_SLOTS]; /* FIFO ring */
+    unsigned cache_head, cache_count;
+    size_t cache_bytes;
     size_t bytes;   /* mapped bytes (atomic) */
     size_t blocks;  /* live blocks (atomic) */
 } hl_large_t;
@@ -33,6 +49,8 @@ void hl_large_free(struct hl_heap_s *h, void *p, hl_opinfo_t *info);
 /* Resize with mremap; NULL if not possible (block unchanged). */
 void *hl_large_realloc(struct hl_heap_s *h, void *p, size_t n, hl_opinfo_t *info);
 size_t hl_large_usable(const void *p);
+/* Unmap every cached mapping; returns bytes released. */
+size_t hl_large_trim(struct hl_heap_s *h);
 void hl_large_destroy(struct hl_heap_s *h);
 
 #endif

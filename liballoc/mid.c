@@ -4,8 +4,10 @@
 #include <errno.h>
 #include <string.h>
 
-#define DECOMMIT_SPAN  (1u << 20) /* free spans at least this big give pages back */
-#define DECOMMIT_BLOCK (64u << 10) /* … for freed blocks at least this big */
+/* Pages of a freed block go back to the OS only when the arena holds much more free memory
+ * than it uses (hysteresis: a steady workload keeps its pages and takes no page faults). */
+#define DECOMMIT_FREE_MIN (8u << 20) /* arena free bytes above this … */
+#define DECOMMIT_BLOCK    (64u << 10) /* … and freed blocks at least this big */
 
 int hl_mid_setup(hl_heap_t *h)
 {
@@ -87,7 +89,8 @@ void hl_mid_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
         if (fr.empty_pool && a->tlsf.pools && a->tlsf.pools->next) {
             hl_tlsf_remove_pool(&a->tlsf, fr.empty_pool);
             release = fr.empty_pool;
-        } else if (fr.span_len >= DECOMMIT_SPAN && usable >= DECOMMIT_BLOCK) {
+        } else if (usable >= DECOMMIT_BLOCK && hl_tlsf_free_bytes(&a->tlsf) > DECOMMIT_FREE_MIN &&
+                   hl_tlsf_free_bytes(&a->tlsf) > 2 * a->tlsf.used_bytes) {
             /* Under the lock: nobody may allocate these pages while they are dropped. */
             hl_os_decommit((char *)p + 16, usable - 16); /* keep the list links */
         }
