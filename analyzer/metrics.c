@@ -532,5 +532,7 @@ void hl_report_free(hl_report_t *r)
         free(r->errors[i].details);
     }
     free(r->errors);
+    if (r->replay) free(r->replay->options);
+    free(r->replay);
     free(r);
 }

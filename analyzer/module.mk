@@ -16,7 +16,10 @@ $(ANALYZER_LIB): $(filter-out $(OBJ_DIR)/analyzer/cmd_%.o,$(ANALYZER_OBJS))
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-HL_CLI_OBJS += $(filter $(OBJ_DIR)/analyzer/cmd_%.o,$(ANALYZER_OBJS)) $(ANALYZER_LIB)
-HL_CLI_LIBS += -lsqlite3 -lm
+# replay runs on heap objects of the allocator core (liballoc/module.mk builds it; its
+# variables are not defined yet here: that fragment sorts after this one).
+HL_CORE_A := $(LIB_DIR)/libheapledger_core.a
+HL_CLI_OBJS += $(filter $(OBJ_DIR)/analyzer/cmd_%.o,$(ANALYZER_OBJS)) $(ANALYZER_LIB) $(HL_CORE_A)
+HL_CLI_LIBS += -lsqlite3 -lm -lunwind -lpthread
 ALL_TARGETS += $(ANALYZER_LIB)
 -include $(ANALYZER_OBJS:.o=.d)

@@ -355,6 +355,60 @@ void hl_render_json(FILE *f, hl_report_t *r, const hl_render_opts_t *o)
     hl_json_arr_end(&j);
     hl_json_obj_end(&j);
 
+    if (r->replay) {
+        const hl_replay_info_t *in = r->replay;
+        hl_json_key(&j, "replay");
+        hl_json_obj(&j);
+        hl_json_key(&j, "options");
+        hl_json_str(&j, in->options);
+        hl_json_key(&j, "arena_size");
+        hl_json_u64(&j, in->arena_size);
+        hl_json_key(&j, "pid");
+        hl_json_i64(&j, in->pid);
+        hl_json_key(&j, "operations");
+        hl_json_u64(&j, in->operations);
+        hl_json_key(&j, "skipped");
+        hl_json_u64(&j, in->skipped);
+        hl_json_key(&j, "failures");
+        hl_json_u64(&j, in->failures);
+        hl_json_key(&j, "first_failure");
+        if (in->has_failure) {
+            hl_json_obj(&j);
+            hl_json_key(&j, "block");
+            hl_json_i64(&j, in->fail_block);
+            hl_json_key(&j, "seq");
+            hl_json_i64(&j, in->fail_seq);
+            hl_json_key(&j, "ts_ns");
+            hl_json_i64(&j, in->fail_ts);
+            hl_json_key(&j, "size");
+            hl_json_u64(&j, in->fail_size);
+            hl_json_key(&j, "requested_live");
+            hl_json_u64(&j, in->fail_R);
+            hl_json_key(&j, "utilisation");
+            hl_json_frac(&j, in->fail_util);
+            hl_json_key(&j, "free_bytes");
+            hl_json_u64(&j, in->fail_free);
+            hl_json_key(&j, "largest_free");
+            hl_json_u64(&j, in->fail_largest);
+            hl_json_obj_end(&j);
+        } else {
+            hl_json_null(&j);
+        }
+        hl_json_key(&j, "live_match");
+        hl_json_bool(&j, in->live_match);
+        const char *k[] = {"recorded_blocks", "recorded_requested", "recorded_usable",
+                           "replayed_blocks", "replayed_requested", "replayed_usable",
+                           "heap_used",       "usable_mismatch",    "offset_mismatch"};
+        uint64_t v[] = {in->rec_blocks, in->rec_R,           in->rec_U,
+                        in->rep_blocks, in->rep_R,           in->rep_U,
+                        in->heap_used,  in->usable_mismatch, in->offset_mismatch};
+        for (int q = 0; q < 9; q++) {
+            hl_json_key(&j, k[q]);
+            hl_json_u64(&j, v[q]);
+        }
+        hl_json_obj_end(&j);
+    }
+
     hl_json_key(&j, "errors");
     hl_json_arr(&j);
     for (size_t i = 0; i < r->nerrors; i++) {

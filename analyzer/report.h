@@ -75,6 +75,30 @@ typedef struct hl_error_rec_s {
     int64_t stack, alloc_stack, free_stack;
 } hl_error_rec_t;
 
+/* What a replay adds (heapledger replay): the what-if outcome and the live-set comparison
+ * with the recording. */
+typedef struct hl_replay_info_s {
+    char *options;       /* options of the replay heap */
+    uint64_t arena_size; /* 0: the heap grows from the OS */
+    int64_t pid;         /* process replayed */
+    uint64_t operations; /* malloc + realloc + free calls made */
+    uint64_t skipped;    /* recorded operations not replayable (orphan frees) */
+    uint64_t failures;   /* allocations that failed in the replay but not in the recording */
+    uint64_t recorded_failures_ok; /* recorded failures that succeeded in the replay */
+    int has_failure;               /* first failure that the recording did not have */
+    int64_t fail_seq, fail_ts, fail_block;
+    uint64_t fail_size, fail_R, fail_free, fail_largest;
+    double fail_util;
+    /* Live set at the end: recorded vs replayed. */
+    uint64_t rec_blocks, rec_R, rec_U;
+    uint64_t rep_blocks, rep_R, rep_U;
+    uint64_t heap_used;       /* hl_heap_info().used at the end */
+    uint64_t usable_mismatch; /* live blocks whose usable size differs from the recording */
+    uint64_t offset_mismatch; /* arena mode: live blocks at another offset in the arena */
+    int offsets_compared;     /* the recording had an arena region to compare offsets with */
+    int live_match;           /* 1: same blocks, sizes, usable sizes (and offsets) */
+} hl_replay_info_t;
+
 typedef struct hl_report_s {
     hl_run_t run;
     sqlite3 *db;             /* for symbolising stacks; owned by the caller */
@@ -128,6 +152,8 @@ typedef struct hl_report_s {
 
     hl_error_rec_t *errors;
     size_t nerrors;
+
+    hl_replay_info_t *replay; /* NULL for a recorded run */
 } hl_report_t;
 
 void hl_report_free(hl_report_t *r);

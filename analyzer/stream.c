@@ -144,14 +144,22 @@ hl_stream_t *hl_stream_open(sqlite3 *db, int64_t pid, char *err, size_t errlen)
     return s;
 }
 
+/* Order of the head rows: by seq; on equal seq a free comes first (the two sides of a
+ * realloc may share one seq: the old block ends, then the new one starts), unless it is the
+ * free of a block allocated at that very seq. */
+static int before(const hl_event_t *a, int ca, const hl_event_t *b, int cb)
+{
+    if (a->seq != b->seq) return a->seq < b->seq;
+    int ra = ca == CUR_FREE ? (a->alloc_seq == a->seq ? CUR_N : -1) : ca;
+    int rb = cb == CUR_FREE ? (b->alloc_seq == b->seq ? CUR_N : -1) : cb;
+    return ra < rb;
+}
+
 int hl_stream_next(hl_stream_t *s, hl_event_t *ev, char *err, size_t errlen)
 {
     int best = -1;
-    for (int c = 0; c < CUR_N; c++) {
-        /* Ties (equal seq) resolve alloc < free < orphan < os: a free never precedes its
-         * own allocation even when a writer gave both ends one seq. */
-        if (s->has[c] && (best < 0 || s->ev[c].seq < s->ev[best].seq)) best = c;
-    }
+    for (int c = 0; c < CUR_N; c++)
+        if (s->has[c] && (best < 0 || before(&s->ev[c], c, &s->ev[best], best))) best = c;
     if (best < 0) return 0;
     *ev = s->ev[best];
     return advance(s, best, err, errlen) < 0 ? -1 : 1;

@@ -12,6 +12,7 @@ static const hl_cmd_t commands[] = {
     {"report", hl_cmd_report, "analyse a run database: utilisation, fragmentation, cycles, leaks"},
     {"diff", hl_cmd_diff, "compare two runs side by side: cycles per path, utilisation, leaks"},
     {"history", hl_cmd_history, "every block lifetime that contained an address, with stacks"},
+    {"replay", hl_cmd_replay, "re-run a recorded run on a heap with other options (what-if)"},
     {NULL, NULL, NULL},
 };
 

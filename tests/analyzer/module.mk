@@ -40,3 +40,21 @@ analyzer-cli: $(AN_DBS) $(BIN_DIR)/heapledger
 analyzer-check: analyzer-unit analyzer-cli
 
 CHECK_TARGETS += analyzer-check
+
+# Replay: a run made through the public heap API replays to the same live set.
+AN_REPLAY_REC := $(AN_TEST_DIR)/replay_rec
+$(AN_REPLAY_REC): tests/analyzer/replay_rec.c $(LIB_DIR)/libheapledger_core.a
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $< $(LIB_DIR)/libheapledger_core.a -lsqlite3 -lunwind -lpthread
+
+.PHONY: analyzer-replay
+analyzer-replay: $(AN_REPLAY_REC) $(BIN_DIR)/heapledger
+	tests/analyzer/replay_test.sh $(BIN_DIR)/heapledger $(AN_REPLAY_REC) $(AN_TEST_DIR)
+
+analyzer-check: analyzer-replay
+
+.PHONY: analyzer-html
+analyzer-html: $(AN_DBS) $(BIN_DIR)/heapledger
+	tests/analyzer/html_test.sh $(BIN_DIR)/heapledger $(AN_TEST_DIR)
+
+analyzer-check: analyzer-html

@@ -1,0 +1,152 @@
+/* analyzer/cmd_replay.c — `heapledger replay RUN.db [--options STR] [--arena SIZE] [--pid N]
+ * [--json]`: what-if replay of a recording on a heap with other options. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "render.h"
+#include "replay.h"
+#include "rundb.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: heapledger replay RUN.db [--options STR] [--arena SIZE] [--pid N] [--json]\n"
+               "  Re-run the recorded allocations, reallocs and frees of one process on a heap\n"
+               "  with other options (HEAPLEDGER_OPTIONS syntax; default: the recording's) and\n"
+               "  report the same metrics, the first allocation that fails (e.g. in a fixed\n"
+               "  arena of SIZE bytes, K/M/G suffixes) and whether the live set at the end\n"
+               "  matches the recording. See docs/analyze.md.\n");
+}
+
+static int64_t parse_size(const char *s)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || v <= 0) return -1;
+    switch (*end) {
+    case 'k':
+    case 'K':
+        v *= 1024;
+        end++;
+        break;
+    case 'm':
+    case 'M':
+        v *= 1024 * 1024;
+        end++;
+        break;
+    case 'g':
+    case 'G':
+        v *= 1024.0 * 1024 * 1024;
+        end++;
+        break;
+    }
+    if (*end == 'B' || *end == 'b') end++;
+    return *end ? -1 : (int64_t)v;
+}
+
+static void print_replay(FILE *f, const hl_report_t *r)
+{
+    const hl_replay_info_t *in = r->replay;
+    fprintf(f, "replay of pid %" PRId64 " with options: %s\n", in->pid,
+            *in->options ? in->options : "(defaults)");
+    fprintf(
+        f, "  operations replayed  %" PRIu64 "   skipped (frees of unknown pointers) %" PRIu64 "\n",
+        in->operations, in->skipped);
+    fprintf(f, "  allocations failing in the replay only: %" PRIu64, in->failures);
+    if (in->recorded_failures_ok)
+        fprintf(f, "   recorded failures that now succeed: %" PRIu64, in->recorded_failures_ok);
+    fprintf(f, "\n");
+    if (in->has_failure) {
+        fprintf(f,
+                "  first failure: block %" PRId64 " (seq %" PRId64 ", %.9f s), %" PRIu64
+                " bytes requested with %" PRIu64 " bytes live",
+                in->fail_block, in->fail_seq, (double)in->fail_ts / 1e9, in->fail_size, in->fail_R);
+        if (in->fail_util >= 0) fprintf(f, " (utilisation %.2f%%)", in->fail_util * 100);
+        fprintf(f, "; free %" PRIu64 " bytes, largest free block %" PRIu64 "\n", in->fail_free,
+                in->fail_largest);
+    } else {
+        fprintf(f, "  no allocation failed that succeeded in the recording\n");
+    }
+    fprintf(f, "  live at the end      %12s %14s %14s\n", "blocks", "requested", "usable");
+    fprintf(f, "    recorded           %12" PRIu64 " %14" PRIu64 " %14" PRIu64 "\n", in->rec_blocks,
+            in->rec_R, in->rec_U);
+    fprintf(f,
+            "    replayed           %12" PRIu64 " %14" PRIu64 " %14" PRIu64
+            "   (heap's own count: %" PRIu64 " used)\n",
+            in->rep_blocks, in->rep_R, in->rep_U, in->heap_used);
+    fprintf(f, "  live set: %s", in->live_match ? "identical to the recording" : "DIFFERENT");
+    fprintf(f, " (%" PRIu64 " blocks with another usable size", in->usable_mismatch);
+    if (in->offsets_compared)
+        fprintf(f, ", %" PRIu64 " at another arena offset", in->offset_mismatch);
+    fprintf(f, ")\n\n");
+}
+
+int hl_cmd_replay(int argc, char **argv)
+{
+    const char *db_path = NULL;
+    hl_replay_opts_t o = {NULL, 0, 0};
+    int json = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--options") && val) {
+            o.options = val;
+            i++;
+        } else if (!strcmp(a, "--arena") && val) {
+            o.arena_size = parse_size(val);
+            if (o.arena_size <= 0) {
+                fprintf(stderr, "heapledger replay: bad --arena '%s' (e.g. 64K, 4M)\n", val);
+                return 2;
+            }
+            i++;
+        } else if (!strcmp(a, "--pid") && val) {
+            o.pid = strtoll(val, NULL, 10);
+            if (o.pid <= 0) {
+                fprintf(stderr, "heapledger replay: bad --pid '%s'\n", val);
+                return 2;
+            }
+            i++;
+        } else if (!strcmp(a, "--json")) {
+            json = 1;
+        } else if (a[0] == '-') {
+            fprintf(stderr, "heapledger replay: unknown or incomplete option '%s'\n", a);
+            usage(stderr);
+            return 2;
+        } else if (!db_path) {
+            db_path = a;
+        } else {
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!db_path) {
+        usage(stderr);
+        return 2;
+    }
+    char err[512];
+    sqlite3 *db = hl_an_open(db_path, err, sizeof err);
+    if (!db) {
+        fprintf(stderr, "heapledger replay: %s\n", err);
+        return 1;
+    }
+    hl_report_t *r = hl_replay(db, db_path, &o, err, sizeof err);
+    if (!r) {
+        fprintf(stderr, "heapledger replay: %s\n", err);
+        sqlite3_close(db);
+        return 1;
+    }
+    hl_render_opts_t ro = {10};
+    if (json) {
+        hl_render_json(stdout, r, &ro);
+    } else {
+        print_replay(stdout, r);
+        hl_render_text(stdout, r, &ro);
+    }
+    hl_report_free(r);
+    sqlite3_close(db);
+    return 0;
+}

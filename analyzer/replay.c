@@ -1,0 +1,368 @@
+/* analyzer/replay.c — see replay.h. */
+#include "replay.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <x86intrin.h>
+
+#include "heapledger.h"
+#include "hl_schema.h"
+#include "hmap.h"
+#include "metrics.h"
+#include "progress.h"
+#include "stream.h"
+
+/* One replayed live block. */
+typedef struct rblock_s {
+    void *p;
+    uint64_t size, usable;
+    int tier, cls;
+    int bad; /* 1: usable differs from the recording, 2: offset in the arena differs */
+} rblock_t;
+
+typedef struct replayer_s {
+    hl_heap_t *heap;
+    hl_metrics_t *m;
+    hl_replay_info_t *info;
+    hl_hmap_t live; /* recorded block id -> index in blocks */
+    rblock_t *blocks;
+    size_t nblocks, cap;
+    uint32_t *freelist; /* recycled indices */
+    size_t nfree, fcap;
+    uint64_t before[HL_PATH_COUNT], after[HL_PATH_COUNT];
+    uint64_t rec_base; /* recorded arena address, 0 unknown */
+    char *rep_base;    /* replay arena */
+} replayer_t;
+
+static int tier_of_path(int path, int fallback)
+{
+    switch (path) {
+    case HL_PATH_TINY_CACHE_HIT:
+    case HL_PATH_TINY_REFILL:
+    case HL_PATH_TINY_NEW_SLAB:
+    case HL_PATH_TINY_CACHE_PUSH:
+    case HL_PATH_TINY_FLUSH:
+    case HL_PATH_TINY_DIRECT_FREE:
+        return HL_TIER_TINY;
+    case HL_PATH_TLSF:
+    case HL_PATH_TLSF_SPLIT:
+    case HL_PATH_TLSF_GROW:
+    case HL_PATH_TLSF_FREE:
+    case HL_PATH_TLSF_COALESCE:
+        return HL_TIER_MID;
+    case HL_PATH_LARGE_MMAP:
+    case HL_PATH_LARGE_MUNMAP:
+    case HL_PATH_LARGE_MREMAP:
+        return HL_TIER_LARGE;
+    default:
+        return fallback;
+    }
+}
+
+static int class_of_usable(uint64_t u)
+{
+    for (unsigned c = 0; c < HL_CLASS_COUNT; c++)
+        if (hl_class_slot(c) - 1 == u) return (int)c;
+    return -1;
+}
+
+/* The path the last operation took: a path of the wanted op if one moved, else the first
+ * that moved, else 0. */
+static int path_taken(replayer_t *rp, int want_op)
+{
+    hl_heap_path_counts(rp->heap, rp->after, HL_PATH_COUNT);
+    int first = 0;
+    for (int p = 1; p < (int)HL_PATH_COUNT; p++) {
+        if (rp->after[p] == rp->before[p]) continue;
+        if ((int)hl_path_op((unsigned)p) == want_op) return p;
+        if (!first) first = p;
+    }
+    return first;
+}
+
+static size_t new_block(replayer_t *rp)
+{
+    if (rp->nfree) return rp->freelist[--rp->nfree];
+    HL_VEC_PUSH(rp->blocks, rp->nblocks, rp->cap);
+    return rp->nblocks - 1;
+}
+
+static void drop_block(replayer_t *rp, int64_t id, size_t ix)
+{
+    hl_hmap_del(&rp->live, (uint64_t)id, NULL);
+    rp->blocks[ix].p = NULL;
+    *HL_VEC_PUSH(rp->freelist, rp->nfree, rp->fcap) = (uint32_t)ix;
+}
+
+static void feed_free(replayer_t *rp, const hl_event_t *ev, const rblock_t *b, int path,
+                      int64_t cycles, int flags)
+{
+    hl_event_t e = *ev;
+    e.kind = HL_EV_FREE;
+    e.ptr = (uint64_t)(uintptr_t)b->p;
+    e.size = b->size;
+    e.usable = b->usable;
+    e.tier = b->tier;
+    e.cls = b->cls;
+    e.path = path;
+    e.cycles = cycles;
+    e.flags = flags;
+    hl_metrics_event(rp->m, &e);
+}
+
+static void on_alloc(replayer_t *rp, const hl_event_t *ev)
+{
+    hl_replay_info_t *in = rp->info;
+    int recorded_failed = ev->flags & HL_BF_FAILED;
+    if (!recorded_failed) {
+        in->rec_blocks++;
+        in->rec_R += ev->size;
+        in->rec_U += ev->usable;
+    }
+    uint64_t *oldix = ev->flags & HL_BF_FROM_REALLOC && ev->prev_block
+                          ? hl_hmap_get(&rp->live, (uint64_t)ev->prev_block)
+                          : NULL;
+    size_t old = oldix ? (size_t)*oldix : 0;
+    rblock_t oldb = oldix ? rp->blocks[old] : (rblock_t){0};
+    hl_heap_path_counts(rp->heap, rp->before, HL_PATH_COUNT);
+    uint64_t t0 = __rdtsc();
+    void *p =
+        oldix ? hl_heap_realloc(rp->heap, oldb.p, ev->size) : hl_heap_malloc(rp->heap, ev->size);
+    uint64_t t1 = __rdtsc();
+    in->operations++;
+    int path = path_taken(rp, oldix ? HL_OP_REALLOC : HL_OP_ALLOC);
+    hl_event_t e = *ev;
+    e.path = path;
+    e.cycles = (int64_t)(t1 - t0);
+    if (!p) {
+        if (!recorded_failed) {
+            in->failures++;
+            if (!in->has_failure) {
+                hl_heap_info_t hi;
+                hl_heap_info(rp->heap, &hi);
+                in->has_failure = 1;
+                in->fail_seq = ev->seq;
+                in->fail_ts = ev->ts;
+                in->fail_block = ev->block;
+                in->fail_size = ev->size;
+                in->fail_R = in->rep_R;
+                in->fail_free = hi.free_mid + hi.free_tiny;
+                in->fail_largest = hi.largest_free;
+                in->fail_util = hi.held ? (double)in->rep_R / (double)hi.held : -1;
+            }
+        }
+        e.flags |= HL_BF_FAILED;
+        e.ptr = 0;
+        e.usable = 0;
+        if (!path) e.path = HL_PATH_ALLOC_FAIL;
+        hl_metrics_event(rp->m, &e);
+        return;
+    }
+    if (recorded_failed) in->recorded_failures_ok++;
+    if (oldix && recorded_failed) {
+        /* The recording's realloc failed and kept the old block, which the recording frees
+         * later under its own id: that id now names the moved block. */
+        rblock_t *b = &rp->blocks[old];
+        in->rep_R += ev->size - b->size;
+        b->p = p;
+        b->size = ev->size;
+        in->rep_U -= b->usable;
+        b->usable = hl_heap_usable_size(rp->heap, p);
+        in->rep_U += b->usable;
+        b->bad |= 1;
+        return;
+    }
+    if (oldix) {
+        /* The old side ends inside the realloc: its cycles are the realloc's. */
+        feed_free(rp, ev, &oldb, 0, -1, HL_BF_TO_REALLOC);
+        in->rep_blocks--;
+        in->rep_R -= oldb.size;
+        in->rep_U -= oldb.usable;
+        drop_block(rp, ev->prev_block, old);
+    }
+    size_t ix = new_block(rp);
+    rblock_t *b = &rp->blocks[ix];
+    b->p = p;
+    b->size = ev->size;
+    b->usable = hl_heap_usable_size(rp->heap, p);
+    b->tier = tier_of_path(path, ev->tier);
+    b->cls = b->tier == HL_TIER_TINY ? class_of_usable(b->usable) : -1;
+    b->bad = 0;
+    if (!recorded_failed && b->usable != ev->usable) b->bad |= 1;
+    if (!recorded_failed && rp->rec_base && rp->rep_base &&
+        ev->ptr - rp->rec_base != (uint64_t)((char *)p - rp->rep_base))
+        b->bad |= 2;
+    *hl_hmap_put(&rp->live, (uint64_t)ev->block, 0, NULL) = ix;
+    in->rep_blocks++;
+    in->rep_R += b->size;
+    in->rep_U += b->usable;
+    e.ptr = (uint64_t)(uintptr_t)p;
+    e.usable = b->usable;
+    e.tier = b->tier;
+    e.cls = b->cls;
+    e.flags &= ~HL_BF_FAILED;
+    hl_metrics_event(rp->m, &e);
+}
+
+static void on_free(replayer_t *rp, const hl_event_t *ev)
+{
+    hl_replay_info_t *in = rp->info;
+    if (!(ev->flags & HL_BF_FAILED)) {
+        in->rec_blocks--;
+        in->rec_R -= ev->size;
+        in->rec_U -= ev->usable;
+    }
+    if (ev->flags & HL_BF_TO_REALLOC) return; /* replayed by the realloc on the new side */
+    uint64_t *ixp = hl_hmap_get(&rp->live, (uint64_t)ev->block);
+    if (!ixp) return; /* failed in the replay */
+    size_t ix = (size_t)*ixp;
+    rblock_t b = rp->blocks[ix];
+    hl_heap_path_counts(rp->heap, rp->before, HL_PATH_COUNT);
+    uint64_t t0 = __rdtsc();
+    hl_heap_free(rp->heap, b.p);
+    uint64_t t1 = __rdtsc();
+    in->operations++;
+    feed_free(rp, ev, &b, path_taken(rp, HL_OP_FREE), (int64_t)(t1 - t0), ev->flags);
+    in->rep_blocks--;
+    in->rep_R -= b.size;
+    in->rep_U -= b.usable;
+    drop_block(rp, ev->block, ix);
+}
+
+static int64_t busiest_pid(sqlite3 *db)
+{
+    return hl_an_int(db, "SELECT pid FROM block GROUP BY pid ORDER BY count(*) DESC, pid LIMIT 1",
+                     0);
+}
+
+static uint64_t recorded_arena(sqlite3 *db, int64_t pid)
+{
+    char q[160];
+    snprintf(q, sizeof q,
+             "SELECT addr FROM os_region WHERE purpose = 'arena' AND op = 'map' AND pid = %lld "
+             "ORDER BY seq LIMIT 1",
+             (long long)pid);
+    return (uint64_t)hl_an_int(db, q, 0);
+}
+
+hl_report_t *hl_replay(sqlite3 *db, const char *path, const hl_replay_opts_t *o, char *err,
+                       size_t errlen)
+{
+    int64_t pid = o->pid > 0 ? o->pid : busiest_pid(db);
+    hl_run_t run;
+    if (hl_run_load(db, path, pid, &run, err, errlen) < 0) return NULL;
+    if (run.blocks == 0) {
+        snprintf(err, errlen, "%s: empty run: the recording holds no allocation events%s", path,
+                 o->pid > 0 ? " for this pid" : "");
+        hl_run_free(&run);
+        return NULL;
+    }
+    const char *opt_s = o->options ? o->options : run.options;
+    hl_options_t ho;
+    hl_options_default(&ho);
+    char perr[256];
+    if (hl_options_parse(&ho, opt_s, perr, sizeof perr) < 0) {
+        snprintf(err, errlen, "bad options '%s': %s", opt_s, perr);
+        hl_run_free(&run);
+        return NULL;
+    }
+    if (o->arena_size > 0) ho.arena_size = (size_t)o->arena_size;
+    replayer_t rp = {0};
+    size_t map_len = 0;
+    if (ho.arena_size) {
+        /* Our own mapping, page aligned like the allocator's, so offsets compare. */
+        map_len = (ho.arena_size + 4095) & ~(size_t)4095;
+        void *base =
+            mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (base == MAP_FAILED) {
+            snprintf(err, errlen, "cannot map an arena of %zu bytes: %s", ho.arena_size,
+                     strerror(errno));
+            hl_run_free(&run);
+            return NULL;
+        }
+        rp.rep_base = base;
+        ho.arena_base = base;
+        rp.rec_base = recorded_arena(db, pid);
+    }
+    rp.heap = hl_heap_create(&ho);
+    if (!rp.heap) {
+        snprintf(err, errlen, "cannot create a heap with options '%s': %s", opt_s, strerror(errno));
+        if (map_len) munmap(rp.rep_base, map_len);
+        hl_run_free(&run);
+        return NULL;
+    }
+    hl_replay_info_t *in = calloc(1, sizeof *in);
+    char fmt[512];
+    hl_options_format(&ho, fmt, sizeof fmt);
+    in->options = strdup(fmt);
+    in->arena_size = ho.arena_size;
+    in->pid = pid;
+    in->offsets_compared = rp.rec_base && rp.rep_base;
+    rp.info = in;
+    free(run.options);
+    run.options = strdup(fmt);
+    run.arena_size = (int64_t)ho.arena_size;
+    run.processes = 1;
+    rp.m = hl_metrics_new(&run, pid, -1, -1);
+
+    hl_stream_t *s = hl_stream_open(db, pid, err, errlen);
+    int rc = s ? 1 : -1;
+    hl_progress_t prog;
+    hl_progress_begin(&prog, "replaying");
+    hl_event_t ev;
+    uint64_t n = 0;
+    hl_heap_info_t hi;
+    while (s && (rc = hl_stream_next(s, &ev, err, errlen)) > 0) {
+        switch (ev.kind) {
+        case HL_EV_ALLOC:
+            on_alloc(&rp, &ev);
+            break;
+        case HL_EV_FREE:
+            on_free(&rp, &ev);
+            break;
+        case HL_EV_ORPHAN:
+            in->skipped++;
+            break;
+        default:
+            break;
+        }
+        if ((++n & 255) == 0) {
+            hl_heap_info(rp.heap, &hi);
+            hl_metrics_set_held(rp.m, hi.held);
+        }
+        if ((n & 0xffff) == 0) hl_progress_update(&prog, (uint64_t)ev.seq, 0);
+    }
+    hl_progress_done(&prog);
+    hl_stream_close(s);
+    hl_heap_info(rp.heap, &hi);
+    hl_metrics_set_held(rp.m, hi.held);
+    hl_metrics_set_external(rp.m, hi.free_mid ? 1.0 - (double)hi.largest_free / (double)hi.free_mid
+                                              : 0.0);
+    in->heap_used = hi.used;
+    const hl_hmap_slot_t *sl;
+    for (size_t i = 0; hl_hmap_iter(&rp.live, &i, &sl);) {
+        int bad = rp.blocks[sl->val].bad;
+        in->usable_mismatch += (bad & 1) != 0;
+        in->offset_mismatch += (bad & 2) != 0;
+    }
+    in->live_match = in->rec_blocks == in->rep_blocks && in->rec_R == in->rep_R &&
+                     in->rec_U == in->rep_U && !in->usable_mismatch && !in->offset_mismatch;
+    hl_report_t *r = hl_metrics_finish(rp.m);
+    r->db = db;
+    r->source = "replay";
+    r->replay = in;
+    if (in->has_failure) in->fail_ts -= r->run.start_ts;
+    hl_heap_destroy(rp.heap);
+    if (map_len) munmap(rp.rep_base, map_len);
+    hl_hmap_free(&rp.live);
+    free(rp.blocks);
+    free(rp.freelist);
+    if (rc < 0) {
+        hl_report_free(r);
+        return NULL;
+    }
+    return r;
+}
