@@ -8,6 +8,7 @@
 static const hl_cmd_t commands[] = {
     {"attach", hl_cmd_attach, "trace a running process's malloc family (uprobes) into a database"},
     {"collect", hl_cmd_collect, "ingest an LTTng trace recorded by hand into a run database"},
+    {"collectd", hl_cmd_collectd, "tracing daemon: stream lttng-relayd live sessions into databases"},
     {"record", hl_cmd_record, "run a program and record its allocations into a database"},
     {"report", hl_cmd_report, "analyse a run database: utilisation, fragmentation, cycles, leaks"},
     {"diff", hl_cmd_diff, "compare two runs side by side: cycles per path, utilisation, leaks"},

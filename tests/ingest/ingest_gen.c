@@ -5,17 +5,21 @@
  *
  *   ingest_gen basic        the fixed sequence below
  *   ingest_gen fork         basic in the parent, then basic in a forked child (own vpid)
+ *   ingest_gen slow         basic after 2 s, then 1 s more (live tests: the live viewer
+ *                           only sees what is flushed after it attached to a stream)
  *   ingest_gen bench N      N alloc/free pairs over 64 live blocks per thread, 2 threads
  *
- * Basic sequence (threads "ingest_gen" (main), "worker", and "gen-ust" which poses as one of
- * LTTng's own threads and must be filtered out):
+ * Basic sequence (threads "ingest_gen" (main), "ingest_gen_wkr", and "ingest_gen-ust" which poses
+ * as one of LTTng's own threads and must be filtered out; every thread name starts with
+ * "ingest_gen" so that test sessions can filter on $ctx.procname and ignore other programs
+ * traced by the same lttng-sessiond):
  *   config; stack 1 (3 frames inside this program); os_map 1 MiB;
  *   10 alloc (ptr P(i) = 0x1000 + i*0x100, size 16*(i+1), stack 1) by main;
  *   P(0..4) freed by main, P(5..7) freed by worker (cross-thread), P(8), P(9) leaked;
  *   realloc chain: alloc 0x9000 → realloc in place 0x9000 → realloc move 0xa000 → free;
  *   realloc(NULL, 64) → 0xb000 (leaked); realloc(0xb100→0) size 0 on an unknown pointer
  *   (orphan); free of never-seen 0xdead0 (orphan); one failed alloc (ptr 0, alloc_fail);
- *   error "double-free"; os_unmap; "gen-ust" allocs 0x7000 (filtered).
+ *   error "double-free"; os_unmap; "ingest_gen-ust" allocs 0x7000 (filtered).
  * Expected per process: block rows 10 + 3 + 1 + 1 = 15; live at exit 2 + 1 = 3 (P(8),
  *   P(9), 0xb000); failed 1; orphan_free 2; stack 1 with 3 frames; error 1; os_region 2;
  *   heapledger events 10 + 8 + 5 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 = 31 (+1 filtered).
@@ -101,7 +105,7 @@ static void basic(void)
     for (unsigned i = 0; i < 5; i++)
         lttng_ust_tracepoint(heapledger, free, P(i), 16 * (i + 1) + 15, HL_TIER_TINY, 1,
                              HL_PATH_TINY_CACHE_PUSH, 20 + i, 1);
-    run_named(worker, "worker");
+    run_named(worker, "ingest_gen_wkr");
     /* realloc chain */
     lttng_ust_tracepoint(heapledger, alloc, 0x9000, 100, 112, HL_TIER_MID, 255, HL_PATH_TLSF, 300,
                          1);
@@ -121,7 +125,7 @@ static void basic(void)
                          HL_PATH_ALLOC_FAIL, 1000, 1);
     lttng_ust_tracepoint(heapledger, error, "double-free", P(0), 16, "freed twice", 1, 1, 1);
     lttng_ust_tracepoint(heapledger, os_unmap, 0x100000, 1 << 20, "slab_segment");
-    run_named(fake_ust, "gen-ust");
+    run_named(fake_ust, "ingest_gen-ust");
 }
 
 static void *bench_thread(void *arg)
@@ -152,6 +156,11 @@ int main(int argc, char **argv)
         }
         int st;
         waitpid(pid, &st, 0);
+    } else if (!strcmp(what, "slow")) {
+        /* live tests: give the viewer time to attach to the new streams first */
+        sleep(2);
+        basic();
+        sleep(1);
     } else if (!strcmp(what, "bench")) {
         long n = argc > 2 ? atol(argv[2]) : 1000000;
         emit_stack();
@@ -161,7 +170,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < 2; i++)
             pthread_join(t[i], NULL);
     } else {
-        fprintf(stderr, "usage: ingest_gen basic|fork|bench [N]\n");
+        fprintf(stderr, "usage: ingest_gen basic|fork|slow|bench [N]\n");
         return 2;
     }
     return 0;

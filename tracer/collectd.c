@@ -1,0 +1,249 @@
+/* tracer/collectd.c — `heapledger collectd --url net://HOST[:PORT] [--dir DIR]`: the tracing
+ * daemon (see docs/collect.md).
+ *
+ * It polls the relay daemon's session list; every session that appears (from any traced
+ * host) gets its own follower thread streaming it into DIR/HOST-SESSION.db through
+ * hl_ingest_live() (commits every --commit-ms, so committed data survives anything). When
+ * the relay daemon goes away the list query fails: collectd keeps retrying with exponential
+ * backoff (0.25 s doubling to 8 s) and follows the sessions again once it is back (a session
+ * whose follower lost its connection is followed again into a new file). SIGTERM/SIGINT
+ * stop every follower cleanly: the live blocks are written, the files are marked
+ * 'interrupted', and collectd exits 0.
+ */
+#include "cmd.h"
+#include "ingest_internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile int stop_flag;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
+
+typedef struct follower_s {
+    struct follower_s *next;
+    char *url, *db;
+    pthread_t th;
+    volatile int done;
+    int rc, retry; /* retry: ended on a lost connection: follow again if listed */
+    int commit_ms;
+    hl_ingest_result_t res;
+} follower_t;
+
+typedef struct daemon_s {
+    follower_t *list;
+    const char *dir;
+    int commit_ms;
+    int quiet;
+} daemon_t;
+
+static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void logf_(const char *fmt, ...)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    char ts[32];
+    strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", gmtime_r(&t, &tm));
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s heapledger collectd: ", ts);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    fflush(stderr);
+    va_end(ap);
+}
+
+static void *follow_main(void *p)
+{
+    follower_t *f = p;
+    hl_ingest_opts_t o = HL_INGEST_OPTS_INIT;
+    o.command = NULL;
+    f->rc = hl_ingest_live(f->url, f->db, &o, &stop_flag, f->commit_ms, &f->res);
+    if (f->rc < 0)
+        logf_("%s: %s", f->url, f->res.error);
+    else
+        logf_("%s: %s: %llu events, %llu blocks%s%s", f->url, f->db,
+              (unsigned long long)f->res.events, (unsigned long long)f->res.blocks,
+              f->rc == 1 ? " (connection lost: " : "", f->rc == 1 ? f->res.error : "");
+    f->retry = f->rc == 1 && !stop_flag;
+    f->done = 1;
+    return NULL;
+}
+
+/* DIR/HOST-SESSION.db, made of safe characters, with -N added when it exists. */
+static char *db_name(const char *dir, const char *host, const char *session)
+{
+    char base[512];
+    snprintf(base, sizeof base, "%s-%s", host[0] ? host : "host", session[0] ? session : "session");
+    for (char *c = base; *c; c++)
+        if (!isalnum((unsigned char)*c) && *c != '-' && *c != '_' && *c != '.') *c = '_';
+    char *path = NULL;
+    for (int n = 1; n < 10000; n++) {
+        free(path);
+        if (n == 1) {
+            if (asprintf(&path, "%s/%s.db", dir, base) < 0) return NULL;
+        } else if (asprintf(&path, "%s/%s-%d.db", dir, base, n) < 0) {
+            return NULL;
+        }
+        struct stat sb;
+        if (stat(path, &sb) != 0 && errno == ENOENT) return path;
+    }
+    free(path);
+    return NULL;
+}
+
+static void on_session(const char *url, const char *host, const char *session, void *arg)
+{
+    daemon_t *d = arg;
+    for (follower_t *f = d->list; f; f = f->next)
+        if (!strcmp(f->url, url) && (!f->done || !f->retry))
+            return; /* followed now, or already followed to its end */
+    follower_t *f = calloc(1, sizeof *f);
+    if (!f) return;
+    f->url = strdup(url);
+    f->db = db_name(d->dir, host, session);
+    f->commit_ms = d->commit_ms;
+    if (!f->url || !f->db) {
+        free(f->url);
+        free(f->db);
+        free(f);
+        return;
+    }
+    /* A follower being retried is replaced by the new one. */
+    for (follower_t *o = d->list; o; o = o->next)
+        if (!strcmp(o->url, url)) o->retry = 0;
+    logf_("following %s into %s", url, f->db);
+    if (pthread_create(&f->th, NULL, follow_main, f) != 0) {
+        logf_("cannot start a thread for %s", url);
+        free(f->url);
+        free(f->db);
+        free(f);
+        return;
+    }
+    f->next = d->list;
+    d->list = f;
+}
+
+static void sleep_ms(int ms)
+{
+    /* In small steps so that a signal ends the wait quickly. */
+    for (int t = 0; t < ms && !stop_flag; t += 50) {
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: heapledger collectd --url net://HOST[:PORT] [--dir DIR] [--poll-ms N]\n"
+               "                           [--commit-ms N]\n"
+               "\n"
+               "Follow every session an lttng-relayd offers (live port, default 5344) and stream\n"
+               "each into its own run database DIR/HOST-SESSION.db as events arrive. Survives a\n"
+               "relayd restart (reconnects with backoff); SIGTERM or SIGINT finish every database\n"
+               "cleanly and exit 0.\n"
+               "\n"
+               "  -u, --url URL       relay daemon live URL (required)\n"
+               "  -d, --dir DIR       directory for the databases (default: .)\n"
+               "  -p, --poll-ms N     how often to look for new sessions (default 1000)\n"
+               "  -c, --commit-ms N   commit interval of each database (default 1000)\n");
+}
+
+int hl_cmd_collectd(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"url", required_argument, NULL, 'u'},     {"dir", required_argument, NULL, 'd'},
+        {"poll-ms", required_argument, NULL, 'p'}, {"commit-ms", required_argument, NULL, 'c'},
+        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+    };
+    daemon_t d = {.dir = ".", .commit_ms = 1000};
+    const char *url = NULL;
+    int poll_ms = 1000, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "u:d:p:c:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'u':
+            url = optarg;
+            break;
+        case 'd':
+            d.dir = optarg;
+            break;
+        case 'p':
+            poll_ms = atoi(optarg);
+            break;
+        case 'c':
+            d.commit_ms = atoi(optarg);
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!url || optind != argc) {
+        fprintf(stderr, "heapledger collectd: %s\n\n",
+                url ? "too many arguments" : "missing --url");
+        usage(stderr);
+        return 2;
+    }
+    if (strncmp(url, "net://", 6) && strncmp(url, "net4://", 7) && strncmp(url, "net6://", 7)) {
+        fprintf(stderr, "heapledger collectd: %s: expected net://HOST[:PORT]\n", url);
+        return 2;
+    }
+    struct stat sb;
+    if (stat(d.dir, &sb) != 0 || !S_ISDIR(sb.st_mode) || access(d.dir, W_OK) != 0) {
+        fprintf(stderr, "heapledger collectd: %s: not a writable directory\n", d.dir);
+        return 1;
+    }
+    if (poll_ms < 50) poll_ms = 50;
+    if (d.commit_ms < 10) d.commit_ms = 10;
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    logf_("watching %s, databases in %s", url, d.dir);
+    int backoff = 0, down = 0;
+    while (!stop_flag) {
+        char err[256];
+        int n = hl_source_live_sessions(url, on_session, &d, err, sizeof err);
+        if (n < 0) {
+            backoff = backoff ? (backoff * 2 > 8000 ? 8000 : backoff * 2) : 250;
+            if (!down) logf_("%s (retrying with backoff)", err);
+            down = 1;
+            sleep_ms(backoff);
+            continue;
+        }
+        if (down) logf_("%s: relay daemon reachable again", url);
+        down = 0;
+        backoff = 0;
+        sleep_ms(poll_ms);
+    }
+    logf_("stopping: finishing the databases");
+    int rc = 0;
+    while (d.list) {
+        follower_t *f = d.list;
+        d.list = f->next;
+        pthread_join(f->th, NULL);
+        if (f->rc < 0) rc = 1;
+        free(f->url);
+        free(f->db);
+        free(f);
+    }
+    logf_("stopped");
+    return rc;
+}
