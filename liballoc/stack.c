@@ -107,7 +107,9 @@ int hl_stack_init(void)
  * function is never inlined) and return the frame count. */
 static __attribute__((noinline)) int stack_walk(void **buf, int n)
 {
-    return unw_backtrace(buf, n);
+    int r = unw_backtrace(buf, n);
+    __asm__ volatile("" ::: "memory"); /* no tail call: this frame must stay buf[0] */
+    return r;
 }
 
 static size_t stack_copy(uint64_t *ips, size_t max, void *const *buf, size_t n, size_t from)

@@ -4,6 +4,7 @@
 
 #include <sqlite3.h>
 #include <stdint.h>
+#include <string.h>
 
 /* First column of the first row of sql as an integer (def when no row or on error). */
 static int64_t q_int(sqlite3 *db, const char *sql, int64_t def)
@@ -30,25 +31,75 @@ static const char *human(char *buf, size_t len, double b)
     return buf;
 }
 
-static void summary_paths(FILE *f, sqlite3 *db, double tsc_hz)
+/* Everything but the leak sites comes from one scan of `block` grouped by (alloc path, free
+ * path, failed): a few rows, aggregated here (the path_cycles view is far slower on millions
+ * of rows). */
+typedef struct summary_s {
+    int64_t allocs, failed, freed, bytes, live_bytes;
+    int64_t count[256]; /* operations per path id */
+    double cycles[256]; /* cycles summed per path id */
+    char name[256][32]; /* path name */
+    char op[256][8];    /* 'alloc', 'free', 'realloc' */
+} summary_t;
+
+static void summary_scan(sqlite3 *db, summary_t *m)
 {
     sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT id, name, op FROM path", -1, &st, NULL) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            int id = sqlite3_column_int(st, 0);
+            if (id < 0 || id > 255) continue;
+            snprintf(m->name[id], sizeof m->name[id], "%s", sqlite3_column_text(st, 1));
+            snprintf(m->op[id], sizeof m->op[id], "%s", sqlite3_column_text(st, 2));
+        }
+        sqlite3_finalize(st);
+    }
     if (sqlite3_prepare_v2(db,
-                           "SELECT op, path, count, mean_cycles FROM path_cycles "
-                           "ORDER BY count DESC LIMIT 6",
+                           "SELECT alloc_path, free_path, flags & 1, count(*), count(free_seq), "
+                           "total(alloc_cycles), total(free_cycles), total(size), "
+                           "total(CASE WHEN free_seq IS NULL THEN size END) "
+                           "FROM block GROUP BY 1, 2, 3",
                            -1, &st, NULL) != SQLITE_OK)
         return;
-    int first = 1;
     while (sqlite3_step(st) == SQLITE_ROW) {
-        double cyc = sqlite3_column_double(st, 3);
-        fprintf(f, "  %-12s %-7s %-18s %12lld  %8.0f cycles", first ? "paths" : "",
-                (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
-                (long long)sqlite3_column_int64(st, 2), cyc);
-        if (tsc_hz > 0) fprintf(f, " (%.0f ns)", cyc * 1e9 / tsc_hz);
-        fputc('\n', f);
-        first = 0;
+        int ap = sqlite3_column_int(st, 0), fp = sqlite3_column_int(st, 1);
+        int64_t n = sqlite3_column_int64(st, 3), nf = sqlite3_column_int64(st, 4);
+        if (sqlite3_column_int(st, 2)) {
+            m->failed += n;
+            continue;
+        }
+        m->allocs += n;
+        m->freed += nf;
+        m->bytes += (int64_t)sqlite3_column_double(st, 7);
+        m->live_bytes += (int64_t)sqlite3_column_double(st, 8);
+        if (ap > 0 && ap < 256) {
+            m->count[ap] += n;
+            m->cycles[ap] += sqlite3_column_double(st, 5);
+        }
+        if (fp > 0 && fp < 256) {
+            m->count[fp] += nf;
+            m->cycles[fp] += sqlite3_column_double(st, 6);
+        }
     }
     sqlite3_finalize(st);
+}
+
+/* The busiest paths, most operations first, with their mean cost. */
+static void summary_paths(FILE *f, const summary_t *m, double tsc_hz)
+{
+    int done[256] = {0};
+    for (int row = 0; row < 6; row++) {
+        int best = -1;
+        for (int p = 1; p < 256; p++)
+            if (!done[p] && m->count[p] && (best < 0 || m->count[p] > m->count[best])) best = p;
+        if (best < 0) break;
+        done[best] = 1;
+        double cyc = m->cycles[best] / (double)m->count[best];
+        fprintf(f, "  %-12s %-7s %-18s %12lld  %8.0f cycles", row ? "" : "paths", m->op[best],
+                m->name[best][0] ? m->name[best] : "?", (long long)m->count[best], cyc);
+        if (tsc_hz > 0) fprintf(f, " (%.0f ns)", cyc * 1e9 / tsc_hz);
+        fputc('\n', f);
+    }
 }
 
 static void summary_leaks(FILE *f, sqlite3 *db)
@@ -88,34 +139,32 @@ int hl_record_summary(FILE *f, const char *db_path)
         sqlite3_close(db);
         return -1;
     }
+    static summary_t m;
+    memset(&m, 0, sizeof m);
+    summary_scan(db, &m);
     char b1[32];
     int64_t events = q_int(db, "SELECT sum(events) FROM run", 0);
     int64_t discarded = q_int(db, "SELECT sum(discarded_events) FROM run", 0);
     double tsc_hz = (double)q_int(db, "SELECT max(tsc_hz) FROM run", 0);
     int64_t procs = q_int(db, "SELECT count(*) FROM process", 0);
     int64_t threads = q_int(db, "SELECT count(*) FROM thread", 0);
-    int64_t allocs = q_int(db, "SELECT count(*) FROM block WHERE (flags & 1) = 0", 0);
-    int64_t failed = q_int(db, "SELECT count(*) FROM block WHERE (flags & 1) != 0", 0);
-    int64_t freed = q_int(db, "SELECT count(*) FROM allocations WHERE free_ts IS NOT NULL", 0);
-    int64_t live = q_int(db, "SELECT count(*) FROM live_at_exit", 0);
-    int64_t live_bytes = q_int(db, "SELECT sum(size) FROM live_at_exit", 0);
     int64_t orphans = q_int(db, "SELECT count(*) FROM orphan_free", 0);
     int64_t errors = q_int(db, "SELECT count(*) FROM error", 0);
-    int64_t bytes = q_int(db, "SELECT sum(size) FROM allocations", 0);
+    int64_t live = m.allocs - m.freed;
 
     fprintf(f, "  %-12s %lld recorded, %lld lost%s\n", "events", (long long)events,
             (long long)discarded,
             discarded ? "  (recorded with --lossy or buffers too small)" : "");
     fprintf(f, "  %-12s %lld processes, %lld threads\n", "traced", (long long)procs,
             (long long)threads);
-    fprintf(f, "  %-12s %lld (%s requested), %lld failed\n", "allocations", (long long)allocs,
-            human(b1, sizeof b1, (double)bytes), (long long)failed);
-    fprintf(f, "  %-12s %lld, plus %lld of blocks allocated before tracing began\n", "frees",
-            (long long)freed, (long long)orphans);
+    fprintf(f, "  %-12s %lld (%s requested), %lld failed\n", "allocations", (long long)m.allocs,
+            human(b1, sizeof b1, (double)m.bytes), (long long)m.failed);
+    fprintf(f, "  %-12s %lld, and %lld of blocks allocated before tracing began\n", "frees",
+            (long long)m.freed, (long long)orphans);
     fprintf(f, "  %-12s %lld blocks, %s\n", "live at exit", (long long)live,
-            human(b1, sizeof b1, (double)live_bytes));
+            human(b1, sizeof b1, (double)m.live_bytes));
     if (errors) fprintf(f, "  %-12s %lld heap errors detected\n", "errors", (long long)errors);
-    summary_paths(f, db, tsc_hz);
+    summary_paths(f, &m, tsc_hz);
     if (live) summary_leaks(f, db);
     sqlite3_close(db);
     return 0;

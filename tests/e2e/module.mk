@@ -22,11 +22,23 @@ $(E2E_DIR)/record_known: tests/e2e/record_known.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $< -lpthread
 
-E2E_RECORD_DEPS := $(E2E_DIR)/tp_emit $(E2E_DIR)/record_known $(E2E_DIR)/stub/libheapledger.so \
+# Unit tests of the stack table (Criterion).
+$(E2E_DIR)/record_stack_test: tests/e2e/record_stack_test.c liballoc/stack.c liballoc/stack.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ tests/e2e/record_stack_test.c liballoc/stack.c -lcriterion \
+	    -lunwind -lpthread
+
+# Allocation-heavy loop for the tracing-cost benchmark (record_bench.sh).
+$(E2E_DIR)/record_bench: tests/e2e/record_bench.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $< -lpthread
+
+E2E_RECORD_DEPS := $(E2E_DIR)/tp_emit $(E2E_DIR)/record_known $(E2E_DIR)/record_stack_test $(E2E_DIR)/stub/libheapledger.so \
                    $(BIN_DIR)/heapledger $(LIB_DIR)/libheapledger-tp.so
 
 .PHONY: record-check
 record-check: $(E2E_RECORD_DEPS)
+	@$(E2E_DIR)/record_stack_test --jobs 1
 	@BUILD=$(BUILD) tests/e2e/record_test.sh
 
 CHECK_TARGETS += record-check
