@@ -9,7 +9,7 @@
 --   mremap     old length in pages
 --   madvise    advice (MADV_*)
 --   page_fault 1 when the faults lay in the brk heap [start_brk, brk) at fault time
---   rss        the counter that changed (0 file, 1 anon, 2 swap entries, 3 shmem)
+--   rss        what took the sample: 0 a page fault, 1 a memory syscall
 CREATE TABLE IF NOT EXISTS kernel_event_arg (
     event INTEGER PRIMARY KEY,       -- kernel_event.rowid
     arg   INTEGER NOT NULL

@@ -13,7 +13,9 @@ $(BPF_TEST_DIR)/%: tests/bpf/%.c
 	$(CC) $(TEST_CFLAGS) -o $@ $<
 
 .PHONY: bpf-check
-bpf-check: $(BPF_TEST_TOOLS) $(HL_CLI)
+BPF_UNIT_TESTS := $(if $(filter 1,$(HL_BPF_ENABLED)),$(BPF_TEST_DIR)/attach_model_test)
+bpf-check: $(BPF_TEST_TOOLS) $(BIN_DIR)/heapledger $(BPF_UNIT_TESTS)
+	@for t in $(BPF_UNIT_TESTS); do $$t --jobs 1 || exit 1; done
 	@HL_BPF_ENABLED=$(HL_BPF_ENABLED) HL_BPF_MISSING="$(HL_BPF_MISSING)" BUILD=$(BUILD) \
 	  tests/bpf/run.sh
 
@@ -30,3 +32,9 @@ bpf-bench: $(BPF_TEST_TOOLS)
 	@if [ "$(HL_BPF_ENABLED)" = 1 ]; then BUILD=$(BUILD) tests/bpf/bench.sh; \
 	 else echo "bpf-bench: skipped (missing $(HL_BPF_MISSING))"; fi
 BENCH_TARGETS += bpf-bench
+
+# Attach mode's bookkeeping (no BPF needed): Criterion.
+$(BPF_TEST_DIR)/attach_model_test: tests/bpf/attach_model_test.c $(HL_BPF_OBJ)/attach_model.o \
+                                   $(HL_BPF_OBJ)/ptrmap.o
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -I tracer/bpf -o $@ $^ -lcriterion

@@ -102,6 +102,27 @@ else
     echo "  skip $LIB not built: allocator check"
 fi
 
+# --- 2b. heapledger record --kernel: the allocator's own os_map/os_unmap events and the
+# kernel's mmap/munmap agree, address for address, on one clock: the allocator emits os_map
+# after mmap returned and os_unmap before calling munmap.
+if [ -f "$LIB" ] && command -v lttng-sessiond > /dev/null; then
+    DB=$W/record.db
+    if ! "$CLI" record --kernel -o "$DB" -- "$T/kbig" > "$W/record.out" 2>&1; then
+        fail "record --kernel kbig: $(tail -3 "$W/record.out")"
+    else
+        check "record --kernel: kernel events stored, none lost" "1|0" \
+            "select (select count(*) > 0 from kernel_event), (select value from meta where key='kernel_dropped')"
+        check "record --kernel: every os_map has its mmap, just before it" "0" \
+            "select count(*) from os_region o where op='map' and not exists (select 1 from kernel_event k where k.pid=o.pid and k.kind='mmap' and k.ret=o.addr and k.len=o.len and k.ts <= o.ts and o.ts - k.ts < 50000000)"
+        check "record --kernel: every os_unmap has its munmap, just after it" "0" \
+            "select count(*) from os_region o where op='unmap' and not exists (select 1 from kernel_event k where k.pid=o.pid and k.kind='munmap' and k.addr=o.addr and k.len=o.len and k.ts >= o.ts and k.ts - o.ts < 50000000)"
+        check "record --kernel: the two large blocks seen both ways" "2|2" \
+            "select sum(op='map' and len > 3000000), sum(op='unmap' and len > 3000000) from os_region"
+    fi
+else
+    echo "  skip record --kernel (no allocator or no lttng-sessiond)"
+fi
+
 # --- 3. attach finds the leak of a running program -------------------------------------------
 DB=$W/attach.db
 mkfifo "$W/leaky.out"
