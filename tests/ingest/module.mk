@@ -21,10 +21,17 @@ $(INGEST_GEN): tests/ingest/ingest_gen.c schemas/heapledger_tp.h
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -O1 -I tests/ingest -o $@ $< -llttng-ust -ldl -lpthread
 
-ALL_TARGETS += $(INGEST_GEN)
+# Criterion test of tracer/db.c (schema version check, messages).
+INGEST_DB_TEST := $(TEST_DIR)/ingest/ingest_db_test
+$(INGEST_DB_TEST): tests/ingest/ingest_db_test.c $(OBJ_DIR)/tracer/db.o
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -I tracer -o $@ $^ -lcriterion -lsqlite3
+
+ALL_TARGETS += $(INGEST_GEN) $(INGEST_DB_TEST)
 
 .PHONY: check-ingest bench-ingest
-check-ingest: $(BIN_DIR)/heapledger $(INGEST_GEN)
+check-ingest: $(BIN_DIR)/heapledger $(INGEST_GEN) $(INGEST_DB_TEST)
+	@$(INGEST_DB_TEST) --short-filename
 	@tests/ingest/run_tests.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
 
 bench-ingest: $(BIN_DIR)/heapledger $(INGEST_GEN)
