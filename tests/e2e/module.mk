@@ -42,3 +42,9 @@ record-check: $(E2E_RECORD_DEPS)
 	@BUILD=$(BUILD) tests/e2e/record_test.sh
 
 CHECK_TARGETS += record-check
+
+.PHONY: record-bench
+record-bench: $(E2E_DIR)/record_bench $(BIN_DIR)/heapledger $(LIB_DIR)/libheapledger-tp.so
+	@BUILD=$(BUILD) tests/e2e/record_bench.sh
+
+BENCH_TARGETS += record-bench

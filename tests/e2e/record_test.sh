@@ -261,6 +261,10 @@ t_known() {
         "$(sql "$d.db" "SELECT tier FROM block WHERE size IN (13, 100003, 1048583) GROUP BY size ORDER BY size" | tr '\n' ' ' | sed 's/ $//')" || return 1
     check "leak stacks present" 7 \
         "$(sql "$d.db" "SELECT count(*) FROM live_at_exit WHERE size = 777 AND alloc_stack IS NOT NULL")" || return 1
+    # The stack starts at the caller of malloc: no allocator frame, whatever the shim inlines.
+    check "innermost frame of the leak" "main" \
+        "$(sql "$d.db" "SELECT f.function FROM block b JOIN frame f ON f.stack_id = b.alloc_stack
+                        AND f.depth = 0 WHERE b.size = 777 LIMIT 1")" || return 1
     contains "$d.err" "live at exit" || return 1
 }
 
