@@ -7,10 +7,15 @@
  *   realloc   one chain: malloc(3001) then realloc to 3001 + 111*k, k = 1..10, then free
  *   leaks     7 blocks of 777 bytes never freed
  *   calloc    10 × calloc(3, 333+1) = 1002 bytes, freed
+ * With the argument "fork", the program first forks (without exec) and both processes do all
+ * of the above (the parent waits for the child).
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define CROSS 1000
 static void *cross[CROSS];
@@ -23,8 +28,10 @@ static void *freer(void *arg)
     return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    pid_t child = -1;
+    if (argc > 1 && !strcmp(argv[1], "fork")) child = fork();
     static const size_t sizes[] = {13, 57, 333, 1023, 4097};
     void *p[100];
     for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
@@ -54,5 +61,6 @@ int main(void)
     for (int i = 0; i < 10; i++)
         free(calloc(3, 334));
     printf("leaked %p\n", p[0]);
+    if (child > 0) waitpid(child, NULL, 0);
     return 0;
 }

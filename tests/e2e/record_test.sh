@@ -278,6 +278,21 @@ t_fork_exec() {
         "$(sql "$d.db" "SELECT count(DISTINCT pid)||' '||count(*) FROM block WHERE size = 777")" || return 1
 }
 
+# fork without exec under the real allocator: the child is its own process in the database.
+t_fork_real() {
+    need_real || return 0
+    local d=$WORK/forkreal
+    real_record -o "$d.db" -- "$KNOWN" fork >"$d.out" 2>"$d.err" || { note "$(cat "$d.err")"; return 1; }
+    have_ingest "$d.err" || { SKIPPED_PART="no ingest in this build"; return 0; }
+    check "processes, leaks" "2 14" \
+        "$(sql "$d.db" "SELECT count(DISTINCT pid)||' '||count(*) FROM block WHERE size = 777")" || return 1
+    check "cross-thread frees in both" 2000 \
+        "$(sql "$d.db" "SELECT count(*) FROM block WHERE size = 4049 AND alloc_tid != free_tid")" || return 1
+    check "leaks with a stack in both" 14 \
+        "$(sql "$d.db" "SELECT count(*) FROM block b JOIN frame f ON f.stack_id = b.alloc_stack
+                        AND f.depth = 0 WHERE b.size = 777 AND f.function = 'main'")" || return 1
+}
+
 # python3 (the real interpreter, not a shim): 100 bytearrays of 5003 bytes -> malloc(5004).
 t_python() {
     need_real || return 0
@@ -292,7 +307,7 @@ t_python() {
 
 # --- runner -------------------------------------------------------------------------------
 all=(t_usage t_not_found t_not_executable t_untraced t_counts_fork t_no_stacks t_exit_status
-     t_crash t_killed t_ctrl_c t_lossy t_no_sessiond t_disk_full t_known t_fork_exec t_python)
+     t_crash t_killed t_ctrl_c t_lossy t_no_sessiond t_disk_full t_known t_fork_real t_fork_exec t_python)
 tests=("$@")
 [ ${#tests[@]} -gt 0 ] || tests=("${all[@]}")
 echo "record-check: ${#tests[@]} tests (work dir $WORK)"
