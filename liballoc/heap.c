@@ -5,6 +5,7 @@
  * large list -> thread registry. Fork takes them all in that order.
  */
 #include "internal.h"
+#include "harden.h" /* hardening hooks (harden.h) */
 
 #include <errno.h>
 #include <sched.h>
@@ -56,6 +57,7 @@ static int heap_setup(hl_heap_t *h, const hl_options_t *opt)
             h->arena_owned = 1;
         }
     }
+    hl_harden_setup(h); /* hardening hook: resolves opt.harden (caps, rotation read it) */
     hl_tiny_setup(h);
     if (hl_mid_setup(h) != 0) {
         if (h->arena_owned)
@@ -201,12 +203,13 @@ void hl_heap_destroy(hl_heap_t *h)
 {
     if (!h || h == &hl_main_heap)
         return;
-    hl_tls_t *t = &hl_tls;
+    hl_tls_t *t = hl_tls_of(h);
     if (t->heap == h) {
         for (unsigned c = 0; c < HL_CLASS_MAX; c++) {
-            t->bins[c].head = NULL;
-            t->bins[c].count = 0;
-            t->bins[c].cap = 0;
+            hl_tbin_t *b = &t->bins[HL_TAG_TINY | c];
+            b->head = NULL;
+            b->cap = 0;
+            b->avail = 0;
         }
         memset(t->paths, 0, sizeof t->paths);
         t->heap = NULL;
@@ -220,6 +223,7 @@ void hl_heap_destroy(hl_heap_t *h)
         h->next->prev = h->prev;
     hl_unlock(&heaps_lock);
     h->state = HL_HEAP_DEAD;
+    hl_harden_destroy(h); /* hardening hook */
     hl_large_destroy(h);
     hl_mid_destroy(h);
     hl_tiny_destroy(h);
@@ -251,22 +255,23 @@ static void set_fail(hl_heap_t *h, hl_opinfo_t *info)
 static int arena_reclaim(hl_heap_t *h)
 {
     int any = 0;
-    hl_tls_t *t = &hl_tls;
+    hl_tls_t *t = hl_tls_of(h);
     if (t->heap == h)
         for (unsigned c = 0; c < HL_CLASS_COUNT && !any; c++)
-            any = t->bins[c].count != 0;
+            any = hl_bin_count(&t->bins[HL_TAG_TINY | c]) != 0;
     if (t->heap == h)
         hl_tls_flush(t);
+    any |= hl_harden_drain(h); /* hardening hook: quarantined blocks go back first */
     return hl_tiny_trim(h, 1) > 0 || any;
 }
 
 static void *tiny_alloc(hl_heap_t *h, size_t n, hl_opinfo_t *info)
 {
-    hl_tls_t *t = &hl_tls;
+    hl_tls_t *t = hl_tls_of(h);
     if (t->heap != h)
         t = hl_tls_bind(h);
     unsigned cls = hl_size_class[(n + 16) >> 4];
-    hl_tbin_t *b = &t->bins[cls];
+    hl_tbin_t *b = &t->bins[HL_TAG_TINY | cls];
     if (b->head) /* bound just now to a heap whose bin is filled: cannot be, but stay exact */
         return hl_malloc_fast(h, n, info);
     return hl_tiny_alloc_slow(h, t, cls, info);
@@ -275,7 +280,10 @@ static void *tiny_alloc(hl_heap_t *h, size_t n, hl_opinfo_t *info)
 void *hl_malloc_slow(hl_heap_t *h, size_t n, hl_opinfo_t *info)
 {
     hl_heap_ensure(h);
-    if (!hl_tls.heap)
+    size_t req = n; /* hardening hook: room for canary and trailer */
+    if (h->opt.harden)
+        n = hl_harden_pad(h, req);
+    if (!hl_tls_of(h)->heap)
         hl_tls_bind(h);
     void *p;
     for (int attempt = 0;; attempt++) {
@@ -288,6 +296,8 @@ void *hl_malloc_slow(hl_heap_t *h, size_t n, hl_opinfo_t *info)
         if (p || !h->arena_base || attempt || !arena_reclaim(h))
             break;
     }
+    if (p && h->opt.harden) /* hardening hook: canary, trailer, guard */
+        p = hl_harden_on_alloc(h, p, req, info);
     if (!p)
         set_fail(h, info);
     return p;
@@ -308,33 +318,35 @@ static void bin_flush_half(hl_heap_t *h, hl_tbin_t *b, unsigned cls)
         chain = *(void **)cut;
         *(void **)cut = NULL;
     }
-    b->count = keep;
+    b->avail = (int32_t)(b->cap - keep);
     hl_tiny_return_chain(h, cls, chain);
 }
 
 void hl_free_slow(hl_heap_t *h, void *p, hl_opinfo_t *info)
 {
+    if (h->opt.harden && !hl_harden_free(h, p, info)) /* hardening hook: 0 = consumed */
+        return;
     unsigned tag = ((const uint8_t *)p)[-1];
     if ((tag & HL_TAG_TINY_MASK) == HL_TAG_TINY) {
         unsigned cls = tag & (HL_CLASS_MAX - 1);
         if (cls >= HL_CLASS_COUNT)
             hl_fatal("invalid-free", p, "header byte names no size class (corrupt header?)");
-        hl_tls_t *t = &hl_tls;
+        hl_tls_t *t = hl_tls_of(h);
         if (!t->heap) {
             hl_heap_ensure(h);
             t = hl_tls_bind(h);
         }
-        hl_tbin_t *b = &t->bins[cls];
+        hl_tbin_t *b = &t->bins[tag];
         hl_path_t path;
         if (t->heap == h && b->cap) {
             path = HL_PATH_TINY_CACHE_PUSH; /* first free of a thread: just bound */
-            if (b->count >= b->cap) {
+            if (b->avail <= 0) {
                 bin_flush_half(h, b, cls);
                 path = HL_PATH_TINY_FLUSH;
             }
             *(void **)p = b->head;
             b->head = p;
-            b->count++;
+            b->avail--;
         } else {
             hl_tiny_free_direct(h, p, cls);
             path = HL_PATH_TINY_DIRECT_FREE;
@@ -391,6 +403,9 @@ void *hl_heap_memalign_info(hl_heap_t *h, size_t align, size_t n, hl_opinfo_t *i
     if (align <= HL_ALIGN)
         return hl_malloc_fast(h, n, info);
     hl_heap_ensure(h);
+    size_t req = n; /* hardening hook: room for canary and trailer */
+    if (h->opt.harden)
+        n = hl_harden_pad(h, req);
     void *p = NULL;
     for (int attempt = 0;; attempt++) {
         if (h->arena_base || (n <= h->mid_max && align <= h->mid_max / 4))
@@ -400,6 +415,8 @@ void *hl_heap_memalign_info(hl_heap_t *h, size_t align, size_t n, hl_opinfo_t *i
         if (p || !h->arena_base || attempt || !arena_reclaim(h))
             break;
     }
+    if (p && h->opt.harden) /* hardening hook: canary, trailer, guard */
+        p = hl_harden_on_alloc(h, p, req, info);
     if (!p)
         set_fail(h, info);
     return p;
@@ -407,6 +424,8 @@ void *hl_heap_memalign_info(hl_heap_t *h, size_t align, size_t n, hl_opinfo_t *i
 
 size_t hl_heap_usable_size(hl_heap_t *h, const void *p)
 {
+    if (h->opt.harden) /* hardening hook: the requested size, or a report */
+        return hl_harden_usable(h, p);
     (void)h;
     if (!p)
         return 0;
@@ -422,6 +441,8 @@ size_t hl_heap_usable_size(hl_heap_t *h, const void *p)
 
 void *hl_heap_realloc_info(hl_heap_t *h, void *p, size_t n, hl_opinfo_t *info)
 {
+    if (h->opt.harden) /* hardening hook: validate, then always move */
+        return hl_harden_realloc(h, p, n, info);
     if (!p)
         return hl_malloc_fast(h, n, info);
     if (n == 0) {
@@ -516,7 +537,7 @@ void *hl_heap_memalign(hl_heap_t *h, size_t align, size_t n)
 
 void hl_heap_flush_thread(hl_heap_t *h)
 {
-    hl_tls_t *t = &hl_tls;
+    hl_tls_t *t = hl_tls_of(h);
     if (t->heap == h)
         hl_tls_flush(t);
 }
@@ -535,7 +556,8 @@ int hl_heap_trim(hl_heap_t *h, size_t pad)
 size_t hl_heap_check(hl_heap_t *h, int verbose)
 {
     hl_heap_ensure(h);
-    return hl_mid_check(h, verbose) + hl_tiny_check(h, verbose);
+    return hl_mid_check(h, verbose) + hl_tiny_check(h, verbose) +
+           hl_harden_check(h, verbose); /* hardening hook: canaries, poison */
 }
 
 void hl_heap_path_counts(hl_heap_t *h, uint64_t *counts, size_t n)
@@ -552,12 +574,12 @@ void hl_heap_info(hl_heap_t *h, hl_heap_info_t *out)
     memset(out, 0, sizeof *out);
     size_t pool_bytes, mid_used, mid_free, largest, pools;
     hl_mid_totals(h, &pool_bytes, &mid_used, &mid_free, &largest, &pools);
-    hl_tls_t *t = &hl_tls;
+    hl_tls_t *t = hl_tls_of(h);
     size_t tiny_used = 0, tiny_free = 0, segs = 0;
     for (unsigned c = 0; c < HL_CLASS_COUNT; c++) {
         size_t slabs, used, held;
         hl_tiny_class_counts(h, c, &slabs, &used, &held);
-        size_t cached = t->heap == h ? t->bins[c].count : 0;
+        size_t cached = t->heap == h ? hl_bin_count(&t->bins[HL_TAG_TINY | c]) : 0;
         size_t S = hl_class_slot(c);
         tiny_used += (used - cached) * (S - 1);
         tiny_free += (held - used + cached) * (S - 1);

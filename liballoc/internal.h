@@ -107,27 +107,34 @@ hl_inline bool hl_is_pow2(size_t a) { return a && !(a & (a - 1)); }
 /* ---- per-thread state (thread.c) ------------------------------------------------------- */
 typedef struct hl_tbin_s {
     void *head;     /* LIFO of free slots, linked through their first word */
-    uint32_t count; /* slots in the list */
-    uint32_t cap;   /* flush beyond this; 0 = no caching (unbound, hardened, exiting) */
+    int32_t avail;  /* free room: cap - slots in the list (the fast paths touch only this) */
+    uint32_t cap;   /* 0 = no caching (unbound, hardened, exiting, not a tiny tag) */
 } hl_tbin_t;
+
+hl_inline uint32_t hl_bin_count(const hl_tbin_t *b) { return b->cap - (uint32_t)b->avail; }
 
 enum { HL_TLS_FRESH = 0, HL_TLS_BOUND = 1, HL_TLS_EXITING = 2 };
 
+/* A thread cache. Bins are indexed by the header byte itself (tiny class c: 0xA0 | c), so the
+ * free fast path needs no tag test: a non-tiny byte lands on a bin whose cap is 0. */
 typedef struct hl_tls_s {
+    hl_tbin_t bins[256];
     hl_heap_t *heap;              /* heap the cache belongs to; NULL until the first miss */
-    hl_tbin_t bins[HL_CLASS_MAX]; /* indexed by the 5-bit class of the header byte */
     uint32_t state;               /* HL_TLS_* */
     uint32_t arena;               /* mid arena index of this thread */
-    uint32_t in_trace;            /* reentrancy guard: nested calls are served, not traced */
+    uint32_t in_trace;            /* reentrancy guard (hl_tls only): nested calls untraced */
     uint32_t tid;
     uint64_t heap_uid;            /* uid of heap when bound (detects a destroyed heap) */
     uint64_t paths[HL_PATH_COUNT];
-    struct hl_tls_s *next, *prev; /* registry of live threads (thread.c) */
+    struct hl_tls_s *next, *prev; /* registry of live thread caches (thread.c) */
 } hl_tls_t;
 
+/* Two caches per thread: hl_tls for the default heap (the malloc shim: no "which heap" test
+ * on its fast path) and hl_tls_x for the last other heap the thread used. */
 extern __thread hl_tls_t hl_tls __attribute__((tls_model("initial-exec")));
+extern __thread hl_tls_t hl_tls_x __attribute__((tls_model("initial-exec")));
 
-/* Bind the calling thread's cache to heap h (flushing what it held for another heap). */
+/* Bind the calling thread's cache for heap h to it (flushing what it held for another). */
 hl_tls_t *hl_tls_bind(hl_heap_t *h);
 /* Flush every bin of t back to its heap. */
 void hl_tls_flush(hl_tls_t *t);
@@ -155,19 +162,22 @@ struct hl_heap_s {
     struct hl_heap_s *next, *prev; /* all heaps (fork handlers, thread binding) */
 };
 
+/* The default heap; ready after hl_default_init(). */
+extern hl_heap_t hl_main_heap;
+
+hl_inline hl_tls_t *hl_tls_of(hl_heap_t *h) { return h == &hl_main_heap ? &hl_tls : &hl_tls_x; }
+
 /* Count an operation's path against heap h: on the thread's counters when its cache belongs
  * to h, else directly on the heap (atomic). */
 hl_inline void hl_count(hl_heap_t *h, unsigned path)
 {
-    hl_tls_t *t = &hl_tls;
+    hl_tls_t *t = hl_tls_of(h);
     if (hl_likely(t->heap == h))
         t->paths[path]++;
     else
         __atomic_add_fetch(&h->paths[path], 1, __ATOMIC_RELAXED);
 }
 
-/* The default heap; ready after hl_default_init(). */
-extern hl_heap_t hl_main_heap;
 void hl_default_init(void);
 hl_inline void hl_heap_ensure(hl_heap_t *h)
 {
@@ -199,52 +209,55 @@ void hl_stats_print(hl_heap_t *h, int fd);
 void hl_options_from_env(hl_options_t *o);
 const char *hl_options_env_string(void); /* the raw HEAPLEDGER_OPTIONS value, or "" */
 
-/* Map a tiny request size to its class: hl_size_class[(n + 16) >> 4] for n <= HL_TINY_MAX. */
+/* Map a tiny request size to its class: hl_size_class[(n + 16) >> 4] for n <= HL_TINY_MAX;
+ * hl_size_bin[] holds the byte offset of that class's bin in hl_tls_t.bins (saves the fast
+ * path three instructions). */
 extern const uint8_t hl_size_class[(HL_TINY_MAX + 16) / 16 + 1];
+extern const uint16_t hl_size_bin[(HL_TINY_MAX + 16) / 16 + 1];
 
 /* ---- fast paths ------------------------------------------------------------------------- */
 
-/* Allocation fast path: pop from the thread cache. ~12 instructions; one unlikely branch
- * (empty bin, or cache bound to another heap) into hl_malloc_slow(). */
+/* Allocation fast path: pop from the thread cache. About 20 instructions with the shim;
+ * one unlikely branch (empty bin, or cache of another heap) into hl_malloc_slow(). For the
+ * default heap the "which heap" test folds away: its cache is bound to it or empty. */
 hl_inline void *hl_malloc_fast(hl_heap_t *h, size_t n, hl_opinfo_t *info)
 {
-    if (hl_likely(n <= h->tiny_max)) {
-        unsigned cls = hl_size_class[(n + 16) >> 4];
-        hl_tls_t *t = &hl_tls;
-        hl_tbin_t *b = &t->bins[cls];
+    if (hl_likely(n <= HL_TINY_MAX)) {
+        unsigned off = hl_size_bin[(n + 16) >> 4];
+        hl_tls_t *t = hl_tls_of(h);
+        hl_tbin_t *b = (hl_tbin_t *)((char *)t->bins + off);
         void *p = b->head;
-        if (hl_likely(p != NULL && t->heap == h)) {
+        if (hl_likely(p != NULL && (h == &hl_main_heap || t->heap == h))) {
             b->head = *(void **)p;
-            b->count--;
+            b->avail++;
             t->paths[HL_PATH_TINY_CACHE_HIT]++;
             info->tier = HL_TIER_TINY;
-            info->cls = (uint8_t)cls;
+            info->cls = (uint8_t)((off / sizeof(hl_tbin_t)) & (HL_CLASS_MAX - 1));
             info->path = HL_PATH_TINY_CACHE_HIT;
-            info->usable = hl_class_slot(cls) - 1;
+            info->usable = hl_class_slot(info->cls) - 1;
             return p;
         }
     }
     return hl_malloc_slow(h, n, info);
 }
 
-/* Free fast path: read the header byte, push on the thread cache. ~10 instructions. */
+/* Free fast path: the header byte indexes the bin; push when it has room. About 17
+ * instructions with the shim. Mid, large and corrupt header bytes index bins of cap 0. */
 hl_inline void hl_free_fast(hl_heap_t *h, void *p, hl_opinfo_t *info)
 {
     unsigned tag = ((const uint8_t *)p)[-1];
-    if (hl_likely((tag & HL_TAG_TINY_MASK) == HL_TAG_TINY)) {
-        hl_tls_t *t = &hl_tls;
-        hl_tbin_t *b = &t->bins[tag & (HL_CLASS_MAX - 1)];
-        if (hl_likely(b->count < b->cap && t->heap == h)) {
-            *(void **)p = b->head;
-            b->head = p;
-            b->count++;
-            t->paths[HL_PATH_TINY_CACHE_PUSH]++;
-            info->tier = HL_TIER_TINY;
-            info->cls = (uint8_t)(tag & (HL_CLASS_MAX - 1));
-            info->path = HL_PATH_TINY_CACHE_PUSH;
-            info->usable = hl_class_slot(info->cls) - 1;
-            return;
-        }
+    hl_tls_t *t = hl_tls_of(h);
+    hl_tbin_t *b = &t->bins[tag];
+    if (hl_likely(b->avail > 0 && (h == &hl_main_heap || t->heap == h))) {
+        *(void **)p = b->head;
+        b->head = p;
+        b->avail--;
+        t->paths[HL_PATH_TINY_CACHE_PUSH]++;
+        info->tier = HL_TIER_TINY;
+        info->cls = (uint8_t)(tag & (HL_CLASS_MAX - 1));
+        info->path = HL_PATH_TINY_CACHE_PUSH;
+        info->usable = hl_class_slot(info->cls) - 1;
+        return;
     }
     hl_free_slow(h, p, info);
 }

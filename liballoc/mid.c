@@ -16,7 +16,7 @@ int hl_mid_setup(hl_heap_t *h)
     m->next_arena = 0;
     for (unsigned i = 0; i < m->narenas; i++) {
         hl_lock_init(&m->arenas[i].lock);
-        hl_tlsf_init(&m->arenas[i].tlsf, (uint8_t)i, 0);
+        hl_tlsf_init(&m->arenas[i].tlsf, (uint8_t)i, (int)h->opt.rotate);
     }
     if (h->arena_base) {
         char *base = (char *)hl_align_up((uintptr_t)h->arena_base, 16);
@@ -32,7 +32,7 @@ static inline hl_arena_t *thread_arena(hl_heap_t *h)
     hl_mid_t *m = &h->mid;
     if (m->narenas == 1)
         return &m->arenas[0];
-    hl_tls_t *t = &hl_tls;
+    hl_tls_t *t = hl_tls_of(h);
     return &m->arenas[t->heap == h ? t->arena % m->narenas : 0];
 }
 

@@ -13,6 +13,7 @@
 #include <string.h>
 
 __thread hl_tls_t hl_tls __attribute__((tls_model("initial-exec")));
+__thread hl_tls_t hl_tls_x __attribute__((tls_model("initial-exec")));
 
 static pthread_key_t exit_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
@@ -67,18 +68,28 @@ void hl_tls_flush(hl_tls_t *t)
     if (!h)
         return;
     for (unsigned c = 0; c < HL_CLASS_COUNT; c++) {
-        hl_tbin_t *b = &t->bins[c];
+        hl_tbin_t *b = &t->bins[HL_TAG_TINY | c];
         void *chain = b->head;
         b->head = NULL;
-        b->count = 0;
+        b->avail = (int32_t)b->cap;
         if (chain)
             hl_tiny_return_chain(h, c, chain);
     }
 }
 
+static void set_caps(hl_tls_t *t, const uint32_t *caps)
+{
+    for (unsigned c = 0; c < HL_CLASS_MAX; c++) {
+        hl_tbin_t *b = &t->bins[HL_TAG_TINY | c];
+        b->head = NULL;
+        b->cap = caps ? caps[c] : 0;
+        b->avail = (int32_t)b->cap;
+    }
+}
+
 hl_tls_t *hl_tls_bind(hl_heap_t *h)
 {
-    hl_tls_t *t = &hl_tls;
+    hl_tls_t *t = hl_tls_of(h);
     if (t->state == HL_TLS_EXITING) {
         /* Late calls during thread teardown: serve without caching. */
         if (t->heap != h) {
@@ -99,33 +110,35 @@ hl_tls_t *hl_tls_bind(hl_heap_t *h)
         hl_thread_init_once();
         registry_add(t);
         t->state = HL_TLS_BOUND;
-        /* Any non-NULL value makes the destructor run. */
-        pthread_setspecific(exit_key, t);
+        /* Any non-NULL value makes the destructor run; it handles both caches. */
+        pthread_setspecific(exit_key, &hl_tls);
     }
-    for (unsigned c = 0; c < HL_CLASS_MAX; c++) {
-        t->bins[c].head = NULL;
-        t->bins[c].count = 0;
-        t->bins[c].cap = h->tiny.caps[c];
-    }
+    set_caps(t, h->tiny.caps);
     t->heap = h;
     t->heap_uid = h->uid;
     t->arena = __atomic_fetch_add(&h->mid.next_arena, 1, __ATOMIC_RELAXED);
     return t;
 }
 
-static void on_thread_exit(void *arg)
+static void cache_exit(hl_tls_t *t)
 {
-    hl_tls_t *t = arg;
-    if (t != &hl_tls)
+    if (t->state != HL_TLS_BOUND)
         return;
     if (t->heap && hl_heap_alive(t->heap, t->heap_uid)) {
         hl_tls_flush(t);
         merge_paths(t);
     }
-    for (unsigned c = 0; c < HL_CLASS_MAX; c++)
-        t->bins[c].cap = 0;
+    set_caps(t, NULL);
     t->state = HL_TLS_EXITING;
     registry_del(t);
+}
+
+static void on_thread_exit(void *arg)
+{
+    if (arg != &hl_tls)
+        return;
+    cache_exit(&hl_tls);
+    cache_exit(&hl_tls_x);
 }
 
 void hl_thread_sum_paths(hl_heap_t *h, uint64_t *out)
@@ -139,7 +152,7 @@ void hl_thread_sum_paths(hl_heap_t *h, uint64_t *out)
                 out[i] += t->paths[i];
     /* Exiting threads are off the registry but may still count; the caller's own state
      * is on it unless it is exiting. */
-    hl_tls_t *self = &hl_tls;
+    hl_tls_t *self = hl_tls_of(h);
     if (self->state == HL_TLS_EXITING && self->heap == h)
         for (unsigned i = 0; i < HL_PATH_COUNT; i++)
             out[i] += self->paths[i];
@@ -153,11 +166,17 @@ void hl_thread_fork_parent(void) { hl_unlock(&registry_lock); }
 void hl_thread_fork_child(void)
 {
     hl_lock_init(&registry_lock);
-    hl_tls_t *self = &hl_tls;
     registry = NULL;
-    if (self->state == HL_TLS_BOUND) {
-        self->next = self->prev = NULL;
-        registry = self;
+    hl_tls_t *selves[2] = {&hl_tls, &hl_tls_x};
+    for (int i = 0; i < 2; i++) {
+        hl_tls_t *self = selves[i];
+        if (self->state == HL_TLS_BOUND) {
+            self->prev = NULL;
+            self->next = registry;
+            if (registry)
+                registry->prev = self;
+            registry = self;
+        }
+        self->tid = hl_os_tid();
     }
-    self->tid = hl_os_tid();
 }

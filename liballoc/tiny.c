@@ -9,6 +9,16 @@ const uint8_t hl_size_class[(HL_TINY_MAX + 16) / 16 + 1] = {
     13, 13, 13, 14, 14, 14, 14, 15, 15, 15, 15, 16, 16, 16, 16, 16, 16, 16, 16, 17, 17, 17,
     17, 17, 17, 17, 17, 18, 18, 18, 18, 18, 18, 18, 18, 19, 19, 19, 19, 19, 19, 19, 19, 19};
 
+#define B(c) (uint16_t)((HL_TAG_TINY | (c)) * sizeof(hl_tbin_t))
+const uint16_t hl_size_bin[(HL_TINY_MAX + 16) / 16 + 1] = {
+    B(0),  B(0),  B(1),  B(2),  B(3),  B(4),  B(5),  B(6),  B(7),  B(8),  B(8),  B(9),  B(9),
+    B(10), B(10), B(11), B(11), B(12), B(12), B(12), B(12), B(13), B(13), B(13), B(13), B(14),
+    B(14), B(14), B(14), B(15), B(15), B(15), B(15), B(16), B(16), B(16), B(16), B(16), B(16),
+    B(16), B(16), B(17), B(17), B(17), B(17), B(17), B(17), B(17), B(17), B(18), B(18), B(18),
+    B(18), B(18), B(18), B(18), B(18), B(19), B(19), B(19), B(19), B(19), B(19), B(19), B(19),
+    B(19)};
+#undef B
+
 _Static_assert(HL_CLASS_COUNT == 20, "hl_size_class was generated for 20 classes");
 _Static_assert(HL_CLASS_SLOT_19 >= HL_TINY_MAX + 1, "last class serves HL_TINY_MAX");
 
@@ -30,7 +40,7 @@ void hl_tiny_setup(hl_heap_t *h)
             cap = cap < 16 ? 16 : cap > 128 ? 128 : cap;
             cap *= h->opt.tcache;
         }
-        t->caps[c] = cap;
+        t->caps[c] = h->opt.harden ? 0 : cap; /* hardening hook: every op takes the slow path */
     }
 }
 
@@ -237,7 +247,7 @@ void *hl_tiny_alloc_slow(hl_heap_t *h, hl_tls_t *tl, unsigned cls, hl_opinfo_t *
 {
     hl_tiny_t *t = &h->tiny;
     hl_tiny_class_t *c = &t->cls[cls];
-    hl_tbin_t *b = &tl->bins[cls];
+    hl_tbin_t *b = &tl->bins[HL_TAG_TINY | cls];
     unsigned want = b->cap ? (b->cap + 1) / 2 : 1;
     unsigned got = 0;
     void *head = NULL;
@@ -274,7 +284,7 @@ void *hl_tiny_alloc_slow(hl_heap_t *h, hl_tls_t *tl, unsigned cls, hl_opinfo_t *
         return NULL;
     void *p = head;
     b->head = *(void **)head;
-    b->count = got - 1;
+    b->avail = (int32_t)b->cap - (int32_t)(got - 1);
     tl->paths[path]++;
     info->tier = HL_TIER_TINY;
     info->cls = (uint8_t)cls;
@@ -386,20 +396,21 @@ size_t hl_tiny_check(hl_heap_t *h, int verbose)
         hl_unlock(&c->lock);
     }
     /* The calling thread's cache. */
-    hl_tls_t *tl = &hl_tls;
+    hl_tls_t *tl = hl_tls_of(h);
     if (tl->heap == h) {
         for (unsigned cls = 0; cls < HL_CLASS_COUNT; cls++) {
+            hl_tbin_t *b = &tl->bins[HL_TAG_TINY | cls];
             uint32_t n = 0;
-            for (void *p = tl->bins[cls].head; p; p = *(void **)p) {
+            for (void *p = b->head; p; p = *(void **)p) {
                 if (((uint8_t *)p)[-1] != (HL_TAG_TINY | cls)) {
                     errors += tiny_bad(verbose, "cached slot header byte", p);
                     break;
                 }
-                if (++n > tl->bins[cls].count)
+                if (++n > hl_bin_count(b))
                     break;
             }
-            if (n != tl->bins[cls].count)
-                errors += tiny_bad(verbose, "thread cache count", &tl->bins[cls]);
+            if (n != hl_bin_count(b) || b->avail < 0)
+                errors += tiny_bad(verbose, "thread cache count", b);
         }
     }
     return errors;

@@ -397,3 +397,13 @@ Test(heap, trim_releases_memory)
     cr_assert_eq(hl_heap_check(h, 1), 0);
     hl_heap_destroy(h);
 }
+
+Test(heap, size_tables_agree)
+{
+    for (size_t n = 0; n <= HL_TINY_MAX; n++) {
+        unsigned c = hl_size_class[(n + 16) >> 4];
+        cr_assert_eq(hl_size_bin[(n + 16) >> 4], (HL_TAG_TINY | c) * sizeof(hl_tbin_t));
+        cr_assert_geq(hl_class_slot(c) - 1, n, "class %u serves %zu", c, n);
+        cr_assert(c == 0 || hl_class_slot(c - 1) - 1 < n, "class %u is the smallest for %zu", c, n);
+    }
+}
