@@ -390,10 +390,16 @@ int hl_cmd_record(int argc, char **argv)
         fprintf(stderr, "heapledger record: %s\n", err);
         return HL_EXIT_TOOL;
     }
-    if (hl_sessiond_ensure(err, sizeof err) < 0) {
+    rc = hl_sessiond_ensure(err, sizeof err);
+    if (rc < 0) {
         fprintf(stderr, "heapledger record: %s\n", err);
         return HL_EXIT_TOOL;
     }
+    if (rc == 2)
+        fprintf(stderr,
+                "heapledger record: started an LTTng session daemon (%s); it keeps "
+                "running\n",
+                geteuid() == 0 ? "root" : "per-user");
     char trace[4096];
     if (record_trace_dir(&a, trace, sizeof trace)) return HL_EXIT_TOOL;
     int keep_trace = a.keep != NULL;
@@ -421,8 +427,7 @@ int hl_cmd_record(int argc, char **argv)
     if (hl_session_stop(&s, &discarded, &lost) || hl_session_destroy(&s))
         fprintf(stderr, "heapledger record: %s\n", s.err);
     if (!ran) {
-        if (kernel)
-            hl_kernel_free(kernel);
+        if (kernel) hl_kernel_free(kernel);
         if (!keep_trace) nftw(trace, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
         if (pid && WIFEXITED(status) && WEXITSTATUS(status) >= HL_EXIT_NOEXEC)
             return WEXITSTATUS(status);
@@ -451,8 +456,7 @@ int hl_cmd_record(int argc, char **argv)
     hl_record_options(options, sizeof options, a.options, a.stacks);
     int ok =
         record_ingest(&a, trace, db, cmdline, options, code, discarded, kernel, &keep_trace) == 0;
-    if (kernel)
-        hl_kernel_free(kernel);
+    if (kernel) hl_kernel_free(kernel);
     if (keep_trace)
         fprintf(stderr, "  %-12s %s\n", "trace", trace);
     else

@@ -209,6 +209,27 @@ t_no_sessiond() {
     contains "$d/err" "starting '/bin/false --daemonize' failed" || return 1
 }
 
+# No daemon for this user: record starts a per-user lttng-sessiond and records through it.
+t_sessiond_autostart() {
+    local d=$WORK/autostart
+    command -v setpriv >/dev/null || { SKIPPED_PART="setpriv missing"; return 0; }
+    [ "$(id -u)" = 0 ] || { SKIPPED_PART="needs root to switch user"; return 0; }
+    mkdir -p "$d/home" && chmod 777 "$d" "$d/home"
+    chmod o+rx "$WORK" "$STUB"
+    setpriv --reuid=65534 --regid=65534 --clear-groups env LTTNG_HOME="$d/home" TMPDIR="$d" \
+        "$HL" record -o "$d/x.db" -- "$EMIT" 1000 1 >"$d/out" 2>"$d/err"
+    local rc=$? pidfile=$d/home/.lttng/lttng-sessiond.pid
+    if [ -s "$pidfile" ]; then # stop the daemon this test started
+        kill "$(cat "$pidfile")" 2>/dev/null
+        for _ in $(seq 50); do pgrep -u 65534 -x lttng-sessiond >/dev/null || break; sleep 0.1; done
+    fi
+    check "exit status" 0 $rc || { cat "$d/err"; return 1; }
+    contains "$d/err" "started an LTTng session daemon (per-user)" || return 1
+    if have_ingest "$d/err"; then
+        check "db blocks" 1000 "$(sql "$d/x.db" "SELECT count(*) FROM block")" || return 1
+    fi
+}
+
 # The output file system is full: the ingest fails with a message and the trace is kept.
 t_disk_full() {
     local d=$WORK/full
@@ -307,7 +328,7 @@ t_python() {
 
 # --- runner -------------------------------------------------------------------------------
 all=(t_usage t_not_found t_not_executable t_untraced t_counts_fork t_no_stacks t_exit_status
-     t_crash t_killed t_ctrl_c t_lossy t_no_sessiond t_disk_full t_known t_fork_real t_fork_exec t_python)
+     t_crash t_killed t_ctrl_c t_lossy t_no_sessiond t_sessiond_autostart t_disk_full t_known t_fork_real t_fork_exec t_python)
 tests=("$@")
 [ ${#tests[@]} -gt 0 ] || tests=("${all[@]}")
 echo "record-check: ${#tests[@]} tests (work dir $WORK)"
