@@ -37,7 +37,20 @@ typedef struct hl_options_s {
     uint32_t trim_keep;  /* trim_keep=N: empty slabs kept before memory goes back to the OS */
     size_t tiny_max;     /* tiny_max=SIZE: largest request served by the tiny tier (<= 1024) */
     uint32_t stacks;     /* stacks=N: call-stack depth recorded by tracing and reports */
-    uint32_t reserved[15];
+    /* Hardened mode (docs/hardening.md). harden=1 in an options string turns on check_free,
+     * canary, poison, quarantine and guard=large; each has its own switch too. */
+    uint32_t harden;        /* any hardening active (set by harden=1 or by any check below) */
+    size_t quarantine;      /* quarantine=BYTES: freed blocks held back (FIFO), 0 = none */
+    uint32_t check_free;    /* check_free=1: exact validation of every free/realloc */
+    uint32_t canary;        /* canary=1: canary after the requested size, checked on free */
+    uint32_t poison;        /* poison=1: fill freed blocks, verify on reuse/quarantine exit */
+    uint32_t zero_on_free;  /* zero_on_free=1: clear blocks when they are really released */
+    uint32_t rotate;        /* rotate=1: two TLSF free stores (delayed reuse) */
+    uint32_t abort_on_error; /* abort_on_error=0: report, count and continue */
+    uint32_t check_at_exit; /* check_at_exit=1: full heap check at exit */
+    uint32_t guard;         /* guard=large|all|sample:N -> 1|2|3 (0 = none) */
+    uint32_t guard_sample;  /* N of guard=sample:N */
+    uint32_t reserved[3];
 } hl_options_t;
 
 /* Fill *o with the defaults. */

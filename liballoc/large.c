@@ -137,6 +137,8 @@ size_t hl_large_trim(hl_heap_t *h)
 void *hl_large_alloc(hl_heap_t *h, size_t n, size_t align, hl_opinfo_t *info)
 {
     size_t off = hl_align_up(LARGE_OFF, align > 16 ? align : 16);
+    if (h->opt.harden && off < hl_page_size) /* hardening hook: trailer in a header page */
+        off = hl_page_size;
     if (n > PTRDIFF_MAX - off - hl_page_size)
         return NULL;
     size_t len = hl_align_up(n + off, hl_page_size);

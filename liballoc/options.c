@@ -6,13 +6,14 @@
  * back to `environ`; an unknown or malformed item is reported once and ignored.
  */
 #include "internal.h"
+#include "harden.h" /* harden=1 and guard=… expand into several fields */
 
 #include <fcntl.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-typedef enum { OPT_SIZE, OPT_UINT, OPT_BOOL } opt_kind_t;
+typedef enum { OPT_SIZE, OPT_UINT, OPT_BOOL, OPT_HARDEN, OPT_GUARD } opt_kind_t;
 
 typedef struct opt_s {
     const char *name;
@@ -40,7 +41,21 @@ static const opt_t table[] = {
      "empty slabs kept before their pages go back to the OS"},
     {"stats", OPT_BOOL, F(stats), 0, "print per-tier, per-class and per-path counters at exit"},
     {"stacks", OPT_UINT, F(stacks), 16, "call-stack depth for tracing and error reports"},
+    /* Hardened mode (harden.c, docs/hardening.md). */
+    {"harden", OPT_HARDEN, F(harden), 0,
+     "turn on every check: check_free, canary, poison, quarantine=1M, guard=large"},
+    {"check_free", OPT_BOOL, F(check_free), 0, "exact validation of free/realloc/usable_size"},
+    {"canary", OPT_BOOL, F(canary), 0, "canary after the requested size, checked on free"},
+    {"poison", OPT_BOOL, F(poison), 0, "fill freed blocks, verify when they are reused"},
+    {"quarantine", OPT_SIZE, F(quarantine), 0, "bytes of freed blocks held back (FIFO)"},
+    {"guard", OPT_GUARD, F(guard), 0, "guard pages: large (1), all (2), sample:N (3)"},
+    {"zero_on_free", OPT_BOOL, F(zero_on_free), 0, "clear blocks when they are released"},
+    {"rotate", OPT_BOOL, F(rotate), 0, "two TLSF free stores: frees reused as late as possible"},
+    {"abort_on_error", OPT_BOOL, F(abort_on_error), 1, "abort after a heap error report"},
+    {"check_at_exit", OPT_BOOL, F(check_at_exit), 0, "full heap check at exit"},
 };
+
+_Static_assert(sizeof(hl_options_t) == 128, "hl_options_t keeps its size (reserved slots)");
 
 #define NOPTS (sizeof table / sizeof table[0])
 
@@ -49,6 +64,8 @@ static void set_field(hl_options_t *o, const opt_t *d, uint64_t v)
     char *f = (char *)o + d->offset;
     if (d->kind == OPT_SIZE)
         *(size_t *)f = (size_t)v;
+    else if (d->kind == OPT_HARDEN)
+        hl_harden_set_all(o, (uint32_t)v);
     else
         *(uint32_t *)f = (uint32_t)v;
 }
@@ -127,15 +144,22 @@ static int parse_item(hl_options_t *o, const char *s, size_t len, char *err, siz
         if (strlen(d->name) != nlen || memcmp(d->name, s, nlen) != 0)
             continue;
         uint64_t v = 1;
+        if (eq && d->kind == OPT_GUARD) {
+            if (hl_harden_parse_guard(o, eq + 1, len - nlen - 1) != 0) {
+                err_set(err, errlen, "bad value in option '", s, len);
+                return -1;
+            }
+            return 0;
+        }
         if (eq) {
             const char *val = eq + 1;
             size_t vlen = len - nlen - 1;
             if (parse_number(val, vlen, d->kind == OPT_SIZE, &v) != 0 ||
-                (d->kind == OPT_BOOL && v > 1) || (d->kind == OPT_UINT && v > UINT32_MAX)) {
+                ((d->kind == OPT_BOOL || d->kind == OPT_HARDEN) && v > 1) || (d->kind == OPT_UINT && v > UINT32_MAX)) {
                 err_set(err, errlen, "bad value in option '", s, len);
                 return -1;
             }
-        } else if (d->kind != OPT_BOOL) {
+        } else if (d->kind != OPT_BOOL && d->kind != OPT_HARDEN) {
             err_set(err, errlen, "option needs a value: '", s, len);
             return -1;
         }

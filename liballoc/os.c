@@ -1,5 +1,6 @@
 /* liballoc/os.c — mappings from the OS, reported to the tracer. */
 #include "internal.h"
+#include "pagemap.h" /* ownership map, kept by purpose (hardened mode reads it) */
 
 #include <errno.h>
 #include <sched.h>
@@ -25,6 +26,7 @@ void *hl_os_map(size_t len, size_t align, const char *purpose)
             errno = saved;
             return NULL;
         }
+        hl_pagemap_register(p, len, purpose);
         hl_trace_emit_os(1, p, len, purpose);
         return p;
     }
@@ -43,6 +45,7 @@ void *hl_os_map(size_t len, size_t align, const char *purpose)
         munmap(raw, head);
     if (tail)
         munmap(p + len, tail);
+    hl_pagemap_register(p, len, purpose);
     hl_trace_emit_os(1, p, len, purpose);
     return p;
 }
@@ -51,6 +54,7 @@ void hl_os_unmap(void *addr, size_t len, const char *purpose)
 {
     int saved = errno;
     hl_trace_emit_os(0, addr, len, purpose);
+    hl_pagemap_unregister(addr, len);
     munmap(addr, len);
     errno = saved;
 }
@@ -74,6 +78,8 @@ void *hl_os_remap(void *addr, size_t old_len, size_t new_len, const char *purpos
         errno = saved;
         return NULL;
     }
+    hl_pagemap_unregister(addr, old_len);
+    hl_pagemap_register(p, new_len, purpose);
     hl_trace_emit_os(0, addr, old_len, purpose);
     hl_trace_emit_os(1, p, new_len, purpose);
     return p;

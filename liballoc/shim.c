@@ -12,6 +12,7 @@
  * alignments that are not powers of two (EINVAL), memalign rounds them up.
  */
 #include "internal.h"
+#include "harden.h" /* hardening hooks: sized frees, check at exit */
 
 #include <errno.h>
 #include <malloc.h>
@@ -210,16 +211,20 @@ HL_API size_t malloc_usable_size(void *p) { return hl_heap_usable_size(H, p); }
 
 HL_API void free_sized(void *p, size_t size)
 {
-    (void)size;
+    if (H->opt.harden) /* hardening hook: size must match the block */
+        hl_harden_check_delete(H, p, size, 0, "free_sized");
     free(p);
 }
 
 HL_API void free_aligned_sized(void *p, size_t align, size_t size)
 {
-    (void)align;
-    (void)size;
+    if (H->opt.harden) /* hardening hook */
+        hl_harden_check_delete(H, p, size, align, "free_aligned_sized");
     free(p);
 }
+
+/* Tells cxx.c that the malloc shim (and so the default heap) is what serves this process. */
+const int hl_shim_linked = 1;
 
 HL_API int malloc_trim(size_t pad) { return hl_heap_trim(H, pad); }
 
@@ -298,4 +303,6 @@ __attribute__((destructor)) static void shim_fini(void)
 {
     if (H->state == HL_HEAP_READY && H->opt.stats)
         hl_stats_print(H, 2);
+    if (H->state == HL_HEAP_READY && H->opt.check_at_exit) /* hardening hook */
+        hl_heap_check(H, 1);
 }

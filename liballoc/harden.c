@@ -1,0 +1,932 @@
+/* liballoc/harden.c — hardened mode: validation, canaries, poison, quarantine, guard pages
+ * (see harden.h for the block layout and how heap.c calls in).
+ *
+ * Every check is a plain function run on the slow paths of a hardened heap. A pointer handed
+ * to free/realloc/malloc_usable_size is first located: the page map says whether its pages
+ * are ours and of which kind (nothing is read before that), then the tier's own metadata
+ * confirms it (slab descriptor, slot grid and allocated bit; TLSF header; large header) and
+ * the trailer's check word ties the block to its requested size. When a quick check fails,
+ * the TLSF pool holding the pointer is walked block by block (error path only) so that the
+ * report can tell an interior pointer from a smashed header.
+ *
+ * Per-heap state (the two quarantines) lives in a small registry keyed by the heap pointer,
+ * looked up only on hardened slow paths.
+ */
+#include "harden.h"
+#include "pagemap.h"
+#include "quarantine.h"
+#include "stack.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* TLSF block word (tlsf.h): bits 0..3 flags (bit 0 FREE), 4..47 size, 48..55 owner, 56..63 tag. */
+#define TB_FREE      1u
+#define TB_SIZE_MASK 0x0000fffffffffff0ull
+
+#define MAX_HARD_HEAPS    64
+#define EVICT_BATCH       16
+#define LARGE_DELAY_BYTES ((size_t)256 << 20) /* address space of guarded freed large blocks */
+#define LARGE_DELAY_COUNT 64
+
+typedef struct hstate_s {
+    hl_heap_t *h;
+    hl_quarantine_t q;      /* tiny and mid blocks */
+    hl_quarantine_t qlarge; /* freed large blocks kept PROT_NONE */
+} hstate_t;
+
+static hstate_t *states[MAX_HARD_HEAPS];
+static hl_lock_t states_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t secret;
+static pthread_once_t harden_once = PTHREAD_ONCE_INIT;
+static __thread int releasing __attribute__((tls_model("initial-exec")));
+static __thread int capturing __attribute__((tls_model("initial-exec")));
+
+/* ---- options -------------------------------------------------------------------------- */
+
+void hl_harden_set_all(hl_options_t *o, uint32_t on)
+{
+    o->harden = on;
+    o->check_free = on;
+    o->canary = on;
+    o->poison = on;
+    o->quarantine = on ? HL_DEFAULT_QUARANTINE : 0;
+    o->guard = on ? 1 : 0;
+}
+
+static int word_is(const char *v, size_t len, const char *w)
+{
+    size_t n = strlen(w);
+    return len == n && memcmp(v, w, n) == 0;
+}
+
+int hl_harden_parse_guard(hl_options_t *o, const char *v, size_t len)
+{
+    if (word_is(v, len, "0") || word_is(v, len, "none"))
+        o->guard = 0;
+    else if (word_is(v, len, "1") || word_is(v, len, "large"))
+        o->guard = 1;
+    else if (word_is(v, len, "2") || word_is(v, len, "all"))
+        o->guard = 2;
+    else if (len > 7 && memcmp(v, "sample:", 7) == 0) {
+        uint32_t n = 0;
+        for (size_t i = 7; i < len; i++) {
+            if (v[i] < '0' || v[i] > '9' || n > 100000000) return -1;
+            n = n * 10 + (uint32_t)(v[i] - '0');
+        }
+        if (!n) return -1;
+        o->guard = 3;
+        o->guard_sample = n;
+    } else
+        return -1;
+    return 0;
+}
+
+/* ---- per-heap state ------------------------------------------------------------------- */
+
+static hstate_t *state_of(const hl_heap_t *h)
+{
+    for (unsigned i = 0; i < MAX_HARD_HEAPS; i++) {
+        hstate_t *s = __atomic_load_n(&states[i], __ATOMIC_ACQUIRE);
+        if (s && s->h == h) return s;
+    }
+    return NULL;
+}
+
+static void fork_prepare(void)
+{
+    hl_lock(&states_lock);
+    for (unsigned i = 0; i < MAX_HARD_HEAPS; i++)
+        if (states[i]) {
+            hl_lock(&states[i]->q.lock);
+            hl_lock(&states[i]->qlarge.lock);
+        }
+}
+
+static void fork_parent(void)
+{
+    for (unsigned i = 0; i < MAX_HARD_HEAPS; i++)
+        if (states[i]) {
+            hl_unlock(&states[i]->qlarge.lock);
+            hl_unlock(&states[i]->q.lock);
+        }
+    hl_unlock(&states_lock);
+}
+
+static void fork_child(void)
+{
+    for (unsigned i = 0; i < MAX_HARD_HEAPS; i++)
+        if (states[i]) {
+            hl_lock_init(&states[i]->qlarge.lock);
+            hl_lock_init(&states[i]->q.lock);
+        }
+    hl_lock_init(&states_lock);
+}
+
+static void harden_init_once(void)
+{
+    uint64_t s = 0;
+    if (syscall(SYS_getrandom, &s, sizeof s, 0) != (long)sizeof s) {
+        uint32_t lo, hi;
+        __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+        s = ((uint64_t)hi << 32 | lo) ^ (uintptr_t)&s;
+    }
+    secret = s | 1;
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+int hl_harden_setup(hl_heap_t *h)
+{
+    hl_options_t *o = &h->opt;
+    if (o->check_free || o->canary || o->poison || o->quarantine || o->guard || o->zero_on_free)
+        o->harden = 1;
+    else if (o->harden)
+        hl_harden_set_all(o, 1); /* API user set only .harden */
+    if (!o->harden) return 0;
+    pthread_once(&harden_once, harden_init_once);
+    if (h->arena_base && !h->arena_owned)
+        hl_pagemap_set(h->arena_base, h->arena_size, HL_PAGE_ARENA_HEAD, HL_PAGE_ARENA);
+    hstate_t *st = hl_os_map(hl_align_up(sizeof *st, hl_page_size), hl_page_size, "harden");
+    if (!st) return -1;
+    size_t budget = o->quarantine;
+    if (h->arena_base && budget > h->arena_size / 8) budget = h->arena_size / 8;
+    size_t cap = budget / 32 + 16;
+    if (cap > 65536) cap = 65536;
+    st->h = h;
+    if (hl_quarantine_init(&st->q, budget, budget ? cap : 0) != 0 ||
+        hl_quarantine_init(&st->qlarge, LARGE_DELAY_BYTES, o->guard ? LARGE_DELAY_COUNT : 0) != 0)
+        return -1;
+    hl_lock(&states_lock);
+    unsigned i = 0;
+    while (i < MAX_HARD_HEAPS && states[i])
+        i++;
+    if (i < MAX_HARD_HEAPS) __atomic_store_n(&states[i], st, __ATOMIC_RELEASE);
+    hl_unlock(&states_lock);
+    if (i == MAX_HARD_HEAPS) {
+        hl_warn("harden: too many hardened heaps; quarantine off for this one", NULL);
+        hl_quarantine_fini(&st->q);
+        hl_quarantine_fini(&st->qlarge);
+        hl_os_unmap(st, hl_align_up(sizeof *st, hl_page_size), "harden");
+    }
+    if (o->guard) hl_fault_install();
+    return 0;
+}
+
+void hl_harden_destroy(hl_heap_t *h)
+{
+    if (!h->opt.harden) return;
+    hstate_t *st = NULL;
+    hl_lock(&states_lock);
+    for (unsigned i = 0; i < MAX_HARD_HEAPS; i++)
+        if (states[i] && states[i]->h == h) {
+            st = states[i];
+            __atomic_store_n(&states[i], NULL, __ATOMIC_RELEASE);
+        }
+    hl_unlock(&states_lock);
+    if (h->arena_base && !h->arena_owned) hl_pagemap_unregister(h->arena_base, h->arena_size);
+    if (st) {
+        /* The heap's memory goes away with it (large mappings are still on its list). */
+        hl_quarantine_fini(&st->q);
+        hl_quarantine_fini(&st->qlarge);
+        hl_os_unmap(st, hl_align_up(sizeof *st, hl_page_size), "harden");
+    }
+}
+
+/* ---- block description ---------------------------------------------------------------- */
+
+typedef enum {
+    LOC_OK,         /* a live block, p at its start */
+    LOC_FREED,      /* a freed block (quarantined, released, or its slab released) */
+    LOC_NOT_OURS,   /* no page of ours */
+    LOC_MISALIGNED, /* ours, but not 16-aligned */
+    LOC_INTERIOR,   /* inside a block (or where no block starts) */
+    LOC_UNDERFLOW,  /* a block starts at p but its header was overwritten */
+    LOC_CORRUPT,    /* a block starts at p but its trailer was overwritten */
+} loc_t;
+
+typedef struct hblk_s {
+    char *p;          /* block start */
+    unsigned tier;    /* HL_TIER_* (NONE when no block is known) */
+    unsigned cls;     /* tiny class */
+    size_t usable;    /* usable size of the tier's block */
+    size_t moff;      /* end of the canary: trailer offset (tiny/mid), guard start (large) */
+    hl_hmeta_t *meta; /* trailer */
+    hl_slab_t *slab;  /* tiny */
+    size_t idx;       /* tiny slot index */
+} hblk_t;
+
+static inline uint32_t meta_hash(const void *p, uint64_t req)
+{
+    uint64_t x = (uintptr_t)p ^ (req * 0x9e3779b97f4a7c15ull) ^ secret;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return (uint32_t)x;
+}
+
+static inline int meta_valid(const hblk_t *b)
+{
+    return b->meta && b->meta->check == meta_hash(b->p, b->meta->req) && b->meta->req < b->moff;
+}
+
+static inline uint32_t self_tid(void)
+{
+    return hl_tls.tid ? hl_tls.tid : hl_os_tid();
+}
+
+static uint32_t capture(const hl_heap_t *h)
+{
+    if (!h->opt.stacks || capturing) return 0;
+    capturing = 1; /* the unwinder's warm-up may call malloc: served, not recorded */
+    uint32_t id = 0;
+    if (hl_stack_init() == 0) {
+        uint64_t ips[HL_STACK_MAX_DEPTH];
+        size_t d = hl_stack_capture_user(ips, h->opt.stacks, 2);
+        int is_new;
+        id = hl_stack_intern(ips, d, &is_new);
+    }
+    capturing = 0;
+    return id;
+}
+
+static inline int pool_kind(hl_page_kind_t k)
+{
+    return k == HL_PAGE_POOL_HEAD || k == HL_PAGE_POOL || k == HL_PAGE_ARENA_HEAD ||
+           k == HL_PAGE_ARENA;
+}
+
+static void describe_tiny(hblk_t *b, hl_slab_t *s, size_t idx)
+{
+    b->tier = HL_TIER_TINY;
+    b->slab = s;
+    b->idx = idx;
+    b->cls = s->cls;
+    b->p = s->first + idx * s->slot_size;
+    b->usable = s->slot_size - 1;
+    b->moff = b->usable >= 40 ? (b->usable - sizeof(hl_hmeta_t)) & ~(size_t)7 : 0;
+    b->meta = b->moff ? (hl_hmeta_t *)(b->p + b->moff) : NULL;
+}
+
+static void describe_mid(hblk_t *b, char *p, size_t size)
+{
+    b->tier = HL_TIER_MID;
+    b->p = p;
+    b->usable = size - HL_TLSF_HDR;
+    b->moff = b->usable >= 40 ? (b->usable - sizeof(hl_hmeta_t)) & ~(size_t)7 : 0;
+    b->meta = b->moff ? (hl_hmeta_t *)(p + b->moff) : NULL;
+}
+
+static void describe_large(hblk_t *b, char *p, size_t usable)
+{
+    b->tier = HL_TIER_LARGE;
+    b->p = p;
+    b->usable = usable;
+    b->meta = (hl_hmeta_t *)(p - 16 - sizeof(hl_hmeta_t));
+    int guarded =
+        usable > hl_page_size && hl_pagemap_get(p + usable - hl_page_size) == HL_PAGE_GUARD;
+    b->moff = usable - (guarded ? hl_page_size : 0);
+}
+
+static inline int slot_bit(const hl_slab_t *s, size_t idx)
+{
+    return (int)((__atomic_load_n(&s->state[idx / 64], __ATOMIC_ACQUIRE) >> (idx % 64)) & 1);
+}
+
+/* p is in slab s (its descriptor page is ours). */
+static loc_t tiny_locate(char *p, hl_slab_t *s, hblk_t *b)
+{
+    if (s->magic != HL_SLAB_MAGIC) return LOC_INTERIOR;
+    if (s->cls == 0xff) {
+        b->tier = HL_TIER_TINY;
+        return LOC_FREED; /* the whole slab went back: every slot in it is free */
+    }
+    if (s->cls >= HL_CLASS_COUNT || !s->slot_size || p < s->first) return LOC_INTERIOR;
+    size_t off = (size_t)(p - s->first), idx = off / s->slot_size;
+    if (idx >= s->bump) return LOC_INTERIOR;
+    describe_tiny(b, s, idx);
+    if (off % s->slot_size) return LOC_INTERIOR;
+    if ((uint8_t)p[-1] != (HL_TAG_TINY | s->cls)) return LOC_UNDERFLOW;
+    if (!b->meta) return LOC_CORRUPT;
+    if (!slot_bit(s, idx)) return LOC_FREED;
+    return meta_valid(b) ? LOC_OK : LOC_CORRUPT;
+}
+
+/* Walk the TLSF pool holding p (error path): which block holds p, and in what state. */
+static loc_t mid_walk(hl_heap_t *h, char *p, hblk_t *b)
+{
+    loc_t res = LOC_NOT_OURS; /* a pool page of another heap */
+    for (unsigned i = 0; i < h->mid.narenas && res == LOC_NOT_OURS; i++) {
+        hl_arena_t *a = &h->mid.arenas[i];
+        hl_lock(&a->lock);
+        for (hl_tlsf_pool_t *pool = a->tlsf.pools; pool; pool = pool->next) {
+            char *blk = (char *)pool + HL_TLSF_POOL_HDR;
+            char *end = (char *)pool + pool->bytes - HL_TLSF_HDR;
+            if (p < blk || p >= end + HL_TLSF_HDR) continue;
+            res = LOC_INTERIOR;
+            while (blk < end) {
+                uint64_t w = *(uint64_t *)(blk + 8);
+                size_t size = w & TB_SIZE_MASK;
+                unsigned tag = (unsigned)(w >> 56);
+                if (size < HL_TLSF_MIN || blk + size > end ||
+                    (tag != HL_TAG_MID && tag != HL_TAG_MID_FREE)) {
+                    if (blk + HL_TLSF_HDR == p) {
+                        b->tier = HL_TIER_MID;
+                        if (size >= 64 && blk + size <= end) /* only the tag was hit */
+                            describe_mid(b, p, size);
+                        res = LOC_UNDERFLOW;
+                    }
+                    break; /* cannot walk past a broken header */
+                }
+                if (p >= blk + HL_TLSF_HDR && p < blk + size) {
+                    char *user = blk + HL_TLSF_HDR;
+                    hl_slab_t *s = (hl_slab_t *)user;
+                    if (h->arena_base && !(w & TB_FREE) &&
+                        ((uintptr_t)user & ~h->tiny.slab_mask) == 0 && s->magic == HL_SLAB_MAGIC) {
+                        res = tiny_locate(p, s, b);
+                        break;
+                    }
+                    describe_mid(b, user, size);
+                    if (w & TB_FREE)
+                        res = p == user ? LOC_FREED : LOC_INTERIOR;
+                    else if (p != user)
+                        res = LOC_INTERIOR;
+                    else if (!meta_valid(b))
+                        res = LOC_CORRUPT;
+                    else
+                        res = b->meta->state == HL_META_FREED ? LOC_FREED : LOC_OK;
+                    break;
+                }
+                blk += size;
+            }
+            break;
+        }
+        hl_unlock(&a->lock);
+    }
+    return res;
+}
+
+static loc_t mid_locate(hl_heap_t *h, char *p, hblk_t *b)
+{
+    uint64_t w = *(const uint64_t *)(p - 8);
+    size_t size = w & TB_SIZE_MASK;
+    unsigned tag = (unsigned)(w >> 56), owner = (unsigned)(w >> 48) & 0xff;
+    if ((tag == HL_TAG_MID || tag == HL_TAG_MID_FREE) && size >= 64 && size < (1ull << 44) &&
+        owner < h->mid.narenas && pool_kind(hl_pagemap_get(p + size - HL_TLSF_HDR - 1))) {
+        describe_mid(b, p, size);
+        if (meta_valid(b)) {
+            if (tag == HL_TAG_MID_FREE || b->meta->state == HL_META_FREED) return LOC_FREED;
+            if (b->meta->state == HL_META_LIVE) return LOC_OK;
+        }
+    }
+    memset(b, 0, sizeof *b);
+    b->p = p;
+    return mid_walk(h, p, b);
+}
+
+static loc_t large_locate(char *p, hblk_t *b)
+{
+    char *base = hl_pagemap_head(p - 1, HL_PAGE_LARGE_HEAD, HL_PAGE_LARGE, (size_t)1 << 26);
+    if (!base) return LOC_INTERIOR;
+    size_t off = ((hl_large_link_t *)base)->off;
+    char *start = base + off;
+    if (off < 32 || (off & 15) || hl_pagemap_get(start - 1) == HL_PAGE_NONE) return LOC_INTERIOR;
+    const uint64_t *hdr = (const uint64_t *)(start - 16);
+    size_t len = hdr[0];
+    unsigned tag = (unsigned)(hdr[1] >> 56);
+    if (len > off && len < ((size_t)1 << 47) && off >= hl_page_size)
+        describe_large(b, start, len - off);
+    if (p != start) return b->tier ? LOC_INTERIOR : LOC_INTERIOR;
+    if (tag == HL_TAG_LARGE_FREED) return LOC_FREED;
+    if (!b->tier || tag != HL_TAG_LARGE || (hdr[1] & 0x00ffffffffffffffull) != off)
+        return LOC_UNDERFLOW;
+    if (!meta_valid(b)) return LOC_UNDERFLOW; /* the trailer lives in the header page */
+    return b->meta->state == HL_META_FREED ? LOC_FREED : LOC_OK;
+}
+
+static loc_t locate(hl_heap_t *h, void *vp, hblk_t *b)
+{
+    char *p = vp;
+    memset(b, 0, sizeof *b);
+    b->p = p;
+    hl_page_kind_t k = hl_pagemap_get(p - 1), kp = hl_pagemap_get(p);
+    if ((k == HL_PAGE_NONE && kp == HL_PAGE_NONE) || k == HL_PAGE_META || kp == HL_PAGE_META)
+        return LOC_NOT_OURS;
+    if ((uintptr_t)p & 15) return LOC_MISALIGNED;
+    switch (k) {
+    case HL_PAGE_SEGMENT:
+        return tiny_locate(p, hl_tiny_slab_of(&h->tiny, p), b);
+    case HL_PAGE_POOL_HEAD:
+    case HL_PAGE_POOL:
+    case HL_PAGE_ARENA_HEAD:
+    case HL_PAGE_ARENA:
+        if (h->arena_base && ((uint8_t)p[-1] & HL_TAG_TINY_MASK) == HL_TAG_TINY) {
+            hl_slab_t *s = hl_tiny_slab_of(&h->tiny, p);
+            if (pool_kind(hl_pagemap_get(s)) && s->magic == HL_SLAB_MAGIC)
+                return tiny_locate(p, s, b);
+        }
+        return mid_locate(h, p, b);
+    case HL_PAGE_LARGE_HEAD:
+    case HL_PAGE_LARGE:
+        return large_locate(p, b);
+    default:
+        return LOC_INTERIOR;
+    }
+}
+
+/* ---- reports ---------------------------------------------------------------------------- */
+
+typedef enum { OP_FREE, OP_REALLOC, OP_USABLE, OP_DELETE } op_t;
+
+/* A tiny string builder for details lines (no allocation, truncates). */
+typedef struct dbuf_s {
+    char s[192];
+    size_t n;
+} dbuf_t;
+
+static void d_str(dbuf_t *d, const char *s)
+{
+    while (*s && d->n + 1 < sizeof d->s)
+        d->s[d->n++] = *s++;
+    d->s[d->n] = 0;
+}
+
+static void d_num(dbuf_t *d, uint64_t v, int hex)
+{
+    char t[24];
+    int i = (int)sizeof t;
+    t[--i] = 0;
+    do {
+        t[--i] = "0123456789abcdef"[hex ? v & 15 : v % 10];
+        v = hex ? v >> 4 : v / 10;
+    } while (v);
+    if (hex) d_str(d, "0x");
+    d_str(d, t + i);
+}
+
+static void report_fill(hl_hreport_t *r, const hl_heap_t *h, const char *kind, const void *addr,
+                        const hblk_t *b)
+{
+    memset(r, 0, sizeof *r);
+    r->kind = kind;
+    r->addr = addr;
+    r->abort_on_error = h ? (int)h->opt.abort_on_error : 1;
+    r->tier = hl_tier_name(b->tier);
+    int mv = b->tier != HL_TIER_NONE && meta_valid(b);
+    r->meta = mv ? b->meta : NULL;
+    r->size = mv ? b->meta->req : b->usable;
+    dbuf_t d = {.n = 0};
+    if (b->tier == HL_TIER_TINY)
+        d_num(&d, b->cls, 0);
+    else if (b->tier == HL_TIER_MID)
+        d_str(&d, "tlsf");
+    else if (b->tier == HL_TIER_LARGE)
+        d_str(&d, "mmap");
+    else
+        d_str(&d, hl_report_where(addr));
+    memcpy(r->cls, d.s, sizeof r->cls - 1);
+}
+
+static const char *op_name(op_t op)
+{
+    static const char *const n[] = {"free", "realloc", "malloc_usable_size", "operator delete"};
+    return n[op];
+}
+
+/* Report a failed locate for operation op. */
+static void report_loc(hl_heap_t *h, loc_t l, hblk_t *b, void *p, op_t op)
+{
+    static const char *const invalid[] = {"invalid-free", "invalid-realloc", "invalid-usable-size",
+                                          "invalid-free"};
+    hl_hreport_t r;
+    dbuf_t d = {.n = 0};
+    const char *kind = invalid[op];
+    if (l == LOC_MISALIGNED) {
+        hblk_t c;
+        loc_t l2 = locate(h, (void *)((uintptr_t)p & ~(uintptr_t)15), &c);
+        if (l2 == LOC_OK || l2 == LOC_INTERIOR || l2 == LOC_FREED) *b = c;
+        if (op == OP_FREE || op == OP_DELETE) kind = "misaligned-free";
+    } else if (l == LOC_FREED && (op == OP_FREE || op == OP_DELETE)) {
+        kind = "double-free";
+    } else if (l == LOC_UNDERFLOW) {
+        kind = "heap-underflow";
+    } else if (l == LOC_CORRUPT) {
+        kind = "heap-overflow";
+    }
+    report_fill(&r, h, kind, p, b);
+    d_str(&d, op_name(op));
+    d_str(&d, "(");
+    d_num(&d, (uintptr_t)p, 1);
+    d_str(&d, "): ");
+    switch (l) {
+    case LOC_FREED:
+        d_str(&d, "the block was already freed");
+        break;
+    case LOC_NOT_OURS:
+        d_str(&d, "the pointer is not in any heap region (");
+        d_str(&d, r.cls);
+        d_str(&d, " memory)");
+        break;
+    case LOC_MISALIGNED:
+    case LOC_INTERIOR:
+        if (b->tier != HL_TIER_NONE && (char *)p >= b->p) {
+            d_str(&d, l == LOC_MISALIGNED ? "misaligned pointer " : "interior pointer ");
+            d_num(&d, (uint64_t)((char *)p - b->p), 0);
+            d_str(&d, " bytes inside the block at ");
+            d_num(&d, (uintptr_t)b->p, 1);
+        } else {
+            d_str(&d, "no block starts at this address");
+        }
+        break;
+    case LOC_UNDERFLOW:
+        r.has_offset = 1;
+        r.offset = -1;
+        d_str(&d, "the block header before the block was overwritten");
+        break;
+    case LOC_CORRUPT:
+        d_str(&d, "the block trailer after the canary was overwritten");
+        break;
+    default:
+        break;
+    }
+    r.details = d.s;
+    hl_report(&r);
+}
+
+static size_t first_not(const char *p, size_t from, size_t to, uint8_t v, int zero_ok)
+{
+    for (size_t i = from; i < to; i++)
+        if ((uint8_t)p[i] != v && !(zero_ok && p[i] == 0)) return i;
+    return to;
+}
+
+/* Check the canary of a block; report heap-overflow at the first bad byte. 1 if bad. */
+static int check_canary(hl_heap_t *h, const hblk_t *b, const char *when)
+{
+    size_t req = b->meta->req;
+    size_t bad = first_not(b->p, req, b->moff, HL_CANARY_BYTE, 0);
+    if (bad == b->moff) return 0;
+    hl_hreport_t r;
+    dbuf_t d = {.n = 0};
+    report_fill(&r, h, "heap-overflow", b->p, b);
+    r.has_offset = 1;
+    r.offset = (long)bad;
+    d_str(&d, "canary after the block overwritten (found on ");
+    d_str(&d, when);
+    d_str(&d, ")");
+    r.details = d.s;
+    hl_report(&r);
+    return 1;
+}
+
+/* Poison of a freed block (bytes [from, moff)); report use-after-free. 1 if bad. */
+static int check_poison(hl_heap_t *h, const hblk_t *b, size_t from, int zero_ok, const char *when)
+{
+    size_t bad = first_not(b->p, from, b->moff, HL_POISON_BYTE, zero_ok);
+    if (bad == b->moff) return 0;
+    hl_hreport_t r;
+    dbuf_t d = {.n = 0};
+    report_fill(&r, h, "use-after-free", b->p, b);
+    r.has_offset = 1;
+    r.offset = (long)bad;
+    d_str(&d, "freed block written after its free (poison changed, found on ");
+    d_str(&d, when);
+    d_str(&d, ")");
+    r.details = d.s;
+    hl_report(&r);
+    return 1;
+}
+
+/* ---- allocation -------------------------------------------------------------------------- */
+
+size_t hl_harden_pad(const hl_heap_t *h, size_t n)
+{
+    if (n > SIZE_MAX / 2) return 0;
+    size_t m = n + HL_HARDEN_PAD;
+    if (!h->arena_base && m > h->mid_max && h->opt.guard) m += hl_page_size;
+    return m;
+}
+
+void *hl_harden_on_alloc(hl_heap_t *h, void *vp, size_t req, hl_opinfo_t *info)
+{
+    char *p = vp;
+    hblk_t b;
+    memset(&b, 0, sizeof b);
+    if (info->tier == HL_TIER_TINY) {
+        hl_slab_t *s = hl_tiny_slab_of(&h->tiny, p);
+        describe_tiny(&b, s, (size_t)(p - s->first) / s->slot_size);
+    } else if (info->tier == HL_TIER_MID) {
+        describe_mid(&b, p, info->usable + HL_TLSF_HDR);
+    } else {
+        b.tier = HL_TIER_LARGE;
+        b.p = p;
+        b.usable = info->usable;
+        b.meta = (hl_hmeta_t *)(p - 16 - sizeof(hl_hmeta_t));
+        b.moff = b.usable;
+        if (h->opt.guard && b.usable >= req + 1 + hl_page_size) {
+            char *g = p + b.usable - hl_page_size;
+            if (mprotect(g, hl_page_size, PROT_NONE) == 0) {
+                hl_pagemap_set(g, hl_page_size, HL_PAGE_GUARD, HL_PAGE_GUARD);
+                b.moff -= hl_page_size;
+            }
+        }
+    }
+    hl_hmeta_t *m = b.meta;
+    if (!m || req >= b.moff)
+        return p; /* cannot happen with padded requests; stay usable regardless */
+    /* A reused tiny/mid block: its old trailer, if intact, says whether poison must be there. */
+    if (b.tier != HL_TIER_LARGE && h->opt.poison && m->state == HL_META_FREED && meta_valid(&b))
+        check_poison(h, &b, b.tier == HL_TIER_TINY ? 8 : 16, 1, "reuse");
+    m->req = req;
+    m->check = meta_hash(p, req);
+    m->state = HL_META_LIVE;
+    m->astack = capture(h);
+    m->atid = self_tid();
+    m->fstack = 0;
+    m->ftid = 0;
+    if (h->opt.canary) memset(p + req, HL_CANARY_BYTE, b.moff - req);
+    if (b.tier == HL_TIER_TINY)
+        __atomic_fetch_or(&b.slab->state[b.idx / 64], 1ull << (b.idx % 64), __ATOMIC_ACQ_REL);
+    info->usable = req;
+    return p;
+}
+
+/* ---- free ---------------------------------------------------------------------------------- */
+
+/* Really release a block that leaves the quarantine (or skips it). */
+static void release_block(hl_heap_t *h, void *p)
+{
+    hblk_t b;
+    loc_t l = locate(h, p, &b);
+    if (l != LOC_FREED || b.tier == HL_TIER_NONE) {
+        hl_hreport_t r;
+        report_fill(&r, h, "use-after-free", p, &b);
+        r.details = "a quarantined block's header was overwritten after its free";
+        hl_report(&r);
+        return; /* leak it: its metadata cannot be trusted */
+    }
+    if (b.tier == HL_TIER_LARGE) {
+        ((uint8_t *)p)[-1] = HL_TAG_LARGE; /* the mapping goes back as it is */
+    } else {
+        if (h->opt.poison && meta_valid(&b)) check_poison(h, &b, 0, 0, "quarantine exit");
+        if (h->opt.zero_on_free) memset(p, 0, b.usable);
+    }
+    hl_opinfo_t tmp;
+    releasing = 1;
+    hl_free_slow(h, p, &tmp);
+    releasing = 0;
+}
+
+static void release_all(hl_heap_t *h, void **out, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        release_block(h, out[i]);
+}
+
+int hl_harden_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
+{
+    if (releasing) return 1;
+    hblk_t b;
+    loc_t l = locate(h, p, &b);
+    info->tier = (uint8_t)b.tier;
+    info->cls = b.tier == HL_TIER_TINY ? (uint8_t)b.cls : 0xff;
+    info->path = HL_PATH_QUARANTINE;
+    info->usable = 0;
+    if (l != LOC_OK) {
+        if (!h->opt.check_free)
+            return 1; /* validation reports off: behave like the plain allocator */
+        report_loc(h, l, &b, p, OP_FREE);
+        return 0; /* continuing: the block is left alone */
+    }
+    hl_hmeta_t *m = b.meta;
+    /* Commit point: exactly one of two racing frees of the same block gets past here. */
+    if (b.tier == HL_TIER_TINY) {
+        uint64_t bit = 1ull << (b.idx % 64);
+        if (!(__atomic_fetch_and(&b.slab->state[b.idx / 64], ~bit, __ATOMIC_ACQ_REL) & bit)) {
+            report_loc(h, LOC_FREED, &b, p, OP_FREE);
+            return 0;
+        }
+        m->state = HL_META_FREED;
+    } else {
+        uint32_t live = HL_META_LIVE;
+        if (!__atomic_compare_exchange_n(&m->state, &live, HL_META_FREED, 0, __ATOMIC_ACQ_REL,
+                                         __ATOMIC_ACQUIRE)) {
+            report_loc(h, LOC_FREED, &b, p, OP_FREE);
+            return 0;
+        }
+    }
+    m->fstack = capture(h);
+    m->ftid = self_tid();
+    info->usable = m->req;
+    if (h->opt.canary) check_canary(h, &b, "free");
+    hstate_t *st = state_of(h);
+    void *out[EVICT_BATCH];
+    if (b.tier == HL_TIER_LARGE) {
+        if (!st || !st->qlarge.ring || b.moff == b.usable)
+            return 1; /* unguarded: unmapped at once */
+        p = b.p;
+        ((uint8_t *)p)[-1] = HL_TAG_LARGE_FREED;
+        mprotect(p, b.usable, PROT_NONE);
+        hl_os_decommit(p, b.usable);
+        size_t len = ((const uint64_t *)(b.p - 16))[0];
+        release_all(h, out, hl_quarantine_push(&st->qlarge, p, len, out, EVICT_BATCH));
+        hl_tls.paths[HL_PATH_QUARANTINE]++;
+        return 0;
+    }
+    if (h->opt.poison) memset(b.p, HL_POISON_BYTE, b.moff);
+    if (st && st->q.ring) {
+        release_all(h, out, hl_quarantine_push(&st->q, p, b.usable, out, EVICT_BATCH));
+        hl_tls.paths[HL_PATH_QUARANTINE]++;
+        return 0;
+    }
+    if (h->opt.zero_on_free) memset(b.p, 0, b.usable);
+    return 1;
+}
+
+int hl_harden_drain(hl_heap_t *h)
+{
+    hstate_t *st = h->opt.harden ? state_of(h) : NULL;
+    if (!st) return 0;
+    int any = 0;
+    void *out[EVICT_BATCH];
+    size_t n;
+    while ((n = hl_quarantine_drain(&st->q, out, EVICT_BATCH)) > 0) {
+        release_all(h, out, n);
+        any = 1;
+    }
+    while ((n = hl_quarantine_drain(&st->qlarge, out, EVICT_BATCH)) > 0) {
+        release_all(h, out, n);
+        any = 1;
+    }
+    return any;
+}
+
+/* ---- realloc, usable size, C++ delete ---------------------------------------------------- */
+
+void *hl_harden_realloc(hl_heap_t *h, void *p, size_t n, hl_opinfo_t *info)
+{
+    if (!p) return hl_malloc_fast(h, n, info);
+    hblk_t b;
+    loc_t l = locate(h, p, &b);
+    if (l != LOC_OK) {
+        report_loc(h, l, &b, p, OP_REALLOC);
+        errno = EINVAL;
+        return NULL;
+    }
+    if (n == 0) {
+        hl_free_fast(h, p, info);
+        return NULL;
+    }
+    size_t old = b.meta->req;
+    void *q = hl_malloc_fast(h, n, info);
+    if (!q) return NULL; /* the old block stays valid, errno is ENOMEM */
+    memcpy(q, p, old < n ? old : n);
+    hl_opinfo_t tmp;
+    hl_free_fast(h, p, &tmp);
+    info->path = HL_PATH_REALLOC_MOVE;
+    return q;
+}
+
+size_t hl_harden_usable(hl_heap_t *h, const void *p)
+{
+    if (!p) return 0;
+    hblk_t b;
+    loc_t l = locate(h, (void *)p, &b);
+    if (l != LOC_OK) {
+        report_loc(h, l, &b, (void *)p, OP_USABLE);
+        return 0;
+    }
+    return b.meta->req;
+}
+
+void hl_harden_check_delete(hl_heap_t *h, void *p, size_t size, size_t align, const char *what)
+{
+    if (!p || !h->opt.harden) return;
+    hblk_t b;
+    if (locate(h, p, &b) != LOC_OK) return; /* the free that follows reports it */
+    size_t req = b.meta->req;
+    int ok = size == req ||
+             (align > 16 && size <= req && req <= hl_align_up(size, align)); /* rounded up */
+    if (ok) return;
+    hl_hreport_t r;
+    dbuf_t d = {.n = 0};
+    report_fill(&r, h, "size-mismatch-delete", p, &b);
+    d_str(&d, what);
+    d_str(&d, " called with size ");
+    d_num(&d, size, 0);
+    d_str(&d, " for a block of ");
+    d_num(&d, req, 0);
+    d_str(&d, " bytes");
+    r.details = d.s;
+    hl_report(&r);
+}
+
+/* ---- heap check ---------------------------------------------------------------------------- */
+
+typedef struct check_ctx_s {
+    hl_heap_t *h;
+    size_t errors;
+} check_ctx_t;
+
+static void check_quarantined(void *p, void *arg)
+{
+    check_ctx_t *c = arg;
+    hblk_t b;
+    if (locate(c->h, p, &b) != LOC_FREED || b.tier == HL_TIER_LARGE) return;
+    if (c->h->opt.poison && meta_valid(&b))
+        c->errors += (size_t)check_poison(c->h, &b, 0, 0, "heap check");
+}
+
+size_t hl_harden_check(hl_heap_t *h, int verbose)
+{
+    (void)verbose; /* every finding is a report */
+    if (!h->opt.harden) return 0;
+    check_ctx_t c = {h, 0};
+    /* Live tiny slots. */
+    for (unsigned cls = 0; cls < HL_CLASS_COUNT; cls++) {
+        hl_tiny_class_t *tc = &h->tiny.cls[cls];
+        hl_lock(&tc->lock);
+        for (hl_slab_t *s = tc->all; s; s = s->anext)
+            for (size_t i = 0; i < s->bump; i++) {
+                if (!slot_bit(s, i)) continue;
+                hblk_t b;
+                memset(&b, 0, sizeof b);
+                describe_tiny(&b, s, i);
+                if (!meta_valid(&b)) {
+                    report_loc(h, LOC_CORRUPT, &b, b.p, OP_FREE);
+                    c.errors++;
+                } else if (h->opt.canary) {
+                    c.errors += (size_t)check_canary(h, &b, "heap check");
+                }
+            }
+        hl_unlock(&tc->lock);
+    }
+    /* Live mid blocks. */
+    for (unsigned i = 0; i < h->mid.narenas; i++) {
+        hl_arena_t *a = &h->mid.arenas[i];
+        hl_lock(&a->lock);
+        for (hl_tlsf_pool_t *pool = a->tlsf.pools; pool; pool = pool->next) {
+            char *blk = (char *)pool + HL_TLSF_POOL_HDR;
+            char *end = (char *)pool + pool->bytes - HL_TLSF_HDR;
+            while (blk < end) {
+                uint64_t w = *(uint64_t *)(blk + 8);
+                size_t size = w & TB_SIZE_MASK;
+                if (size < HL_TLSF_MIN || blk + size > end)
+                    break; /* the TLSF checker reports broken headers */
+                char *user = blk + HL_TLSF_HDR;
+                int slab = h->arena_base && ((uintptr_t)user & ~h->tiny.slab_mask) == 0 &&
+                           ((hl_slab_t *)user)->magic == HL_SLAB_MAGIC;
+                if (!(w & TB_FREE) && !slab) {
+                    hblk_t b;
+                    memset(&b, 0, sizeof b);
+                    describe_mid(&b, user, size);
+                    if (!meta_valid(&b)) {
+                        report_loc(h, LOC_CORRUPT, &b, user, OP_FREE);
+                        c.errors++;
+                    } else if (b.meta->state == HL_META_LIVE && h->opt.canary) {
+                        c.errors += (size_t)check_canary(h, &b, "heap check");
+                    }
+                }
+                blk += size;
+            }
+        }
+        hl_unlock(&a->lock);
+    }
+    hstate_t *st = state_of(h);
+    if (st) hl_quarantine_walk(&st->q, check_quarantined, &c);
+    return c.errors;
+}
+
+/* ---- faults ----------------------------------------------------------------------------- */
+
+int hl_harden_on_fault(const void *addr, int is_write)
+{
+    hl_page_kind_t k = hl_pagemap_get(addr);
+    if (k != HL_PAGE_GUARD && k != HL_PAGE_LARGE && k != HL_PAGE_LARGE_HEAD) return 0;
+    char *base = hl_pagemap_head(addr, HL_PAGE_LARGE_HEAD, HL_PAGE_LARGE, (size_t)1 << 26);
+    if (!base) return 0;
+    size_t off = ((hl_large_link_t *)base)->off;
+    char *start = base + off;
+    hblk_t b;
+    memset(&b, 0, sizeof b);
+    describe_large(&b, start, ((const uint64_t *)(start - 16))[0] - off);
+    unsigned tag = (uint8_t)start[-1];
+    const char *kind;
+    if (tag == HL_TAG_LARGE_FREED)
+        kind = "use-after-free";
+    else if (k == HL_PAGE_GUARD)
+        kind = "heap-overflow";
+    else
+        return 0;
+    hl_hreport_t r;
+    report_fill(&r, NULL, kind, start, &b);
+    r.has_offset = 1;
+    r.offset = (long)((const char *)addr - start);
+    r.details = is_write ? "WRITE faulted on a protected page (guard page or freed block)"
+                         : "READ faulted on a protected page (guard page or freed block)";
+    r.abort_on_error = 1; /* a faulting access cannot be resumed */
+    hl_report(&r);
+    return 1;
+}

@@ -1,0 +1,108 @@
+/* liballoc/harden.h — hardened mode: exact validity checks, canaries, poison, quarantine,
+ * guard pages, and the reports that name what went wrong (docs/hardening.md).
+ *
+ * How it plugs in (no branch on the fast paths, STYLE.md habits 4 and 5): a hardened heap
+ * has thread-cache caps of 0, so every malloc and free takes the slow path, where heap.c
+ * calls the plain functions below when h->opt.harden is set.
+ *
+ * Block layout in hardened mode (tiny and mid; usable = S-1 for a tiny slot, size-16 for a
+ * TLSF block; requests are padded by HL_HARDEN_PAD so that the trailer fits):
+ *
+ *   p+0          user bytes [0, req)
+ *   p+req        canary bytes (HL_CANARY_BYTE) up to the trailer, at least 1
+ *   p+moff       hl_hmeta_t (32 B), moff = (usable - 32) & ~7
+ *   p+usable     (tiny) next slot's header byte
+ *
+ * Large blocks start one page into their mapping (off >= page), the trailer sits in the
+ * header page at p-48, the canary runs from req to the guard page (guard=large: the last
+ * page of the mapping is PROT_NONE). On free a guarded large block is made PROT_NONE and kept
+ * in a delay ring, its tag byte p[-1] set to HL_TAG_LARGE_FREED.
+ *
+ * Validity of a pointer (check_free): the page map says whether p's pages are ours and of
+ * which kind (never dereferencing an unowned pointer); then the slot grid, the slab's
+ * per-slot allocated bit (tiny), the header and the trailer's check word (a hash of p, req
+ * and a per-process secret) confirm it. Freed blocks are poisoned (HL_POISON_BYTE) and held in
+ * a FIFO quarantine bounded in bytes; the poison is verified when they leave it and when a
+ * slot is handed out again.
+ */
+#ifndef HL_HARDEN_H
+#define HL_HARDEN_H
+
+#include "internal.h"
+
+#define HL_TAG_LARGE_FREED    0xD4u /* large block freed and kept guarded */
+#define HL_CANARY_BYTE        0xCBu
+#define HL_POISON_BYTE        0xDFu
+#define HL_DEFAULT_QUARANTINE ((size_t)1 << 20)
+#define HL_META_LIVE          0x4556494cu /* "LIVE" */
+#define HL_META_FREED         0x45455246u /* "FREE" */
+#define HL_HARDEN_PAD         48u         /* canary byte + trailer + alignment slack */
+
+typedef struct hl_hmeta_s {
+    uint64_t req;    /* requested size */
+    uint32_t check;  /* hash(secret, p, req) */
+    uint32_t state;  /* HL_META_LIVE / HL_META_FREED */
+    uint32_t astack; /* allocation stack id (stack.h), 0 = none */
+    uint32_t fstack; /* free stack id */
+    uint32_t atid;   /* allocating thread */
+    uint32_t ftid;   /* freeing thread */
+} hl_hmeta_t;
+
+_Static_assert(sizeof(hl_hmeta_t) == 32, "trailer is 32 bytes");
+
+/* Options (options.c): harden=1/0 sets or clears every check; guard=large|all|sample:N. */
+void hl_harden_set_all(hl_options_t *o, uint32_t on);
+int hl_harden_parse_guard(hl_options_t *o, const char *v, size_t len);
+
+/* Heap set-up (after h->opt is final, before the tiers): resolves h->opt.harden, registers a
+ * caller-provided arena in the page map, maps the quarantine. 0 or -1. */
+int hl_harden_setup(hl_heap_t *h);
+void hl_harden_destroy(hl_heap_t *h);
+
+/* Request size to ask the tiers for, for an n-byte request (0 on overflow). */
+size_t hl_harden_pad(const hl_heap_t *h, size_t n);
+/* Finish a fresh block p of the padded request (info filled by the tier): trailer, canary,
+ * guard page, allocated bit, poison check of a reused slot. Sets info->usable = req. */
+void *hl_harden_on_alloc(hl_heap_t *h, void *p, size_t req, hl_opinfo_t *info);
+/* Validate and retire a free. Returns 1 when the caller must release p now (normal free),
+ * 0 when it was consumed (quarantined, kept guarded, or rejected after a report). */
+int hl_harden_free(hl_heap_t *h, void *p, hl_opinfo_t *info);
+void *hl_harden_realloc(hl_heap_t *h, void *p, size_t n, hl_opinfo_t *info);
+/* Requested size of a live block, or a report (invalid-usable-size) and 0. */
+size_t hl_harden_usable(hl_heap_t *h, const void *p);
+/* Walk live blocks (trailers, canaries) and quarantined ones (poison); returns errors. */
+size_t hl_harden_check(hl_heap_t *h, int verbose);
+/* Release the whole quarantine (fixed arena out of memory); 1 if anything was released. */
+int hl_harden_drain(hl_heap_t *h);
+/* C++ sized/aligned delete and free_sized: check size (and alignment) against the block. */
+void hl_harden_check_delete(hl_heap_t *h, void *p, size_t size, size_t align, const char *what);
+/* SIGSEGV at addr: report it if it hit a guard page or a freed large block (1), else 0. */
+int hl_harden_on_fault(const void *addr, int is_write);
+/* Errors reported so far in this process. */
+size_t hl_harden_errors(void);
+
+/* ---- reports (report.c) ---------------------------------------------------------------- */
+typedef struct hl_hreport_s {
+    const char *kind;       /* "double-free", "heap-overflow", … */
+    const void *addr;       /* the pointer the operation was given (or the block) */
+    size_t size;            /* requested size of the block (0: no block) */
+    const char *tier;       /* "tiny", "mid", "large", "none" */
+    char cls[16];           /* class ("3", "tlsf", "mmap", or where: "stack", "wild"…) */
+    const hl_hmeta_t *meta; /* allocation/free stacks; NULL when unknown */
+    int has_offset;         /* bad byte at block + offset */
+    long offset;
+    const char *details; /* one line of explanation */
+    int abort_on_error;
+} hl_hreport_t;
+
+/* Write the report to stderr without allocating, emit the `error` event, count it; abort()
+ * when r->abort_on_error. Serialised between threads. */
+void hl_report(const hl_hreport_t *r);
+/* Where a non-heap address lives: "stack", "global" (a module's data), or "wild". */
+const char *hl_report_where(const void *addr);
+
+/* ---- signals (fault.c) ----------------------------------------------------------------- */
+/* Install the SIGSEGV/SIGBUS handler once (chains to the previous one for other faults). */
+void hl_fault_install(void);
+
+#endif

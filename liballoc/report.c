@@ -1,0 +1,301 @@
+/* liballoc/report.c — heap error reports, written without allocating (hardened mode).
+ *
+ *   heapledger: ERROR: heap-overflow on 0x7f3a1c0040 (24-byte block, tiny/2)
+ *     bad byte at offset 24 (0 bytes after the 24-byte block): canary overwritten
+ *       #0 0x55d0c2a1b2 in main+0x52 (/tmp/overflow)
+ *   allocated by thread T4242 here:
+ *       #0 …
+ *   freed by thread T4242 here:         (only when the block was freed)
+ *
+ * Symbolisation needs no libc help that could allocate: the module of an address comes from
+ * /proc/self/maps (read with raw syscalls into a static buffer), its function from the
+ * module's own ELF symbol table (.symtab, else .dynsym) read through a private read-only
+ * mmap of the file. Reports are serialised by a spin lock; a report raised while another is
+ * being written by the same thread (a fault inside the reporter) aborts at once.
+ */
+#include "harden.h"
+#include "stack.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static char maps_buf[256 << 10];
+static size_t maps_len;
+static int report_lock;
+static __thread int in_report __attribute__((tls_model("initial-exec")));
+static size_t error_count;
+
+size_t hl_harden_errors(void)
+{
+    return __atomic_load_n(&error_count, __ATOMIC_RELAXED);
+}
+
+static void maps_load(void)
+{
+    maps_len = 0;
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    ssize_t r;
+    while (maps_len + 1 < sizeof maps_buf &&
+           (r = (ssize_t)syscall(SYS_read, fd, maps_buf + maps_len,
+                                 sizeof maps_buf - 1 - maps_len)) > 0)
+        maps_len += (size_t)r;
+    maps_buf[maps_len] = 0;
+    syscall(SYS_close, fd);
+}
+
+static uint64_t hexnum(const char **s)
+{
+    uint64_t v = 0;
+    for (;; (*s)++) {
+        char c = **s;
+        unsigned d = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
+                     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+                                            : 16u;
+        if (d == 16) return v;
+        v = v * 16 + d;
+    }
+}
+
+/* The maps line holding addr: start, file offset, path (copied into path, "" for anonymous). */
+static int maps_find(uintptr_t addr, uintptr_t *start, uint64_t *off, char *path, size_t plen)
+{
+    const char *s = maps_buf;
+    while (*s) {
+        const char *line = s;
+        uintptr_t lo = hexnum(&s);
+        s++; /* '-' */
+        uintptr_t hi = hexnum(&s);
+        const char *eol = strchr(line, '\n');
+        if (!eol) eol = line + strlen(line);
+        if (addr >= lo && addr < hi) {
+            s += 6; /* " rwxp " */
+            uint64_t o = hexnum(&s);
+            int fields = 0; /* skip dev and inode */
+            while (s < eol && fields < 2) {
+                while (s < eol && *s == ' ')
+                    s++;
+                while (s < eol && *s != ' ')
+                    s++;
+                fields++;
+            }
+            while (s < eol && *s == ' ')
+                s++;
+            size_t n = (size_t)(eol - s);
+            if (n >= plen) n = plen - 1;
+            memcpy(path, s, n);
+            path[n] = 0;
+            *start = lo;
+            *off = o;
+            return 1;
+        }
+        s = *eol ? eol + 1 : eol;
+    }
+    return 0;
+}
+
+/* Look up the function containing file offset `foff` of the ELF file at path. */
+static int elf_symbol(const char *path, uint64_t foff, char *name, size_t nlen, uint64_t *delta)
+{
+    if (path[0] != '/') return 0;
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    struct stat st;
+    int found = 0;
+    if (syscall(SYS_fstat, fd, &st) != 0 || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+        syscall(SYS_close, fd);
+        return 0;
+    }
+    size_t size = (size_t)st.st_size;
+    const char *m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    syscall(SYS_close, fd);
+    if (m == MAP_FAILED) return 0;
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)m;
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+        eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) > size ||
+        eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > size)
+        goto out;
+    /* File offset -> link-time address through the PT_LOAD that maps it. */
+    const Elf64_Phdr *ph = (const Elf64_Phdr *)(m + eh->e_phoff);
+    uint64_t vaddr = 0;
+    int have = 0;
+    for (int i = 0; i < eh->e_phnum && !have; i++)
+        if (ph[i].p_type == PT_LOAD && foff >= ph[i].p_offset &&
+            foff < ph[i].p_offset + ph[i].p_filesz) {
+            vaddr = foff - ph[i].p_offset + ph[i].p_vaddr;
+            have = 1;
+        }
+    if (!have) goto out;
+    const Elf64_Shdr *sh = (const Elf64_Shdr *)(m + eh->e_shoff);
+    for (int pass = 0; pass < 2 && !found; pass++) {
+        uint32_t want = pass == 0 ? SHT_SYMTAB : SHT_DYNSYM;
+        for (int i = 0; i < eh->e_shnum && !found; i++) {
+            if (sh[i].sh_type != want || sh[i].sh_link >= eh->e_shnum ||
+                sh[i].sh_offset + sh[i].sh_size > size)
+                continue;
+            const Elf64_Shdr *strs = &sh[sh[i].sh_link];
+            if (strs->sh_offset + strs->sh_size > size) continue;
+            const Elf64_Sym *sym = (const Elf64_Sym *)(m + sh[i].sh_offset);
+            size_t n = sh[i].sh_size / sizeof(Elf64_Sym);
+            const Elf64_Sym *best = NULL;
+            for (size_t k = 0; k < n; k++) {
+                if (ELF64_ST_TYPE(sym[k].st_info) != STT_FUNC || !sym[k].st_value ||
+                    sym[k].st_value > vaddr || sym[k].st_name >= strs->sh_size)
+                    continue;
+                if (vaddr < sym[k].st_value + (sym[k].st_size ? sym[k].st_size : 1)) {
+                    best = &sym[k];
+                    break;
+                }
+            }
+            if (best) {
+                const char *nm = m + strs->sh_offset + best->st_name;
+                size_t j = 0;
+                while (nm[j] && j + 1 < nlen && nm + j < m + size) {
+                    name[j] = nm[j];
+                    j++;
+                }
+                name[j] = 0;
+                *delta = vaddr - best->st_value;
+                found = 1;
+            }
+        }
+    }
+out:
+    munmap((void *)m, size);
+    return found;
+}
+
+static void print_frame(hl_out_t *o, unsigned i, uint64_t ip)
+{
+    uintptr_t start;
+    uint64_t off;
+    char path[256], name[128];
+    hl_out_str(o, "    #");
+    hl_out_u64(o, i);
+    hl_out_str(o, " ");
+    hl_out_hex(o, ip);
+    /* Return addresses point after the call: look up ip-1 so the caller's line is named. */
+    if (maps_find((uintptr_t)ip - 1, &start, &off, path, sizeof path)) {
+        uint64_t foff = (uint64_t)(ip - 1 - start) + off, delta;
+        if (elf_symbol(path, foff, name, sizeof name, &delta)) {
+            hl_out_str(o, " in ");
+            hl_out_str(o, name);
+            hl_out_str(o, "+");
+            hl_out_hex(o, delta + 1);
+        }
+        hl_out_str(o, " (");
+        hl_out_str(o, path[0] ? path : "anonymous");
+        hl_out_str(o, "+");
+        hl_out_hex(o, foff + 1);
+        hl_out_str(o, ")");
+    }
+    hl_out_str(o, "\n");
+}
+
+static void print_stack(hl_out_t *o, const uint64_t *ips, size_t depth)
+{
+    if (!depth) {
+        hl_out_str(o, "    (no stack recorded: stacks=0, or captured during start-up)\n");
+        return;
+    }
+    for (size_t i = 0; i < depth; i++)
+        print_frame(o, (unsigned)i, ips[i]);
+}
+
+static void print_stack_id(hl_out_t *o, uint32_t id)
+{
+    size_t depth = 0;
+    const uint64_t *ips = id ? hl_stack_lookup(id, &depth) : NULL;
+    print_stack(o, ips, ips ? depth : 0);
+}
+
+const char *hl_report_where(const void *addr)
+{
+    uintptr_t a = (uintptr_t)addr, sp = (uintptr_t)__builtin_frame_address(0);
+    if (a >= sp - 4096 && a < sp + (8u << 20)) return "stack";
+    if (!maps_len) maps_load();
+    uintptr_t start;
+    uint64_t off;
+    char path[256];
+    if (maps_find(a, &start, &off, path, sizeof path)) {
+        if (!strcmp(path, "[stack]")) return "stack";
+        if (path[0] == '/') return "global";
+    }
+    return "wild";
+}
+
+void hl_report(const hl_hreport_t *r)
+{
+    if (in_report) abort(); /* a fault while reporting */
+    in_report = 1;
+    while (__atomic_exchange_n(&report_lock, 1, __ATOMIC_ACQUIRE))
+        sched_yield();
+    __atomic_add_fetch(&error_count, 1, __ATOMIC_RELAXED);
+    uint64_t ips[HL_STACK_MAX_DEPTH];
+    size_t depth = hl_stack_capture_user(ips, 16, 1);
+    maps_load();
+    hl_out_t o;
+    hl_out_init(&o, 2);
+    hl_out_str(&o, "heapledger: ERROR: ");
+    hl_out_str(&o, r->kind);
+    hl_out_str(&o, " on ");
+    hl_out_hex(&o, (uintptr_t)r->addr);
+    hl_out_str(&o, " (");
+    hl_out_u64(&o, r->size);
+    hl_out_str(&o, "-byte block, ");
+    hl_out_str(&o, r->tier);
+    hl_out_str(&o, "/");
+    hl_out_str(&o, r->cls);
+    hl_out_str(&o, ")\n");
+    if (r->has_offset) {
+        hl_out_str(&o, "  bad byte at offset ");
+        if (r->offset < 0) hl_out_str(&o, "-");
+        hl_out_u64(&o, (uint64_t)(r->offset < 0 ? -r->offset : r->offset));
+        hl_out_str(&o, " (");
+        hl_out_hex(&o, (uintptr_t)r->addr + (uintptr_t)r->offset);
+        hl_out_str(&o, "): ");
+        if (r->offset < 0) {
+            hl_out_u64(&o, (uint64_t)-r->offset);
+            hl_out_str(&o, " bytes before the ");
+        } else if ((size_t)r->offset >= r->size) {
+            hl_out_u64(&o, (uint64_t)r->offset - r->size);
+            hl_out_str(&o, " bytes after the ");
+        } else {
+            hl_out_str(&o, "inside the ");
+        }
+        hl_out_u64(&o, r->size);
+        hl_out_str(&o, "-byte block\n");
+    }
+    if (r->details) {
+        hl_out_str(&o, "  ");
+        hl_out_str(&o, r->details);
+        hl_out_str(&o, "\n");
+    }
+    print_stack(&o, ips, depth);
+    if (r->meta) {
+        hl_out_str(&o, "allocated by thread T");
+        hl_out_u64(&o, r->meta->atid);
+        hl_out_str(&o, " here:\n");
+        print_stack_id(&o, r->meta->astack);
+        if (r->meta->state == HL_META_FREED && r->meta->ftid) {
+            hl_out_str(&o, "freed by thread T");
+            hl_out_u64(&o, r->meta->ftid);
+            hl_out_str(&o, " here:\n");
+            print_stack_id(&o, r->meta->fstack);
+        }
+    }
+    hl_out_str(&o, r->abort_on_error ? "heapledger: aborting (abort_on_error=1)\n"
+                                     : "heapledger: continuing (abort_on_error=0)\n");
+    hl_out_flush(&o);
+    hl_trace_emit_error(r->kind, r->addr, r->details ? r->details : "");
+    __atomic_store_n(&report_lock, 0, __ATOMIC_RELEASE);
+    in_report = 0;
+    if (r->abort_on_error) abort();
+}
