@@ -40,7 +40,7 @@
 #endif
 
 /* Calibration window for the TSC frequency (ns of CLOCK_MONOTONIC). */
-#define HL_TSC_WINDOW_NS  10000000ull
+#define HL_TSC_WINDOW_NS  2000000ull
 #define HL_OPTIONS_MAX    256
 #define HL_STACKS_DEFAULT 16
 
@@ -98,17 +98,36 @@ static uint64_t trace_option(const char *opts, const char *key, uint64_t def)
     return def;
 }
 
+/* One (TSC, CLOCK_MONOTONIC) pair: the TSC at the middle of the tightest of a few brackets
+ * around the clock read, so that a preemption inside one read does not skew the pair. */
+static void trace_tsc_pair(uint64_t *tsc, uint64_t *ns)
+{
+    uint64_t best = UINT64_MAX;
+    for (int i = 0; i < 5; i++) {
+        uint64_t t1 = __rdtsc();
+        uint64_t n = trace_now_ns();
+        uint64_t t2 = __rdtsc();
+        if (t2 - t1 < best) {
+            best = t2 - t1;
+            *tsc = t1 + (t2 - t1) / 2;
+            *ns = n;
+        }
+    }
+}
+
 /* TSC Hz from the ticks elapsed over at least HL_TSC_WINDOW_NS since hl_trace_init (spins for
- * the rest of the window when called sooner: once per traced run). */
+ * the rest of the window when called sooner: at most 2 ms once per traced process, usually
+ * nothing because registering with the session daemon takes longer). Two clean pairs 2 ms
+ * apart give the frequency to about 25 ppm. */
 static uint64_t trace_tsc_hz(void)
 {
     uint64_t hz = atomic_load(&hl_tr.tsc_hz);
     if (hz) return hz;
-    uint64_t ns;
-    while ((ns = trace_now_ns()) - hl_tr.ns0 < HL_TSC_WINDOW_NS)
+    while (trace_now_ns() - hl_tr.ns0 < HL_TSC_WINDOW_NS)
         ;
-    uint64_t ticks = __rdtsc() - hl_tr.tsc0;
-    hz = (uint64_t)((double)ticks * 1e9 / (double)(ns - hl_tr.ns0));
+    uint64_t tsc, ns;
+    trace_tsc_pair(&tsc, &ns);
+    hz = (uint64_t)((double)(tsc - hl_tr.tsc0) * 1e9 / (double)(ns - hl_tr.ns0));
     atomic_store(&hl_tr.tsc_hz, hz);
     return hz;
 }
@@ -132,8 +151,7 @@ void hl_trace_init(const char *options, uint64_t tsc_hz)
     uint64_t s = trace_option(hl_tr.options, "stacks", HL_STACKS_DEFAULT);
     hl_tr.stacks = s > HL_STACK_MAX_DEPTH ? HL_STACK_MAX_DEPTH : (unsigned)s;
     hl_tr.arena_size = trace_option(hl_tr.options, "arena", 0);
-    hl_tr.tsc0 = __rdtsc();
-    hl_tr.ns0 = trace_now_ns();
+    trace_tsc_pair(&hl_tr.tsc0, &hl_tr.ns0);
     atomic_store(&hl_tr.tsc_hz, tsc_hz);
     pthread_atfork(NULL, NULL, trace_atfork_child);
 }
