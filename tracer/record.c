@@ -196,15 +196,18 @@ static void record_signals(void)
 static void __attribute__((noreturn))
 record_child(const record_args_t *a, const hl_record_libs_t *libs, int gofd, int errfd)
 {
+    /* Default dispositions first: a Ctrl-C from now on ends the child like the program. A
+     * signal caught by the inherited handler before this point is re-raised. */
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
+    signal(SIGQUIT, SIG_DFL);
+    if (rec_pending) raise(rec_pending);
     char go;
     ssize_t n;
     while ((n = read(gofd, &go, 1)) < 0 && errno == EINTR)
         ;
     if (n != 1) _exit(HL_EXIT_TOOL);
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    signal(SIGHUP, SIG_DFL);
-    signal(SIGQUIT, SIG_DFL);
     int e = 0;
     if (hl_record_setenv(libs, a->options, a->stacks, a->lossy) == 0) {
         execvp(a->argv[0], a->argv);
@@ -400,6 +403,9 @@ int hl_cmd_record(int argc, char **argv)
                 "heapledger record: started an LTTng session daemon (%s); it keeps "
                 "running\n",
                 geteuid() == 0 ? "root" : "per-user");
+    /* From here on a Ctrl-C must not leave a session behind: it is noted, and forwarded to
+     * the program once it runs. */
+    record_signals();
     char trace[4096];
     if (record_trace_dir(&a, trace, sizeof trace)) return HL_EXIT_TOOL;
     int keep_trace = a.keep != NULL;
@@ -413,7 +419,14 @@ int hl_cmd_record(int argc, char **argv)
         return HL_EXIT_TOOL;
     }
 
-    record_signals();
+    if (rec_pending) {
+        fprintf(stderr, "heapledger record: interrupted by signal %d before '%s' started\n",
+                (int)rec_pending, a.argv[0]);
+        hl_session_stop(&s, NULL, NULL);
+        hl_session_destroy(&s);
+        if (!keep_trace) nftw(trace, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        return 128 + rec_pending;
+    }
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int status = 0;

@@ -60,7 +60,7 @@ int main(int argc, char **argv)
         p[i] = malloc(777);
     for (int i = 0; i < 10; i++)
         free(calloc(3, 334));
-    printf("leaked %p\n", p[0]);
+    printf("pid %d leaked %p\n", (int)getpid(), p[0]);
     if (child > 0) waitpid(child, NULL, 0);
     return 0;
 }

@@ -17,7 +17,7 @@ WORK=$(mktemp -d /tmp/hl-record-test.XXXXXX)
 STUB=$WORK/lib
 mkdir -p "$STUB"
 cp "$E2E/stub/libheapledger.so" "$STUB/"
-ln -s "$ROOT/$BUILD/lib/libheapledger-tp.so" "$STUB/libheapledger-tp.so"
+cp "$ROOT/$BUILD/lib/libheapledger-tp.so" "$STUB/libheapledger-tp.so"
 export HEAPLEDGER_LIBDIR=$STUB
 pass=0 fail=0 skip=0
 failed=()
@@ -38,9 +38,16 @@ contains() { # contains FILE TEXT
     sed 's/^/      | /' "$1" | head -20
     return 1
 }
-count_events() { # count_events TRACE_DIR EVENT_NAME
-    babeltrace2 "$1" 2>/dev/null | grep -c " $2: "
+# Other recordings by the same user may run at the same time (per-UID sessions see every
+# traced process of the user): tests count only their own processes, by pid.
+pids_of() { sed -n 's/^pid \([0-9]*\).*/\1/p' "$1" | tr '\n' ' '; } # pids a test program printed
+count_events() { # count_events TRACE_DIR EVENT_NAME PID...
+    local t=$1 ev=$2 re
+    shift 2
+    re=$(printf '|%s' "$@")
+    babeltrace2 "$t" 2>/dev/null | grep " $ev: " | grep -cE "vpid = (${re:1}),"
 }
+in_pids() { echo "pid IN ($(echo "$@" | tr ' ' ','))"; } # SQL condition
 sql() { sqlite3 -batch -noheader "$1" "$2"; }
 
 # --- the tests ----------------------------------------------------------------------------
@@ -51,23 +58,25 @@ t_counts_fork() {
     local d=$WORK/counts
     "$HL" record -o "$d.db" --keep-trace "$d" --stacks 8 -- "$EMIT" 5000 2 fork \
         >"$d.out" 2>"$d.err" || { note "record failed: $(cat "$d.err")"; return 1; }
-    check "alloc events" 20000 "$(count_events "$d" heapledger:alloc)" || return 1
-    check "free events" 20000 "$(count_events "$d" heapledger:free)" || return 1
-    check "config events (one per process)" 2 "$(count_events "$d" heapledger:config)" || return 1
-    local vpids
-    vpids=$(babeltrace2 "$d" | grep " heapledger:alloc: " | sed -E 's/.*vpid = ([0-9]+).*/\1/' |
-        sort | uniq -c | awk '{print $1}' | tr '\n' ' ')
-    check "alloc events per process" "10000 10000 " "$vpids" || return 1
+    local pids p
+    pids=$(pids_of "$d.out")
+    check "processes" 2 "$(echo $pids | wc -w)" || return 1
+    check "alloc events" 20000 "$(count_events "$d" heapledger:alloc $pids)" || return 1
+    check "free events" 20000 "$(count_events "$d" heapledger:free $pids)" || return 1
+    for p in $pids; do
+        check "config events of $p" 1 "$(count_events "$d" heapledger:config $p)" || return 1
+        check "alloc events of $p" 10000 "$(count_events "$d" heapledger:alloc $p)" || return 1
+        [ "$(count_events "$d" heapledger:stack $p)" -ge 2 ] || { note "FAIL: < 2 stacks in $p"; return 1; }
+        [ "$(count_events "$d" lttng_ust_statedump:bin_info $p)" -ge 1 ] ||
+            { note "FAIL: no statedump (module base addresses) in $p"; return 1; }
+    done
     local nostack
-    nostack=$(babeltrace2 "$d" | grep -E " heapledger:(alloc|free): " | grep -c "stack = 0 }")
+    nostack=$(babeltrace2 "$d" | grep -E " heapledger:(alloc|free): " |
+        grep -E "vpid = ($(echo $pids | tr ' ' '|'))," | grep -c "stack = 0 }")
     check "events without stack id" 0 "$nostack" || return 1
-    [ "$(count_events "$d" heapledger:stack)" -ge 4 ] || { note "FAIL: < 4 stack events"; return 1; }
-    [ "$(count_events "$d" lttng_ust_statedump:bin_info)" -ge 2 ] ||
-        { note "FAIL: no statedump (module base addresses)"; return 1; }
     if have_ingest "$d.err"; then
-        check "db blocks" 20000 "$(sql "$d.db" "SELECT count(*) FROM block")" || return 1
-        check "db freed" 20000 "$(sql "$d.db" "SELECT count(*) FROM allocations WHERE free_ts IS NOT NULL")" || return 1
-        check "db processes" 2 "$(sql "$d.db" "SELECT count(DISTINCT pid) FROM block")" || return 1
+        check "db blocks" 20000 "$(sql "$d.db" "SELECT count(*) FROM block WHERE $(in_pids $pids)")" || return 1
+        check "db freed" 20000 "$(sql "$d.db" "SELECT count(*) FROM allocations WHERE free_ts IS NOT NULL AND $(in_pids $pids)")" || return 1
         check "db discarded" 0 "$(sql "$d.db" "SELECT discarded_events FROM run")" || return 1
         contains "$d.err" "live at exit" || return 1
     else
@@ -80,9 +89,11 @@ t_no_stacks() {
     local d=$WORK/nostacks
     "$HL" record -o "$d.db" --keep-trace "$d" --stacks 0 -- "$EMIT" 1000 1 \
         >"$d.out" 2>"$d.err" || true
-    check "stack events" 0 "$(count_events "$d" heapledger:stack)" || return 1
-    check "alloc events" 1000 "$(count_events "$d" heapledger:alloc)" || return 1
-    contains <(babeltrace2 "$d" | grep -m1 heapledger:config) 'options = "stacks=0"' || return 1
+    local pids
+    pids=$(pids_of "$d.out")
+    check "stack events" 0 "$(count_events "$d" heapledger:stack $pids)" || return 1
+    check "alloc events" 1000 "$(count_events "$d" heapledger:alloc $pids)" || return 1
+    contains <(babeltrace2 "$d" | grep heapledger:config | grep "vpid = $(echo $pids),") 'options = "stacks=0"' || return 1
 }
 
 t_not_found() {
@@ -133,9 +144,11 @@ t_crash() {
     "$HL" record -o "$d.db" --keep-trace "$d" -- "$EMIT" 3000 1 crash >"$d.out" 2>"$d.err"
     check "exit status" 139 $? || return 1
     contains "$d.err" "was killed by signal 11" || return 1
-    check "alloc events kept" 3000 "$(count_events "$d" heapledger:alloc)" || return 1
+    local pids
+    pids=$(pids_of "$d.out")
+    check "alloc events kept" 3000 "$(count_events "$d" heapledger:alloc $pids)" || return 1
     if have_ingest "$d.err"; then
-        check "db blocks" 3000 "$(sql "$d.db" "SELECT count(*) FROM block")" || return 1
+        check "db blocks" 3000 "$(sql "$d.db" "SELECT count(*) FROM block WHERE $(in_pids $pids)")" || return 1
         check "db exit status" 139 "$(sql "$d.db" "SELECT exit_status FROM run")" || return 1
     fi
 }
@@ -150,7 +163,7 @@ t_killed() {
     wait "$rec"
     check "exit status" 137 $? || return 1
     contains "$d.err" "was killed by signal 9" || return 1
-    check "alloc events kept" 2000 "$(count_events "$d" heapledger:alloc)" || return 1
+    check "alloc events kept" 2000 "$(count_events "$d" heapledger:alloc $(pids_of "$d.out"))" || return 1
 }
 
 # Ctrl-C: record forwards SIGINT to the program, then still stops, ingests and summarises.
@@ -164,9 +177,11 @@ t_ctrl_c() {
     check "exit status" 130 $? || return 1
     contains "$d.err" "was killed by signal 2" || return 1
     contains "$d.err" "interrupted" || return 1
-    check "alloc events kept" 2000 "$(count_events "$d" heapledger:alloc)" || return 1
+    local pids
+    pids=$(pids_of "$d.out")
+    check "alloc events kept" 2000 "$(count_events "$d" heapledger:alloc $pids)" || return 1
     if have_ingest "$d.err"; then
-        check "db blocks" 2000 "$(sql "$d.db" "SELECT count(*) FROM block")" || return 1
+        check "db blocks" 2000 "$(sql "$d.db" "SELECT count(*) FROM block WHERE $(in_pids $pids)")" || return 1
     fi
 }
 
@@ -175,7 +190,7 @@ t_lossy() {
     local d=$WORK/lossy
     "$HL" record -o "$d.db" --keep-trace "$d" --lossy -- "$EMIT" 1000 1 >"$d.out" 2>"$d.err" ||
         have_ingest "$d.err" && [ -s "$d.db" ] || true
-    check "alloc events" 1000 "$(count_events "$d" heapledger:alloc)" || return 1
+    check "alloc events" 1000 "$(count_events "$d" heapledger:alloc $(pids_of "$d.out"))" || return 1
 }
 
 # Untraced runs never load liblttng-ust; the tracepoints stay off.
@@ -189,6 +204,13 @@ t_untraced() {
     check "liblttng-ust mapped, threads in an untraced run" "0 1" "$(echo $out)" || return 1
 }
 
+# Copies of the CLI and tp_emit an unprivileged user can run even when the build tree is
+# not readable for it (a clone under /root).
+nobody_bins() {
+    mkdir -p "$WORK/nbin" && cp "$HL" "$EMIT" "$WORK/nbin/" && chmod -R o+rx "$WORK/nbin"
+    chmod o+rx "$WORK" "$STUB" && chmod o+r "$STUB"/*
+}
+
 # No session daemon and none can be started: run as an unprivileged user (own, empty
 # LTTNG_HOME, so no daemon answers) with a sessiond binary that does not exist / fails.
 t_no_sessiond() {
@@ -196,15 +218,15 @@ t_no_sessiond() {
     command -v setpriv >/dev/null || { SKIPPED_PART="setpriv missing"; return 0; }
     [ "$(id -u)" = 0 ] || { SKIPPED_PART="needs root to switch user"; return 0; }
     mkdir -p "$d/home" && chmod 777 "$d" "$d/home"
-    chmod o+rx "$WORK" "$STUB"
+    nobody_bins
     setpriv --reuid=65534 --regid=65534 --clear-groups env LTTNG_HOME="$d/home" \
         HEAPLEDGER_LTTNG_SESSIOND=/nonexistent/lttng-sessiond \
-        "$HL" record -o "$d/x.db" -- true >"$d/out" 2>"$d/err"
+        "$WORK/nbin/heapledger" record -o "$d/x.db" -- true >"$d/out" 2>"$d/err"
     check "exit status (missing)" 125 $? || return 1
     contains "$d/err" "no LTTng session daemon is running and '/nonexistent/lttng-sessiond' was not found" || return 1
     setpriv --reuid=65534 --regid=65534 --clear-groups env LTTNG_HOME="$d/home" \
         HEAPLEDGER_LTTNG_SESSIOND=/bin/false \
-        "$HL" record -o "$d/x.db" -- true >"$d/out" 2>"$d/err"
+        "$WORK/nbin/heapledger" record -o "$d/x.db" -- true >"$d/out" 2>"$d/err"
     check "exit status (failing)" 125 $? || return 1
     contains "$d/err" "starting '/bin/false --daemonize' failed" || return 1
 }
@@ -215,9 +237,9 @@ t_sessiond_autostart() {
     command -v setpriv >/dev/null || { SKIPPED_PART="setpriv missing"; return 0; }
     [ "$(id -u)" = 0 ] || { SKIPPED_PART="needs root to switch user"; return 0; }
     mkdir -p "$d/home" && chmod 777 "$d" "$d/home"
-    chmod o+rx "$WORK" "$STUB"
+    nobody_bins
     setpriv --reuid=65534 --regid=65534 --clear-groups env LTTNG_HOME="$d/home" TMPDIR="$d" \
-        "$HL" record -o "$d/x.db" -- "$EMIT" 1000 1 >"$d/out" 2>"$d/err"
+        "$WORK/nbin/heapledger" record -o "$d/x.db" -- "$WORK/nbin/tp_emit" 1000 1 >"$d/out" 2>"$d/err"
     local rc=$? pidfile=$d/home/.lttng/lttng-sessiond.pid
     if [ -s "$pidfile" ]; then # stop the daemon this test started
         kill "$(cat "$pidfile")" 2>/dev/null
@@ -226,7 +248,8 @@ t_sessiond_autostart() {
     check "exit status" 0 $rc || { cat "$d/err"; return 1; }
     contains "$d/err" "started an LTTng session daemon (per-user)" || return 1
     if have_ingest "$d/err"; then
-        check "db blocks" 1000 "$(sql "$d/x.db" "SELECT count(*) FROM block")" || return 1
+        check "db blocks" 1000 \
+            "$(sql "$d/x.db" "SELECT count(*) FROM block WHERE $(in_pids $(pids_of "$d/out"))")" || return 1
     fi
 }
 
@@ -245,7 +268,8 @@ t_disk_full() {
     local kept
     kept=$(sed -n 's/.*the trace is kept in \([^;]*\);.*/\1/p' "$d/err")
     [ -d "$kept" ] || { note "FAIL: kept trace $kept missing"; return 1; }
-    check "events in the kept trace" 20000 "$(count_events "$kept" heapledger:alloc)" || return 1
+    check "events in the kept trace" 20000 \
+        "$(count_events "$kept" heapledger:alloc $(pids_of "$d/out"))" || return 1
     rm -rf "$kept"
 }
 
@@ -265,27 +289,28 @@ t_known() {
     local d=$WORK/known
     real_record -o "$d.db" -- "$KNOWN" >"$d.out" 2>"$d.err" || { note "$(cat "$d.err")"; return 1; }
     have_ingest "$d.err" || { SKIPPED_PART="no ingest in this build"; return 0; }
-    local got
+    local got w
+    w=$(in_pids $(pids_of "$d.out"))
     got=$(sql "$d.db" "SELECT size||':'||count(*)||':'||sum(free_ts IS NULL) FROM block
-                       WHERE size IN (13,57,333,1023,4097,100003,1048583,777,1002)
+                       WHERE $w AND size IN (13,57,333,1023,4097,100003,1048583,777,1002)
                        GROUP BY size ORDER BY size" | tr '\n' ' ')
     check "blocks per size (size:count:live)" \
         "13:100:0 57:100:0 333:100:0 777:7:7 1002:10:0 1023:100:0 4097:100:0 100003:5:0 1048583:5:0 " \
         "$got" || return 1
     check "cross-thread frees" 1000 \
-        "$(sql "$d.db" "SELECT count(*) FROM block WHERE size = 4049 AND alloc_tid != free_tid")" || return 1
+        "$(sql "$d.db" "SELECT count(*) FROM block WHERE $w AND size = 4049 AND alloc_tid != free_tid")" || return 1
     check "realloc chain (born of realloc)" 10 \
-        "$(sql "$d.db" "SELECT count(*) FROM block WHERE size BETWEEN 3112 AND 4111 AND (flags & 2) != 0")" || return 1
+        "$(sql "$d.db" "SELECT count(*) FROM block WHERE $w AND size BETWEEN 3112 AND 4111 AND (flags & 2) != 0")" || return 1
     check "realloc chain start ended by realloc" 1 \
-        "$(sql "$d.db" "SELECT count(*) FROM block WHERE size = 3001 AND (flags & 4) != 0")" || return 1
+        "$(sql "$d.db" "SELECT count(*) FROM block WHERE $w AND size = 3001 AND (flags & 4) != 0")" || return 1
     check "tiers (tiny, mid, large)" "1 2 3" \
-        "$(sql "$d.db" "SELECT tier FROM block WHERE size IN (13, 100003, 1048583) GROUP BY size ORDER BY size" | tr '\n' ' ' | sed 's/ $//')" || return 1
+        "$(sql "$d.db" "SELECT tier FROM block WHERE $w AND size IN (13, 100003, 1048583) GROUP BY size ORDER BY size" | tr '\n' ' ' | sed 's/ $//')" || return 1
     check "leak stacks present" 7 \
-        "$(sql "$d.db" "SELECT count(*) FROM live_at_exit WHERE size = 777 AND alloc_stack IS NOT NULL")" || return 1
+        "$(sql "$d.db" "SELECT count(*) FROM live_at_exit WHERE $w AND size = 777 AND alloc_stack IS NOT NULL")" || return 1
     # The stack starts at the caller of malloc: no allocator frame, whatever the shim inlines.
     check "innermost frame of the leak" "main" \
         "$(sql "$d.db" "SELECT f.function FROM block b JOIN frame f ON f.stack_id = b.alloc_stack
-                        AND f.depth = 0 WHERE b.size = 777 LIMIT 1")" || return 1
+                        AND f.depth = 0 WHERE b.$w AND b.size = 777 LIMIT 1")" || return 1
     contains "$d.err" "live at exit" || return 1
 }
 
@@ -296,7 +321,8 @@ t_fork_exec() {
     real_record -o "$d.db" -- sh -c "$KNOWN; $KNOWN" >"$d.out" 2>"$d.err" || { note "$(cat "$d.err")"; return 1; }
     have_ingest "$d.err" || { SKIPPED_PART="no ingest in this build"; return 0; }
     check "processes with the leak" "2 14" \
-        "$(sql "$d.db" "SELECT count(DISTINCT pid)||' '||count(*) FROM block WHERE size = 777")" || return 1
+        "$(sql "$d.db" "SELECT count(DISTINCT pid)||' '||count(*) FROM block
+                        WHERE $(in_pids $(pids_of "$d.out")) AND size = 777")" || return 1
 }
 
 # fork without exec under the real allocator: the child is its own process in the database.
@@ -305,13 +331,15 @@ t_fork_real() {
     local d=$WORK/forkreal
     real_record -o "$d.db" -- "$KNOWN" fork >"$d.out" 2>"$d.err" || { note "$(cat "$d.err")"; return 1; }
     have_ingest "$d.err" || { SKIPPED_PART="no ingest in this build"; return 0; }
+    local w
+    w=$(in_pids $(pids_of "$d.out"))
     check "processes, leaks" "2 14" \
-        "$(sql "$d.db" "SELECT count(DISTINCT pid)||' '||count(*) FROM block WHERE size = 777")" || return 1
+        "$(sql "$d.db" "SELECT count(DISTINCT pid)||' '||count(*) FROM block WHERE $w AND size = 777")" || return 1
     check "cross-thread frees in both" 2000 \
-        "$(sql "$d.db" "SELECT count(*) FROM block WHERE size = 4049 AND alloc_tid != free_tid")" || return 1
+        "$(sql "$d.db" "SELECT count(*) FROM block WHERE $w AND size = 4049 AND alloc_tid != free_tid")" || return 1
     check "leaks with a stack in both" 14 \
         "$(sql "$d.db" "SELECT count(*) FROM block b JOIN frame f ON f.stack_id = b.alloc_stack
-                        AND f.depth = 0 WHERE b.size = 777 AND f.function = 'main'")" || return 1
+                        AND f.depth = 0 WHERE b.$w AND b.size = 777 AND f.function = 'main'")" || return 1
 }
 
 # python3 (the real interpreter, not a shim): 100 bytearrays of 5003 bytes -> malloc(5004).
@@ -322,7 +350,10 @@ t_python() {
     real_record -o "$d.db" -- /usr/bin/python3 -c "x = [bytearray(5003) for _ in range(100)]" \
         >"$d.out" 2>"$d.err" || { note "$(cat "$d.err")"; return 1; }
     have_ingest "$d.err" || { SKIPPED_PART="no ingest in this build"; return 0; }
-    check "bytearray buffers" 100 "$(sql "$d.db" "SELECT count(*) FROM block WHERE size = 5004")" || return 1
+    local pid
+    pid=$(sed -n 's/.* ran .* (pid \([0-9]*\)).*/\1/p' "$d.err")
+    check "bytearray buffers" 100 \
+        "$(sql "$d.db" "SELECT count(*) FROM block WHERE pid = $pid AND size = 5004")" || return 1
     check "discarded" 0 "$(sql "$d.db" "SELECT discarded_events FROM run")" || return 1
 }
 

@@ -7,7 +7,8 @@
  *   fork   a child (fork without exec) emits the same events as the parent, first
  *   sleep  after emitting, wait for a signal (Ctrl-C tests)
  *   crash  after emitting, die of SIGSEGV
- * Prints "events E ns_per_event X active A" on stdout (E: events of this process).
+ * Prints "pid P events E ns_per_event X active A" on stdout (E: events of process P; the
+ * tests select their own processes by pid, other recordings may run at the same time).
  */
 #include "hl_schema.h"
 #include "trace.h"
@@ -68,7 +69,7 @@ static double run(int threads)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: tp_emit N [threads] [fork]\n");
+        fprintf(stderr, "usage: tp_emit N [threads] [fork|sleep|crash]\n");
         return 2;
     }
     n_pairs = atol(argv[1]);
@@ -77,16 +78,20 @@ int main(int argc, char **argv)
     if (threads < 1 || threads > 64) threads = 1;
     hl_trace_init(getenv("HEAPLEDGER_OPTIONS"), 0);
     if (!strcmp(mode, "fork")) {
+        fflush(stdout);
         pid_t pid = fork();
         if (pid == 0) {
             run(threads);
+            printf("pid %d (fork child)\n", (int)getpid());
+            fflush(stdout);
             _exit(0);
         }
         waitpid(pid, NULL, 0);
     }
     double s = run(threads);
     double ev = 2.0 * (double)n_pairs * threads;
-    printf("events %.0f ns_per_event %.1f active %d\n", ev, s * 1e9 / ev, hl_trace_active());
+    printf("pid %d events %.0f ns_per_event %.1f active %d\n", (int)getpid(), ev, s * 1e9 / ev,
+           hl_trace_active());
     fflush(stdout);
     if (!strcmp(mode, "sleep")) pause();
     if (!strcmp(mode, "crash")) raise(SIGSEGV);
