@@ -34,3 +34,28 @@ ev=$(sed -n 's/.*events=\([0-9]*\).*/\1/p' "$W/on.log" | tail -1)
 echo "  events per run: $ev"
 awk -v a="$off_wall" -v b="$on_wall" -v c="$off_cpu" -v d="$on_cpu" 'BEGIN {
     printf "  overhead of medians: wall %+.1f%%, cpu %+.1f%%\n", 100 * (b / a - 1), 100 * (d / c - 1) }'
+
+# The target: `heapledger record --kernel` against `heapledger record`, whole command (run,
+# trace, ingest, kernel events stored), alternating.
+CLI=$BUILD/bin/heapledger
+if [ -f "$LIB" ] && command -v lttng-sessiond > /dev/null && [ -x "$CLI" ]; then
+    RITER=${RITER:-500000}
+    RRUNS=${RRUNS:-5}
+    for i in $(seq "$RRUNS"); do
+        for mode in plain kernel; do
+            flag=; [ $mode = kernel ] && flag=--kernel
+            /usr/bin/time -f "%e %U %S" -o "$W/t" "$CLI" record $flag --force -o "$W/r.db" \
+                -- "$T/kchurn" "$RITER" > /dev/null 2>&1
+            awk '{ print $1, $2 + $3 }' "$W/t" >> "$W/rec_$mode"
+        done
+    done
+    echo "heapledger record vs record --kernel on kchurn $RITER iterations, $RRUNS runs each:"
+    for mode in plain kernel; do
+        set -- $(stats "$W/rec_$mode" 1) $(stats "$W/rec_$mode" 2)
+        printf "  %-6s wall min %ss median %ss   cpu min %ss median %ss\n" $mode "$1" "$2" "$3" "$4"
+        eval "${mode}_wall=$2 ${mode}_cpu=$4"
+    done
+    echo "  kernel rows: $(sqlite3 "$W/r.db" 'select count(*) from kernel_event'), blocks: $(sqlite3 "$W/r.db" 'select count(*) from block')"
+    awk -v a="$plain_wall" -v b="$kernel_wall" -v c="$plain_cpu" -v d="$kernel_cpu" 'BEGIN {
+        printf "  overhead of medians: wall %+.1f%%, cpu %+.1f%%\n", 100 * (b / a - 1), 100 * (d / c - 1) }'
+fi

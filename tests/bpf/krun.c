@@ -4,7 +4,7 @@
  *
  * Forks, holds the child on a pipe before exec, calls hl_kernel_start(child) (unless --off),
  * releases the child, waits for it, stops, and stores the events into a fresh run database
- * (--db). Prints "krun: events=N dropped=D" on stderr. Exit status: the program's, or 70 when
+ * (--db). Prints "krun: events=N dropped=D start_ms=S stop_ms=T" on stderr. Exit status: the program's, or 70 when
  * kernel events could not start (message on stderr), or 71 when storing failed.
  */
 #include "bpf/kernel.h"
@@ -14,9 +14,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #pragma weak hl_db_create /* tracer/db.c may not be in a partial build */
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
 
 int main(int argc, char **argv)
 {
@@ -52,19 +60,23 @@ int main(int argc, char **argv)
     close(gate[0]);
     char err[512];
     hl_kernel_t *k = NULL;
+    double t0 = now_ms();
     if (!off && !(k = hl_kernel_start(child, err, sizeof err)))
         fprintf(stderr, "krun: kernel events unavailable: %s\n", err);
+    double t_start = now_ms() - t0;
     close(gate[1]); /* release the child */
     int status = 0;
     waitpid(child, &status, 0);
     int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     if (!off && !k) return 70;
     if (k) {
+        t0 = now_ms();
         hl_kernel_stop(k);
+        double t_stop = now_ms() - t0;
         hl_kernel_stats_t s;
         hl_kernel_stats(k, &s);
-        fprintf(stderr, "krun: events=%llu dropped=%llu\n", (unsigned long long)s.events,
-                (unsigned long long)s.dropped);
+        fprintf(stderr, "krun: events=%llu dropped=%llu start_ms=%.1f stop_ms=%.1f\n",
+                (unsigned long long)s.events, (unsigned long long)s.dropped, t_start, t_stop);
         if (db_path) {
             sqlite3 *db = hl_db_create ? hl_db_create(db_path, 1, err, sizeof err) : NULL;
             if (!hl_db_create) snprintf(err, sizeof err, "no run-database support in this build");

@@ -50,7 +50,7 @@ struct {
 
 struct {
     __uint(type, BPF_MAP_TYPE_RINGBUF);
-    __uint(max_entries, 8 << 20);
+    __uint(max_entries, 4 << 20);
 } ucalls SEC(".maps");
 
 struct {

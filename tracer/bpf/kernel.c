@@ -1,9 +1,10 @@
 /* tracer/bpf/kernel.c — loader and consumer of the kernel-event programs (kernel.bpf.c).
  *
  * hl_kernel_start() loads the skeleton, seeds `followed` with the root pid, attaches, and
- * starts one consumer thread. The thread polls the ring buffer (woken by the kernel when a
- * quarter MiB… see wakeup_bytes, otherwise every POLL_MS) and appends each record to an
- * unlinked temporary spool file, so memory stays bounded however long the run is.
+ * starts one consumer thread. The thread consumes the ring buffer when the kernel wakes it
+ * (wakeup_bytes waiting), every POLL_MS otherwise, and at once when hl_kernel_stop() signals
+ * its eventfd; it appends each record to an unlinked temporary spool file, so memory stays
+ * bounded however long the run is.
  * hl_kernel_stop() detaches first (no new records), then lets the thread drain what is left
  * and joins it. hl_kernel_store() replays the spool into SQLite (kernel_store.c).
  */
@@ -17,14 +18,16 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
-#define POLL_MS 50
+#define POLL_MS 100
 
 struct hl_kernel_s {
     struct hl_kernel_bpf *skel;
@@ -35,6 +38,7 @@ struct hl_kernel_s {
     int stopped;
     int spool_error;
     FILE *spool;
+    int wake; /* eventfd: hl_kernel_stop wakes the consumer */
     hl_kernel_stats_t stats;
 };
 
@@ -54,12 +58,16 @@ static int on_record(void *ctx, void *data, size_t size)
     return 0;
 }
 
+/* Waits on the ring's epoll fd (readable when the kernel woke it: 1 MiB waiting) and on
+ * `wake` (hl_kernel_stop), consuming at least every POLL_MS. */
 static void *consumer(void *arg)
 {
     hl_kernel_t *k = arg;
+    struct pollfd fds[2] = {{.fd = ring_buffer__epoll_fd(k->rb), .events = POLLIN},
+                            {.fd = k->wake, .events = POLLIN}};
     while (!atomic_load(&k->stopping)) {
-        int n = ring_buffer__poll(k->rb, POLL_MS);
-        if (n < 0 && n != -EINTR) break;
+        if (poll(fds, 2, POLL_MS) < 0 && errno != EINTR) break;
+        if (ring_buffer__consume(k->rb) < 0) break;
     }
     /* Programs are detached by now: what is in the ring is all there will be. */
     while (ring_buffer__consume(k->rb) > 0)
@@ -79,6 +87,11 @@ hl_kernel_t *hl_kernel_start(pid_t pid, char *err, size_t errlen)
     if (!k) {
         snprintf(err, errlen, "out of memory");
         return NULL;
+    }
+    k->wake = eventfd(0, EFD_CLOEXEC);
+    if (k->wake < 0) {
+        snprintf(err, errlen, "cannot create an eventfd: %s", strerror(errno));
+        goto fail;
     }
     k->spool = tmpfile();
     if (!k->spool) {
@@ -178,6 +191,9 @@ int hl_kernel_stop(hl_kernel_t *k)
     k->stopped = 1;
     if (k->skel) hl_kernel_bpf__detach(k->skel);
     atomic_store(&k->stopping, 1);
+    uint64_t one = 1;
+    ssize_t woke = k->wake >= 0 ? write(k->wake, &one, sizeof one) : -1;
+    (void)woke; /* on failure the consumer still ends within POLL_MS */
     if (k->thread_started) pthread_join(k->thread, NULL);
     k->thread_started = 0;
     if (k->skel) {
@@ -206,5 +222,6 @@ void hl_kernel_free(hl_kernel_t *k)
     ring_buffer__free(k->rb);
     hl_kernel_bpf__destroy(k->skel);
     if (k->spool) fclose(k->spool);
+    if (k->wake >= 0) close(k->wake);
     free(k);
 }
