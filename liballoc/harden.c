@@ -215,12 +215,13 @@ typedef struct hblk_s {
     size_t moff;      /* end of the canary: trailer offset (tiny/mid), guard start (large) */
     hl_hmeta_t *meta; /* trailer */
     hl_slab_t *slab;  /* tiny */
+    uint8_t gen;      /* tiny: slab generation (a trailer from an earlier life is stale) */
     size_t idx;       /* tiny slot index */
 } hblk_t;
 
-static inline uint32_t meta_hash(const void *p, uint64_t req)
+static inline uint32_t meta_hash(const void *p, uint64_t req, uint8_t gen)
 {
-    uint64_t x = (uintptr_t)p ^ (req * 0x9e3779b97f4a7c15ull) ^ secret;
+    uint64_t x = (uintptr_t)p ^ (req * 0x9e3779b97f4a7c15ull) ^ secret ^ ((uint64_t)gen << 56);
     x ^= x >> 33;
     x *= 0xff51afd7ed558ccdull;
     x ^= x >> 33;
@@ -229,7 +230,8 @@ static inline uint32_t meta_hash(const void *p, uint64_t req)
 
 static inline int meta_valid(const hblk_t *b)
 {
-    return b->meta && b->meta->check == meta_hash(b->p, b->meta->req) && b->meta->req < b->moff;
+    return b->meta && b->meta->check == meta_hash(b->p, b->meta->req, b->gen) &&
+           b->meta->req < b->moff;
 }
 
 static inline uint32_t self_tid(void)
@@ -262,6 +264,7 @@ static void describe_tiny(hblk_t *b, hl_slab_t *s, size_t idx)
 {
     b->tier = HL_TIER_TINY;
     b->slab = s;
+    b->gen = s->reserved; /* bumped by slab_init (tiny.c) */
     b->idx = idx;
     b->cls = s->cls;
     b->p = s->first + idx * s->slot_size;
@@ -300,8 +303,17 @@ static loc_t tiny_locate(char *p, hl_slab_t *s, hblk_t *b)
 {
     if (s->magic != HL_SLAB_MAGIC) return LOC_INTERIOR;
     if (s->cls == 0xff) {
+        /* The whole slab went back: every slot in it is free. Its grid is still written
+         * down (slot size, first slot), so the freed block can still be described. */
         b->tier = HL_TIER_TINY;
-        return LOC_FREED; /* the whole slab went back: every slot in it is free */
+        if (s->slot_size && p >= s->first && (size_t)(p - s->first) % s->slot_size == 0) {
+            unsigned c = 0;
+            while (c < HL_CLASS_COUNT && hl_class_slot(c) != s->slot_size)
+                c++;
+            describe_tiny(b, s, (size_t)(p - s->first) / s->slot_size);
+            b->cls = c;
+        }
+        return LOC_FREED;
     }
     if (s->cls >= HL_CLASS_COUNT || !s->slot_size || p < s->first) return LOC_INTERIOR;
     size_t off = (size_t)(p - s->first), idx = off / s->slot_size;
@@ -312,6 +324,23 @@ static loc_t tiny_locate(char *p, hl_slab_t *s, hblk_t *b)
     if (!b->meta) return LOC_CORRUPT;
     if (!slot_bit(s, idx)) return LOC_FREED;
     return meta_valid(b) ? LOC_OK : LOC_CORRUPT;
+}
+
+/* A freed mid block merged into a bigger free block keeps its old trailer where it was:
+ * find it (the check word ties it to p) so that the report can name the block and its
+ * stacks. Error path only: at most limit/8 probes. */
+static void find_stale_meta(hblk_t *b, size_t limit)
+{
+    size_t end = b->usable < limit ? b->usable : limit;
+    for (size_t k = 16; k + sizeof(hl_hmeta_t) <= end; k += 8) {
+        hl_hmeta_t *m = (hl_hmeta_t *)(b->p + k);
+        if (m->req < k && m->check == meta_hash(b->p, m->req, 0) && m->state == HL_META_FREED) {
+            b->meta = m;
+            b->moff = k;
+            b->usable = k + sizeof(hl_hmeta_t);
+            return;
+        }
+    }
 }
 
 /* Walk the TLSF pool holding p (error path): which block holds p, and in what state. */
@@ -349,6 +378,7 @@ static loc_t mid_walk(hl_heap_t *h, char *p, hblk_t *b)
                         break;
                     }
                     describe_mid(b, user, size);
+                    if ((w & TB_FREE) && p == user) find_stale_meta(b, h->mid_max);
                     if (w & TB_FREE)
                         res = p == user ? LOC_FREED : LOC_INTERIOR;
                     else if (p != user)
@@ -637,10 +667,13 @@ void *hl_harden_on_alloc(hl_heap_t *h, void *vp, size_t req, hl_opinfo_t *info)
     if (!m || req >= b.moff)
         return p; /* cannot happen with padded requests; stay usable regardless */
     /* A reused tiny/mid block: its old trailer, if intact, says whether poison must be there. */
-    if (b.tier != HL_TIER_LARGE && h->opt.poison && m->state == HL_META_FREED && meta_valid(&b))
-        check_poison(h, &b, b.tier == HL_TIER_TINY ? 8 : 16, 1, "reuse");
+    /* Only tiny slots of slab segments keep their bounds while free: TLSF blocks (and arena
+     * slabs) are split and merged, so old bytes may belong to other blocks since. */
+    if (b.tier == HL_TIER_TINY && !h->arena_base && h->opt.poison && m->state == HL_META_FREED &&
+        meta_valid(&b))
+        check_poison(h, &b, 8, 1, "reuse");
     m->req = req;
-    m->check = meta_hash(p, req);
+    m->check = meta_hash(p, req, b.gen);
     m->state = HL_META_LIVE;
     m->astack = capture(h);
     m->atid = self_tid();

@@ -220,13 +220,17 @@ const char *hl_report_where(const void *addr)
 {
     uintptr_t a = (uintptr_t)addr, sp = (uintptr_t)__builtin_frame_address(0);
     if (a >= sp - 4096 && a < sp + (8u << 20)) return "stack";
-    if (!maps_len) maps_load();
+    maps_load();
     uintptr_t start;
     uint64_t off;
     char path[256];
     if (maps_find(a, &start, &off, path, sizeof path)) {
         if (!strcmp(path, "[stack]")) return "stack";
         if (path[0] == '/') return "global";
+        /* A module's .bss continues its last file-backed mapping anonymously. */
+        if (!path[0] && start && maps_find(start - 1, &start, &off, path, sizeof path) &&
+            path[0] == '/')
+            return "global";
     }
     return "wild";
 }

@@ -1,0 +1,31 @@
+# tests/harden/ — hardened mode: Criterion death tests per error kind and tier on heap
+# objects, a corpus of small buggy programs run under LD_PRELOAD (each names the first report
+# line it must produce), and real programs under harden=1 (no false positive, same output).
+
+HARDEN_DIR  := $(TEST_DIR)/harden
+HARDEN_TEST := $(HARDEN_DIR)/harden_tests
+HARDEN_BUGS_C   := $(wildcard tests/harden/bugs/*.c)
+HARDEN_BUGS_CXX := $(wildcard tests/harden/bugs/*.cc)
+HARDEN_BUGS := $(patsubst tests/harden/bugs/%.c,$(HARDEN_DIR)/bugs/%,$(HARDEN_BUGS_C)) \
+               $(patsubst tests/harden/bugs/%.cc,$(HARDEN_DIR)/bugs/%,$(HARDEN_BUGS_CXX))
+
+$(HARDEN_TEST): tests/harden/test_harden.c $(LIBHL_CORE_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -fno-optimize-sibling-calls -o $@ $< $(LIBHL_CORE_A) -lcriterion $(LIBHL_CORE_LIBS)
+
+# Bug programs: -O0 so that the bugs stay as written.
+$(HARDEN_DIR)/bugs/%: tests/harden/bugs/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O0 -g -fno-builtin -w -o $@ $<
+
+$(HARDEN_DIR)/bugs/%: tests/harden/bugs/%.cc
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 -O0 -g -fsized-deallocation -w -o $@ $<
+
+.PHONY: check-harden
+check-harden: $(HARDEN_TEST) $(HARDEN_BUGS) $(LIBHL_SO)
+	$(HARDEN_TEST) --jobs 2
+	tests/harden/run_bugs.sh $(abspath $(LIBHL_SO)) $(HARDEN_DIR)/bugs tests/harden/bugs
+	tests/harden/real_programs.sh $(abspath $(LIBHL_SO))
+
+CHECK_TARGETS += check-harden

@@ -1,0 +1,516 @@
+/* tests/harden/test_harden.c — hardened mode on heap objects (Criterion).
+ *
+ * Death tests: one per error kind and tier. Each runs the bug twice: first in a forked child
+ * whose stderr is captured, to check the report's first line (kind, block size, tier/class)
+ * and its stacks; then in the test process itself, which must die of SIGABRT
+ * (`.signal = SIGABRT`). Then tests that hardened mode stays silent and exact on correct
+ * programs (random workloads with content checks and full heap checks), the option parser,
+ * abort_on_error=0, quarantine, rotation and the page map.
+ */
+#include "harden.h"
+#include "pagemap.h"
+
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define TINY  24
+#define MID   4000
+#define LARGE 300000
+
+static hl_heap_t *heap_with(const char *opts)
+{
+    hl_options_t o;
+    hl_options_default(&o);
+    char err[128];
+    cr_assert_eq(hl_options_parse(&o, opts, err, sizeof err), 0, "options %s: %s", opts, err);
+    hl_heap_t *h = hl_heap_create(&o);
+    cr_assert_not_null(h, "heap with %s", opts);
+    return h;
+}
+
+typedef void (*bug_fn)(hl_heap_t *h, size_t size);
+
+/* Run bug in a child with stderr captured into buf; returns the wait status. */
+static int run_child(bug_fn bug, size_t size, const char *opts, char *buf, size_t len)
+{
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        close(fds[0]);
+        dup2(fds[1], 2);
+        hl_heap_t *h = heap_with(opts);
+        bug(h, size);
+        _exit(0);
+    }
+    close(fds[1]);
+    size_t n = 0;
+    ssize_t r;
+    while (n + 1 < len && (r = read(fds[0], buf + n, len - 1 - n)) > 0)
+        n += (size_t)r;
+    buf[n] = 0;
+    close(fds[0]);
+    int st;
+    waitpid(pid, &st, 0);
+    return st;
+}
+
+/* The death test body: check the child's report, then die here. */
+static void death(bug_fn bug, const char *fn, size_t size, const char *opts, const char *kind,
+                  const char *block)
+{
+    static char buf[1 << 16];
+    int st = run_child(bug, size, opts, buf, sizeof buf);
+    cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT, "child did not abort; stderr:\n%s", buf);
+    char first[256];
+    snprintf(first, sizeof first, "heapledger: ERROR: %s on 0x", kind);
+    cr_assert(strncmp(buf, first, strlen(first)) == 0, "want '%s…', got:\n%s", first, buf);
+    const char *eol = strchr(buf, '\n');
+    cr_assert_not_null(eol);
+    cr_assert(strstr(buf, block) && strstr(buf, block) < eol, "first line lacks '%s':\n%s", block,
+              buf);
+    cr_assert(strstr(buf, fn), "stack does not name %s:\n%s", fn, buf);
+    if (strcmp(block, "none/") != 0 && !strstr(block, "0-byte"))
+        cr_assert(strstr(buf, "allocated by thread T"), "no allocation stack:\n%s", buf);
+    if (!strcmp(kind, "double-free"))
+        cr_assert(strstr(buf, "freed by thread T"), "no free stack:\n%s", buf);
+    /* Now for real, in this process (report text goes nowhere). */
+    int null = open("/dev/null", O_WRONLY);
+    dup2(null, 2);
+    bug(heap_with(opts), size);
+}
+
+#define HARD "harden=1"
+
+/* ---- the bugs ---------------------------------------------------------------------------- */
+
+static __attribute__((noinline)) void bug_double_free(hl_heap_t *h, size_t n)
+{
+    char *p = hl_heap_malloc(h, n);
+    hl_heap_free(h, p);
+    hl_heap_free(h, p);
+}
+
+/* Delayed: the block was reused by another allocation and freed again before the stale free. */
+static __attribute__((noinline)) void bug_double_free_reused(hl_heap_t *h, size_t n)
+{
+    char *p = hl_heap_malloc(h, n);
+    hl_heap_free(h, p);
+    char *q = hl_heap_malloc(h, n);
+    hl_heap_free(h, q);
+    hl_heap_free(h, p);
+}
+
+static __attribute__((noinline)) void bug_interior_free(hl_heap_t *h, size_t n)
+{
+    char *p = hl_heap_malloc(h, n);
+    hl_heap_free(h, p + 16);
+}
+
+static __attribute__((noinline)) void bug_misaligned_free(hl_heap_t *h, size_t n)
+{
+    char *p = hl_heap_malloc(h, n);
+    hl_heap_free(h, p + 1);
+}
+
+static __attribute__((noinline)) void bug_stack_free(hl_heap_t *h, size_t n)
+{
+    char local[64];
+    (void)n;
+    hl_heap_free(h, local + 16);
+}
+
+static char a_global[256] __attribute__((aligned(16)));
+static __attribute__((noinline)) void bug_global_free(hl_heap_t *h, size_t n)
+{
+    (void)n;
+    hl_heap_free(h, a_global + 32);
+}
+
+static __attribute__((noinline)) void bug_wild_free(hl_heap_t *h, size_t n)
+{
+    (void)n;
+    char *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    hl_heap_free(h, m + 64);
+}
+
+static __attribute__((noinline)) void bug_overflow(hl_heap_t *h, size_t n)
+{
+    char *p = hl_heap_malloc(h, n);
+    memset(p, 'x', n + 1);
+    hl_heap_free(h, p);
+}
+
+static __attribute__((noinline)) void bug_overflow_guard(hl_heap_t *h, size_t n)
+{
+    volatile char *p = hl_heap_malloc(h, n);
+    for (size_t i = n;; i++) /* runs into the guard page */
+        p[i] = 'x';
+}
+
+static __attribute__((noinline)) void bug_overflow_check(hl_heap_t *h, size_t n)
+{
+    char *p = hl_heap_malloc(h, n);
+    p[n + 2] = 'x';
+    hl_heap_check(h, 0);
+}
+
+static __attribute__((noinline)) void bug_underflow(hl_heap_t *h, size_t n)
+{
+    char *p = hl_heap_malloc(h, n);
+    p[-1] = 0;
+    hl_heap_free(h, p);
+}
+
+static __attribute__((noinline)) void bug_uaf_write(hl_heap_t *h, size_t n)
+{
+    char *p = hl_heap_malloc(h, n);
+    hl_heap_free(h, p);
+    p[3] = 'x';
+    hl_heap_check(h, 0);
+}
+
+static __attribute__((noinline)) void bug_uaf_write_evicted(hl_heap_t *h, size_t n)
+{
+    char *p = hl_heap_malloc(h, n);
+    hl_heap_free(h, p);
+    p[5] = 'x';
+    for (int i = 0; i < 200; i++) /* push it out of a small quarantine */
+        hl_heap_free(h, hl_heap_malloc(h, n));
+}
+
+static __attribute__((noinline)) void bug_uaf_read_large(hl_heap_t *h, size_t n)
+{
+    volatile char *p = hl_heap_malloc(h, n);
+    hl_heap_free(h, (void *)p);
+    (void)p[100];
+}
+
+static __attribute__((noinline)) void bug_realloc_freed(hl_heap_t *h, size_t n)
+{
+    char *p = hl_heap_malloc(h, n);
+    hl_heap_free(h, p);
+    hl_heap_realloc(h, p, n * 2);
+}
+
+static __attribute__((noinline)) void bug_realloc_interior(hl_heap_t *h, size_t n)
+{
+    char *p = hl_heap_malloc(h, n);
+    hl_heap_realloc(h, p + 32, n * 2);
+}
+
+static __attribute__((noinline)) void bug_usable_freed(hl_heap_t *h, size_t n)
+{
+    char *p = hl_heap_malloc(h, n);
+    hl_heap_free(h, p);
+    hl_heap_usable_size(h, p);
+}
+
+static __attribute__((noinline)) void bug_usable_wild(hl_heap_t *h, size_t n)
+{
+    (void)n;
+    hl_heap_usable_size(h, a_global + 64);
+}
+
+static __attribute__((noinline)) void bug_delete_size(hl_heap_t *h, size_t n)
+{
+    char *p = hl_heap_malloc(h, n);
+    hl_harden_check_delete(h, p, n + 8, 0, "operator delete");
+    hl_heap_free(h, p);
+}
+
+/* ---- death tests: kind x tier -------------------------------------------------------------- */
+
+#define DEATH(name, bug, size, opts, kind, block)                                                  \
+    Test(harden_death, name, .signal = SIGABRT)                                                    \
+    {                                                                                              \
+        death(bug, #bug, size, opts, kind, block);                                                 \
+    }
+
+DEATH(double_free_tiny, bug_double_free, TINY, HARD, "double-free", "(24-byte block, tiny/")
+DEATH(double_free_mid, bug_double_free, MID, HARD, "double-free", "(4000-byte block, mid/tlsf)")
+DEATH(double_free_large, bug_double_free, LARGE, HARD, "double-free",
+      "(300000-byte block, large/mmap)")
+DEATH(double_free_tiny_noquarantine, bug_double_free, TINY, HARD ",quarantine=0", "double-free",
+      "(24-byte block, tiny/")
+DEATH(double_free_mid_noquarantine, bug_double_free, MID, HARD ",quarantine=0", "double-free",
+      "-byte block, mid/tlsf)")
+DEATH(double_free_reused_tiny, bug_double_free_reused, TINY, HARD ",quarantine=0", "double-free",
+      "(24-byte block, tiny/")
+DEATH(double_free_reused_mid, bug_double_free_reused, MID, HARD ",quarantine=0", "double-free",
+      "-byte block, mid/tlsf)")
+DEATH(double_free_arena_tiny, bug_double_free, TINY, HARD ",arena=1M", "double-free",
+      "(24-byte block, tiny/")
+DEATH(double_free_arena_mid, bug_double_free, MID, HARD ",arena=1M", "double-free",
+      "(4000-byte block, mid/tlsf)")
+
+DEATH(invalid_free_interior_tiny, bug_interior_free, TINY, HARD, "invalid-free",
+      "(24-byte block, tiny/")
+DEATH(invalid_free_interior_mid, bug_interior_free, MID, HARD, "invalid-free",
+      "(4000-byte block, mid/tlsf)")
+DEATH(invalid_free_interior_large, bug_interior_free, LARGE, HARD, "invalid-free",
+      "(300000-byte block, large/mmap)")
+DEATH(invalid_free_interior_arena, bug_interior_free, MID, HARD ",arena=1M", "invalid-free",
+      "(4000-byte block, mid/tlsf)")
+DEATH(invalid_free_stack, bug_stack_free, 0, HARD, "invalid-free", "(0-byte block, none/stack)")
+DEATH(invalid_free_global, bug_global_free, 0, HARD, "invalid-free", "(0-byte block, none/global)")
+DEATH(invalid_free_wild, bug_wild_free, 0, HARD, "invalid-free", "(0-byte block, none/wild)")
+
+DEATH(misaligned_free_tiny, bug_misaligned_free, TINY, HARD, "misaligned-free",
+      "(24-byte block, tiny/")
+DEATH(misaligned_free_mid, bug_misaligned_free, MID, HARD, "misaligned-free",
+      "(4000-byte block, mid/tlsf)")
+DEATH(misaligned_free_large, bug_misaligned_free, LARGE, HARD, "misaligned-free",
+      "(300000-byte block, large/mmap)")
+
+DEATH(heap_overflow_tiny, bug_overflow, TINY, HARD, "heap-overflow", "(24-byte block, tiny/")
+DEATH(heap_overflow_mid, bug_overflow, MID, HARD, "heap-overflow", "(4000-byte block, mid/tlsf)")
+DEATH(heap_overflow_large, bug_overflow, LARGE, HARD, "heap-overflow",
+      "(300000-byte block, large/mmap)")
+DEATH(heap_overflow_large_guard, bug_overflow_guard, LARGE, HARD, "heap-overflow",
+      "(300000-byte block, large/mmap)")
+DEATH(heap_overflow_check_tiny, bug_overflow_check, TINY, HARD, "heap-overflow",
+      "(24-byte block, tiny/")
+DEATH(heap_overflow_check_mid, bug_overflow_check, MID, HARD, "heap-overflow",
+      "(4000-byte block, mid/tlsf)")
+DEATH(heap_overflow_arena_tiny, bug_overflow, TINY, HARD ",arena=1M", "heap-overflow",
+      "(24-byte block, tiny/")
+
+DEATH(heap_underflow_tiny, bug_underflow, TINY, HARD, "heap-underflow", "(24-byte block, tiny/")
+DEATH(heap_underflow_mid, bug_underflow, MID, HARD, "heap-underflow", "(4000-byte block, mid/tlsf)")
+DEATH(heap_underflow_large, bug_underflow, LARGE, HARD, "heap-underflow",
+      "(300000-byte block, large/mmap)")
+
+DEATH(use_after_free_tiny, bug_uaf_write, TINY, HARD, "use-after-free", "(24-byte block, tiny/")
+DEATH(use_after_free_mid, bug_uaf_write, MID, HARD, "use-after-free", "(4000-byte block, mid/tlsf)")
+DEATH(use_after_free_tiny_evicted, bug_uaf_write_evicted, TINY, HARD ",quarantine=1K",
+      "use-after-free", "(24-byte block, tiny/")
+DEATH(use_after_free_mid_evicted, bug_uaf_write_evicted, MID, HARD ",quarantine=16K",
+      "use-after-free", "(4000-byte block, mid/tlsf)")
+DEATH(use_after_free_large, bug_uaf_read_large, LARGE, HARD, "use-after-free",
+      "(300000-byte block, large/mmap)")
+
+DEATH(invalid_realloc_tiny, bug_realloc_freed, TINY, HARD, "invalid-realloc",
+      "(24-byte block, tiny/")
+DEATH(invalid_realloc_mid, bug_realloc_freed, MID, HARD, "invalid-realloc",
+      "(4000-byte block, mid/tlsf)")
+DEATH(invalid_realloc_large, bug_realloc_freed, LARGE, HARD, "invalid-realloc",
+      "(300000-byte block, large/mmap)")
+DEATH(invalid_realloc_interior, bug_realloc_interior, MID, HARD, "invalid-realloc",
+      "(4000-byte block, mid/tlsf)")
+
+DEATH(invalid_usable_size_tiny, bug_usable_freed, TINY, HARD, "invalid-usable-size",
+      "(24-byte block, tiny/")
+DEATH(invalid_usable_size_mid, bug_usable_freed, MID, HARD, "invalid-usable-size",
+      "(4000-byte block, mid/tlsf)")
+DEATH(invalid_usable_size_large, bug_usable_freed, LARGE, HARD, "invalid-usable-size",
+      "(300000-byte block, large/mmap)")
+DEATH(invalid_usable_size_global, bug_usable_wild, 0, HARD, "invalid-usable-size",
+      "(0-byte block, none/global)")
+
+DEATH(size_mismatch_delete_tiny, bug_delete_size, TINY, HARD, "size-mismatch-delete",
+      "(24-byte block, tiny/")
+DEATH(size_mismatch_delete_mid, bug_delete_size, MID, HARD, "size-mismatch-delete",
+      "(4000-byte block, mid/tlsf)")
+DEATH(size_mismatch_delete_large, bug_delete_size, LARGE, HARD, "size-mismatch-delete",
+      "(300000-byte block, large/mmap)")
+
+/* ---- correct programs stay silent ------------------------------------------------------------ */
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t next_rand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static size_t rand_size(void)
+{
+    uint64_t r = next_rand();
+    switch (r % 10) {
+    case 0:
+        return r >> 40 & 0x7ffff; /* up to 512K: large */
+    case 1:
+    case 2:
+        return 1024 + (r >> 32 & 0x7fff); /* mid */
+    default:
+        return r >> 32 & 1023; /* tiny */
+    }
+}
+
+static void workload(const char *opts, int steps)
+{
+    hl_heap_t *h = heap_with(opts);
+    enum { SLOTS = 512 };
+    static char *ptr[SLOTS];
+    static size_t len[SLOTS];
+    memset(ptr, 0, sizeof ptr);
+    size_t before = hl_harden_errors();
+    for (int i = 0; i < steps; i++) {
+        unsigned s = (unsigned)(next_rand() % SLOTS);
+        if (ptr[s]) {
+            for (size_t k = 0; k < len[s]; k += 97)
+                cr_assert_eq((unsigned char)ptr[s][k], (unsigned char)(s + k), "content");
+            if (next_rand() & 1) {
+                size_t n = rand_size();
+                char *q = hl_heap_realloc(h, ptr[s], n);
+                cr_assert(q || !n);
+                size_t keep = n < len[s] ? n : len[s];
+                for (size_t k = 0; k < keep; k += 97)
+                    cr_assert_eq((unsigned char)q[k], (unsigned char)(s + k), "realloc content");
+                ptr[s] = q;
+                len[s] = n;
+                for (size_t k = 0; k < n; k++)
+                    q[k] = (char)(s + k);
+                if (!n) ptr[s] = NULL;
+            } else {
+                hl_heap_free(h, ptr[s]);
+                ptr[s] = NULL;
+            }
+        } else {
+            size_t n = rand_size();
+            char *q = (next_rand() % 8) == 0 ? hl_heap_memalign(h, 64u << (next_rand() % 8), n)
+                                             : hl_heap_malloc(h, n);
+            cr_assert_not_null(q);
+            if (strstr(opts, "harden=1"))
+                cr_assert_eq(hl_heap_usable_size(h, q), n, "usable size is the requested size");
+            for (size_t k = 0; k < n; k++)
+                q[k] = (char)(s + k);
+            ptr[s] = q;
+            len[s] = n;
+        }
+        if (i % 5000 == 0) cr_assert_eq(hl_heap_check(h, 1), 0, "heap check at step %d", i);
+    }
+    cr_assert_eq(hl_heap_check(h, 1), 0);
+    for (unsigned s = 0; s < SLOTS; s++)
+        hl_heap_free(h, ptr[s]);
+    cr_assert_eq(hl_heap_check(h, 1), 0);
+    cr_assert_eq(hl_harden_errors(), before, "no report on a correct program");
+    hl_heap_destroy(h);
+}
+
+Test(harden, silent_on_correct_workload)
+{
+    workload(HARD, 30000);
+}
+Test(harden, silent_with_rotation)
+{
+    workload(HARD ",rotate=1", 30000);
+}
+Test(harden, silent_without_quarantine_with_zeroing)
+{
+    workload(HARD ",quarantine=0,zero_on_free=1", 30000);
+}
+Test(harden, silent_in_fixed_arena)
+{
+    workload(HARD ",arena=32M", 20000);
+}
+Test(harden, rotation_alone_is_consistent)
+{
+    workload("rotate=1", 30000);
+}
+
+Test(harden, options_parse)
+{
+    hl_options_t o;
+    char err[128];
+    hl_options_default(&o);
+    cr_assert_eq(o.harden, 0);
+    cr_assert_eq(o.abort_on_error, 1);
+    cr_assert_eq(hl_options_parse(&o, "harden=1,poison=0", err, sizeof err), 0);
+    cr_assert(o.harden && o.check_free && o.canary && !o.poison && o.guard == 1);
+    cr_assert_eq(o.quarantine, HL_DEFAULT_QUARANTINE);
+    cr_assert_eq(o.rotate, 0, "harden=1 does not rotate");
+    hl_options_default(&o);
+    cr_assert_eq(hl_options_parse(&o, "rotate=1,harden=1", err, sizeof err), 0);
+    cr_assert(o.rotate && o.harden);
+    cr_assert_eq(
+        hl_options_parse(&o, "guard=sample:8,quarantine=64K,abort_on_error=0", err, sizeof err), 0);
+    cr_assert(o.guard == 3 && o.guard_sample == 8 && o.quarantine == 65536 && !o.abort_on_error);
+    cr_assert_eq(hl_options_parse(&o, "guard=all", err, sizeof err), 0);
+    cr_assert_eq(o.guard, 2);
+    cr_assert_eq(hl_options_parse(&o, "guard=sometimes", err, sizeof err), -1);
+    cr_assert(strstr(err, "guard=sometimes"), "%s", err);
+    cr_assert_eq(hl_options_parse(&o, "harden=2", err, sizeof err), -1);
+    cr_assert_eq(hl_options_parse(&o, "rotate=yes", err, sizeof err), -1);
+    hl_options_default(&o);
+    cr_assert_eq(hl_options_parse(&o, "harden=1,harden=0", err, sizeof err), 0);
+    cr_assert(!o.harden && !o.canary && !o.quarantine && !o.guard);
+}
+
+Test(harden, continue_counts_errors)
+{
+    hl_heap_t *h = heap_with(HARD ",abort_on_error=0");
+    int null = open("/dev/null", O_WRONLY), saved = dup(2);
+    dup2(null, 2);
+    size_t before = hl_harden_errors();
+    char *p = hl_heap_malloc(h, 40);
+    hl_heap_free(h, p);
+    hl_heap_free(h, p);        /* double-free: ignored */
+    hl_heap_free(h, a_global); /* invalid-free: ignored */
+    cr_assert_null(hl_heap_realloc(h, p, 10));
+    cr_assert_eq(hl_heap_usable_size(h, p), 0);
+    char *q = hl_heap_malloc(h, 10);
+    q[10] = 1;
+    hl_heap_free(h, q); /* overflow reported, block still freed */
+    dup2(saved, 2);
+    cr_assert_eq(hl_harden_errors() - before, 5);
+    cr_assert_eq(hl_heap_check(h, 1), 0);
+    hl_heap_destroy(h);
+}
+
+Test(harden, quarantine_delays_reuse)
+{
+    hl_heap_t *h = heap_with(HARD ",quarantine=64K");
+    char *p = hl_heap_malloc(h, 100);
+    hl_heap_free(h, p);
+    for (int i = 0; i < 50; i++) {
+        char *q = hl_heap_malloc(h, 100);
+        cr_assert_neq(q, p, "reused while in quarantine");
+        hl_heap_free(h, q);
+    }
+    cr_assert_eq((unsigned char)p[0], HL_POISON_BYTE, "freed block is poisoned");
+    hl_heap_destroy(h);
+}
+
+Test(harden, rotation_delays_mid_reuse)
+{
+    hl_heap_t *h = heap_with("rotate=1,tiny=0");
+    char *a = hl_heap_malloc(h, 5000); /* used neighbours: p cannot merge on free */
+    char *p = hl_heap_malloc(h, 3000);
+    char *b = hl_heap_malloc(h, 5000);
+    hl_heap_free(h, p);
+    char *q = hl_heap_malloc(h, 3000);
+    cr_assert_neq(q, p, "with rotation a freed block is not reused at once");
+    hl_heap_free(h, q);
+    hl_heap_free(h, a);
+    hl_heap_free(h, b);
+    cr_assert_eq(hl_heap_check(h, 1), 0);
+    hl_heap_destroy(h);
+}
+
+Test(harden, pagemap_kinds)
+{
+    char *m = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    cr_assert_eq(hl_pagemap_get(m), HL_PAGE_NONE);
+    hl_pagemap_register(m, 1 << 20, "tlsf_pool");
+    cr_assert_eq(hl_pagemap_get(m), HL_PAGE_POOL_HEAD);
+    cr_assert_eq(hl_pagemap_get(m + 5000), HL_PAGE_POOL);
+    cr_assert_eq(hl_pagemap_get(m + (1 << 20) - 1), HL_PAGE_POOL);
+    cr_assert_eq(hl_pagemap_get(m + (1 << 20)), HL_PAGE_NONE);
+    cr_assert_eq(hl_pagemap_head(m + 700000, HL_PAGE_POOL_HEAD, HL_PAGE_POOL, 1000), m);
+    hl_pagemap_unregister(m, 1 << 20);
+    cr_assert_eq(hl_pagemap_get(m + 5000), HL_PAGE_NONE);
+    cr_assert_eq(hl_pagemap_get((void *)0x10), HL_PAGE_NONE);
+    cr_assert_eq(hl_pagemap_get((void *)~(uintptr_t)0), HL_PAGE_NONE);
+    munmap(m, 1 << 20);
+}
