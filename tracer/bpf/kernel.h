@@ -56,8 +56,9 @@ int hl_kernel_stop(hl_kernel_t *k);
 /* Counters (call after hl_kernel_stop for final values). */
 void hl_kernel_stats(const hl_kernel_t *k, hl_kernel_stats_t *out);
 
-/* Insert the spooled events into `kernel_event` of the SQLite database at db_path (creating
- * the table if it does not exist yet), in one transaction. Call after hl_kernel_stop().
+/* Insert the spooled events into `kernel_event` of the run database at db_path, which must
+ * already hold the schema (hl_db_create), in one transaction, with the kernel views
+ * (schemas/kernel_views.sql) and meta kernel_events / kernel_dropped. Stops first if needed.
  * Returns the number of rows inserted, or -1 with a message in err. */
 long hl_kernel_store(hl_kernel_t *k, const char *db_path, char *err, size_t errlen);
 
