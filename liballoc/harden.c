@@ -44,6 +44,7 @@ static uint64_t secret;
 static pthread_once_t harden_once = PTHREAD_ONCE_INIT;
 static __thread int releasing __attribute__((tls_model("initial-exec")));
 static __thread int capturing __attribute__((tls_model("initial-exec")));
+static __thread uint32_t cached_tid __attribute__((tls_model("initial-exec")));
 
 /* ---- options -------------------------------------------------------------------------- */
 
@@ -118,6 +119,7 @@ static void fork_parent(void)
 
 static void fork_child(void)
 {
+    cached_tid = 0;
     for (unsigned i = 0; i < MAX_HARD_HEAPS; i++)
         if (states[i]) {
             hl_lock_init(&states[i]->qlarge.lock);
@@ -234,9 +236,12 @@ static inline int meta_valid(const hblk_t *b)
            b->meta->req < b->moff;
 }
 
+/* Thread id for trailers (a syscall once per thread; reset in a forked child). */
 static inline uint32_t self_tid(void)
 {
-    return hl_tls.tid ? hl_tls.tid : hl_os_tid();
+    if (hl_unlikely(!cached_tid))
+        cached_tid = hl_os_tid();
+    return cached_tid;
 }
 
 static uint32_t capture(const hl_heap_t *h)
