@@ -22,6 +22,7 @@ static uint64_t next_uid = 1;
 static int heap_setup(hl_heap_t *h, const hl_options_t *opt)
 {
     hl_options_t o = *opt;
+    h->opt_given = *opt;
     if (o.arena_size) {
         if (!o.slab_size)
             o.slab_size = HL_DEFAULT_ARENA_SLAB;

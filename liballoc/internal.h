@@ -149,7 +149,8 @@ struct hl_heap_s {
     uint32_t state;
     uint32_t is_default;
     uint64_t uid;
-    hl_options_t opt;
+    hl_options_t opt;       /* resolved (automatic values filled in) */
+    hl_options_t opt_given; /* as given: what reports and the config event show */
     size_t tiny_max;      /* largest tiny request (0: tiny tier off) */
     size_t mid_max;       /* largest mid request; above: large (normal mode) */
     void *arena_base;     /* fixed-arena mode: the region, else NULL */

@@ -295,7 +295,7 @@ __attribute__((constructor(101))) static void shim_init(void)
     hl_global_init();
     calibrate_tsc_floor();
     char opts[512];
-    hl_options_format(&H->opt, opts, sizeof opts);
+    hl_options_format(&H->opt_given, opts, sizeof opts);
     hl_trace_init(opts, 0);
 }
 

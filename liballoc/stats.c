@@ -30,7 +30,7 @@ void hl_stats_print(hl_heap_t *h, int fd)
     hl_heap_info_t info;
     hl_heap_info(h, &info);
     char opts[256];
-    hl_options_format(&h->opt, opts, sizeof opts);
+    hl_options_format(&h->opt_given, opts, sizeof opts);
 
     hl_out_str(&o, "heapledger ");
     hl_out_str(&o, HL_VERSION);

@@ -35,5 +35,6 @@ check-preload: $(PRELOAD_PROGS) $(LIBHL_SO)
 	LD_PRELOAD=$(abspath $(LIBHL_SO)) $(TEST_DIR)/api_preload --jobs 2
 	tests/preload/run_stress.sh $(abspath $(LIBHL_SO)) $(TEST_DIR)/stress
 	tests/preload/real_programs.sh $(abspath $(LIBHL_SO))
+	tests/preload/install_test.sh
 
 CHECK_TARGETS += check-unit check-asan check-preload
