@@ -43,17 +43,19 @@ deps:
 	@mk/deps.sh
 
 # `make check` sets up everything itself (packages, services), builds, then runs every test.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+
 check: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j$(JOBS) all
 	@$(MAKE) --no-print-directory -k $(CHECK_TARGETS) ; rc=$$?; \
 	 if [ $$rc -eq 0 ]; then echo "check: all suites passed"; else echo "check: FAILED"; fi; exit $$rc
 
 bench: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j$(JOBS) all
 	@$(MAKE) --no-print-directory $(BENCH_TARGETS)
 
 demo: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j$(JOBS) all
 	@$(MAKE) --no-print-directory demo-run
 
 install: all $(INSTALL_TARGETS)
