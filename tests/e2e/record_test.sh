@@ -357,9 +357,26 @@ t_python() {
     check "discarded" 0 "$(sql "$d.db" "SELECT discarded_events FROM run")" || return 1
 }
 
+# --kernel: kernel events (tracer/bpf) of the program stored next to the allocator's.
+t_kernel() {
+    need_real || return 0
+    local d=$WORK/kernel
+    real_record --kernel -o "$d.db" -- "$KNOWN" >"$d.out" 2>"$d.err" || { note "$(cat "$d.err")"; return 1; }
+    if grep -q -- "--kernel:" "$d.err"; then
+        SKIPPED_PART="$(sed -n 's/.*--kernel: //p' "$d.err" | head -1)"
+        return 0
+    fi
+    have_ingest "$d.err" || { SKIPPED_PART="no ingest in this build"; return 0; }
+    local w
+    w=$(in_pids $(pids_of "$d.out"))
+    [ "$(sql "$d.db" "SELECT count(*) FROM kernel_event WHERE $w AND kind = 'mmap'")" -gt 0 ] ||
+        { note "FAIL: no mmap kernel events for the program"; return 1; }
+    check "allocator events too" 7 "$(sql "$d.db" "SELECT count(*) FROM block WHERE $w AND size = 777")" || return 1
+}
+
 # --- runner -------------------------------------------------------------------------------
 all=(t_usage t_not_found t_not_executable t_untraced t_counts_fork t_no_stacks t_exit_status
-     t_crash t_killed t_ctrl_c t_lossy t_no_sessiond t_sessiond_autostart t_disk_full t_known t_fork_real t_fork_exec t_python)
+     t_crash t_killed t_ctrl_c t_lossy t_no_sessiond t_sessiond_autostart t_disk_full t_known t_fork_real t_fork_exec t_python t_kernel)
 tests=("$@")
 [ ${#tests[@]} -gt 0 ] || tests=("${all[@]}")
 echo "record-check: ${#tests[@]} tests (work dir $WORK)"
