@@ -131,6 +131,20 @@ t_usage() {
     contains "$d.out" "usage: heapledger record" || return 1
 }
 
+# The program's environment: existing LD_PRELOAD kept first, options, blocking, timeout.
+t_env() {
+    local d=$WORK/env
+    LD_PRELOAD=libm.so.6 "$HL" record -o "$d.db" --options tcache=4 --stacks 5 -- \
+        sh -c 'echo "$LD_PRELOAD|$HEAPLEDGER_OPTIONS|$LTTNG_UST_ALLOW_BLOCKING|$LTTNG_UST_REGISTER_TIMEOUT"' \
+        >"$d.out" 2>"$d.err" || { note "$(cat "$d.err")"; return 1; }
+    check "environment" \
+        "libm.so.6:$STUB/libheapledger.so:$STUB/libheapledger-tp.so:liblttng-ust-fork.so.1:liblttng-ust-dl.so.1|tcache=4,stacks=5|1|30000" \
+        "$(cat "$d.out")" || return 1
+    "$HL" record -o "$d.2.db" --lossy -- sh -c 'echo "${LTTNG_UST_ALLOW_BLOCKING:-unset}"' \
+        >"$d.out" 2>"$d.err"
+    check "no blocking with --lossy" "unset" "$(cat "$d.out")" || return 1
+}
+
 t_exit_status() {
     local d=$WORK/status
     "$HL" record -o "$d.db" -- sh -c 'exit 3' >"$d.out" 2>"$d.err"
@@ -375,7 +389,7 @@ t_kernel() {
 }
 
 # --- runner -------------------------------------------------------------------------------
-all=(t_usage t_not_found t_not_executable t_untraced t_counts_fork t_no_stacks t_exit_status
+all=(t_usage t_not_found t_not_executable t_untraced t_env t_counts_fork t_no_stacks t_exit_status
      t_crash t_killed t_ctrl_c t_lossy t_no_sessiond t_sessiond_autostart t_disk_full t_known t_fork_real t_fork_exec t_python t_kernel)
 tests=("$@")
 [ ${#tests[@]} -gt 0 ] || tests=("${all[@]}")
