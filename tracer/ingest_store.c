@@ -3,7 +3,8 @@
  * One prepared statement per row kind, bound and stepped for each row; rows go into large
  * transactions (bulk: HL_STORE_TXN_ROWS rows, live: whatever arrived until the next
  * checkpoint). Bulk mode turns synchronous off (the file is new and only valid once the
- * ingest ends: a crash loses the whole ingest, never half a table), live mode keeps
+ * ingest ends: a crash loses the whole ingest, never half a table) and journals nothing until
+ * the end, when the file is switched to WAL like every run database; live mode keeps
  * synchronous=NORMAL in WAL, so every commit survives a crash or SIGKILL of collectd.
  * The first error is sticky: later calls return -1 at once and hl_store_errmsg() says what
  * failed ("disk full", "readonly", …).
@@ -106,8 +107,12 @@ hl_store_t *hl_store_open(sqlite3 *db, int live, char *err, size_t errlen)
     }
     s->db = db;
     s->live = live;
+    /* Bulk: no journal at all while loading (the file is new and removed if the ingest
+     * fails, so there is nothing to roll back to), WAL again at the end: every page is
+     * written once instead of to the WAL and then to the database. */
     exec(s, live ? "PRAGMA synchronous = NORMAL" : "PRAGMA synchronous = OFF");
-    exec(s, "PRAGMA cache_size = -65536");
+    if (!live) exec(s, "PRAGMA journal_mode = OFF");
+    exec(s, live ? "PRAGMA cache_size = -65536" : "PRAGMA cache_size = -262144");
     exec(s, "PRAGMA temp_store = MEMORY");
     for (int i = 0; i < S_COUNT && !s->failed; i++)
         if (sqlite3_prepare_v3(db, sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) !=
@@ -148,6 +153,7 @@ int hl_store_close(hl_store_t *s, int indexes, char *err, size_t errlen)
             snprintf(s->err, sizeof s->err, "%s", e);
         }
     }
+    if (!s->failed && !s->live) exec(s, "PRAGMA journal_mode = WAL");
     for (int i = 0; i < S_COUNT; i++)
         sqlite3_finalize(s->st[i]);
     int rc = s->failed ? -1 : 0;

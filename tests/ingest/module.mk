@@ -27,10 +27,16 @@ $(INGEST_DB_TEST): tests/ingest/ingest_db_test.c $(OBJ_DIR)/tracer/db.o
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -I tracer -o $@ $^ -lcriterion -lsqlite3
 
-ALL_TARGETS += $(INGEST_GEN) $(INGEST_DB_TEST)
+# A real program with known allocations, recorded with `heapledger record` by the tests.
+INGEST_PROG := $(TEST_DIR)/ingest/ingest_prog
+$(INGEST_PROG): tests/ingest/ingest_prog.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $< -lpthread
+
+ALL_TARGETS += $(INGEST_GEN) $(INGEST_DB_TEST) $(INGEST_PROG)
 
 .PHONY: check-ingest bench-ingest
-check-ingest: $(BIN_DIR)/heapledger $(INGEST_GEN) $(INGEST_DB_TEST)
+check-ingest: $(BIN_DIR)/heapledger $(INGEST_GEN) $(INGEST_DB_TEST) $(INGEST_PROG)
 	@$(INGEST_DB_TEST) --short-filename
 	@tests/ingest/run_tests.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
 

@@ -113,6 +113,27 @@ if [ "$(id -u)" = 0 ]; then
     fi
 fi
 
+# --- a real program through `heapledger record`, and its kept trace through collect ---------
+prog=$(dirname "$GEN")/ingest_prog
+if [ -x "$prog" ] && "$HL" record --help >/dev/null 2>&1; then
+    echo "ingest: record + collect of a real program"
+    "$HL" record -o "$work/rec.db" --keep-trace "$work/rec-trace" -- "$prog" >/dev/null 2>"$work/rec.err"
+    check "record exit" 0 $?
+    for db in "$work/rec.db" "$work/rec-collect.db"; do
+        [ "$db" = "$work/rec-collect.db" ] && { "$HL" collect "$work/rec-trace" -o "$db" -q; check "collect of the kept trace: exit" 0 $?; }
+        n=$(basename "$db" .db)
+        check "$n: malloc(12345) lifetimes" 100 "$(q $db 'select count(*) from allocations where size = 12345')"
+        check "$n: malloc(12345) leaked" 40 "$(q $db 'select count(*) from live_at_exit where size = 12345')"
+        check "$n: realloc chains" "10|10|10" "$(q $db "select sum(size = 777 and flags = 4) || '|' || sum(size = 1777 and flags = 6) || '|' || sum(size = 2777 and flags = 2 and free_ts is not null) from block")"
+        check "$n: cross-thread calloc frees" 20 "$(q $db 'select count(*) from block where size = 4321 and free_tid != alloc_tid')"
+        check "$n: symbolised main" 1 "$(q $db "select count(*) > 0 from block b join frame f on f.stack_id = b.alloc_stack where b.size = 12345 and f.function = 'main'")"
+        check "$n: nothing discarded" 0 "$(q $db 'select discarded_events from run')"
+    done
+    check "record and collect agree" "$(q $work/rec.db 'select count(*) from block')" "$(q $work/rec-collect.db 'select count(*) from block')"
+else
+    echo "  skip record test (no heapledger record or ingest_prog)"
+fi
+
 if [ -x "$here/collectd_test.sh" ]; then "$here/collectd_test.sh" "$HL" "$GEN" "$work" || fails=$((fails + 1)); fi
 
 if [ $fails -ne 0 ]; then echo "ingest: $fails FAILED"; exit 1; fi
