@@ -131,8 +131,9 @@ static void load_errors(sqlite3 *db, hl_report_t *r)
     sqlite3_finalize(st);
 }
 
-hl_report_t *hl_analyze(sqlite3 *db, const char *path, const hl_analyze_opts_t *o, char *err,
-                        size_t errlen)
+/* One pass; *reorder set when the database's rowid order is not allocation order. */
+static hl_report_t *analyze_pass(sqlite3 *db, const char *path, const hl_analyze_opts_t *o,
+                                 int by_index, int *reorder, char *err, size_t errlen)
 {
     hl_run_t run;
     if (hl_run_load(db, path, o->pid, &run, err, errlen) < 0) return NULL;
@@ -146,7 +147,7 @@ hl_report_t *hl_analyze(sqlite3 *db, const char *path, const hl_analyze_opts_t *
     }
     int64_t max_seq = run.max_seq;
     hl_metrics_t *m = hl_metrics_new(&run, o->pid, o->from_ns, o->to_ns);
-    hl_stream_t *s = hl_stream_open(db, o->pid, err, errlen);
+    hl_stream_t *s = hl_stream_open(db, o->pid, by_index, err, errlen);
     if (!s) {
         hl_report_free(hl_metrics_finish(m));
         return NULL;
@@ -162,6 +163,7 @@ hl_report_t *hl_analyze(sqlite3 *db, const char *path, const hl_analyze_opts_t *
     }
     hl_progress_done(&prog);
     hl_stream_close(s);
+    *reorder = rc == HL_STREAM_REORDER;
     if (rc < 0) {
         hl_report_free(hl_metrics_finish(m));
         return NULL;
@@ -175,5 +177,14 @@ hl_report_t *hl_analyze(sqlite3 *db, const char *path, const hl_analyze_opts_t *
         r->external_peak = f.external;
     }
     load_errors(db, r);
+    return r;
+}
+
+hl_report_t *hl_analyze(sqlite3 *db, const char *path, const hl_analyze_opts_t *o, char *err,
+                        size_t errlen)
+{
+    int reorder = 0;
+    hl_report_t *r = analyze_pass(db, path, o, 0, &reorder, err, errlen);
+    if (!r && reorder) r = analyze_pass(db, path, o, 1, &reorder, err, errlen);
     return r;
 }

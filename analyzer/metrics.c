@@ -139,14 +139,18 @@ static hl_frag_t frag_now(hl_metrics_t *m, int *known)
         proc_t *pr = &m->procs[p];
         nreg = nused = 0;
         const hl_hmap_slot_t *s;
+        int arena = 0;
         for (size_t i = 0; hl_hmap_iter(&pr->regions, &i, &s);) {
             hl_region_t purpose = (hl_region_t)(s->val >> 56);
-            uint64_t len = s->val & ((1ull << 56) - 1);
-            hl_span_t sp = {s->key, s->key + len};
+            hl_span_t sp = {s->key, s->key + (s->val & ((1ull << 56) - 1))};
             if (purpose == HL_REG_TLSF_POOL || purpose == HL_REG_ARENA)
                 *HL_VEC_PUSH(reg, nreg, creg) = sp;
-            else if (purpose == HL_REG_SLAB)
-                *HL_VEC_PUSH(used, nused, cused) = sp;
+            arena |= purpose == HL_REG_ARENA;
+        }
+        /* Slab segments carved from an arena are not free mid space. */
+        for (size_t i = 0; arena && hl_hmap_iter(&pr->regions, &i, &s);) {
+            hl_span_t sp = {s->key, s->key + (s->val & ((1ull << 56) - 1))};
+            if ((hl_region_t)(s->val >> 56) == HL_REG_SLAB) *HL_VEC_PUSH(used, nused, cused) = sp;
         }
         if (!nreg) continue;
         *known = 1;

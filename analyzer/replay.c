@@ -248,8 +248,8 @@ static uint64_t recorded_arena(sqlite3 *db, int64_t pid)
     return (uint64_t)hl_an_int(db, q, 0);
 }
 
-hl_report_t *hl_replay(sqlite3 *db, const char *path, const hl_replay_opts_t *o, char *err,
-                       size_t errlen)
+static hl_report_t *replay_pass(sqlite3 *db, const char *path, const hl_replay_opts_t *o,
+                                int by_index, int *reorder, char *err, size_t errlen)
 {
     int64_t pid = o->pid > 0 ? o->pid : busiest_pid(db);
     hl_run_t run;
@@ -308,7 +308,7 @@ hl_report_t *hl_replay(sqlite3 *db, const char *path, const hl_replay_opts_t *o,
     run.processes = 1;
     rp.m = hl_metrics_new(&run, pid, -1, -1);
 
-    hl_stream_t *s = hl_stream_open(db, pid, err, errlen);
+    hl_stream_t *s = hl_stream_open(db, pid, by_index, err, errlen);
     int rc = s ? 1 : -1;
     hl_progress_t prog;
     hl_progress_begin(&prog, "replaying");
@@ -337,6 +337,7 @@ hl_report_t *hl_replay(sqlite3 *db, const char *path, const hl_replay_opts_t *o,
     }
     hl_progress_done(&prog);
     hl_stream_close(s);
+    *reorder = rc == HL_STREAM_REORDER;
     hl_heap_info(rp.heap, &hi);
     hl_metrics_set_held(rp.m, hi.held);
     hl_metrics_set_external(rp.m, hi.free_mid ? 1.0 - (double)hi.largest_free / (double)hi.free_mid
@@ -364,5 +365,14 @@ hl_report_t *hl_replay(sqlite3 *db, const char *path, const hl_replay_opts_t *o,
         hl_report_free(r);
         return NULL;
     }
+    return r;
+}
+
+hl_report_t *hl_replay(sqlite3 *db, const char *path, const hl_replay_opts_t *o, char *err,
+                       size_t errlen)
+{
+    int reorder = 0;
+    hl_report_t *r = replay_pass(db, path, o, 0, &reorder, err, errlen);
+    if (!r && reorder) r = replay_pass(db, path, o, 1, &reorder, err, errlen);
     return r;
 }

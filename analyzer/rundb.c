@@ -18,7 +18,7 @@ sqlite3 *hl_an_open(const char *path, char *err, size_t errlen)
         return NULL;
     }
     sqlite3 *db = NULL;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : "?");
         sqlite3_close(db);
         return NULL;
@@ -56,7 +56,7 @@ sqlite3 *hl_an_open(const char *path, char *err, size_t errlen)
         }
     }
     sqlite3_exec(db,
-                 "PRAGMA cache_size=-262144; PRAGMA mmap_size=4294967296;"
+                 "PRAGMA cache_size=-65536; PRAGMA mmap_size=0;"
                  "PRAGMA temp_store=MEMORY;",
                  NULL, NULL, NULL);
     return db;

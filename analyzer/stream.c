@@ -1,29 +1,57 @@
-/* analyzer/stream.c — see stream.h. */
+/* analyzer/stream.c — see stream.h.
+ *
+ * One pass over the block table gives every lifetime's two ends. Rows are read in allocation
+ * order; each row's allocation is an event now, and its free end (if any) waits in a min-heap
+ * keyed by free_seq until the merge reaches it. The heap holds exactly the blocks allocated
+ * and not yet freed at the current point: memory is bounded by the live set.
+ *
+ * Allocation order: the recorder numbers blocks as it sees their allocations, so rowid order
+ * is alloc_seq order and the scan is a plain sequential table walk (no index lookups). The
+ * stream checks that promise row by row; when a database breaks it, hl_stream_next() fails
+ * with HL_STREAM_REORDER and the caller reopens the stream with by_index set, which reads
+ * through the block_alloc_seq index instead.
+ */
 #include "stream.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
-enum { CUR_ALLOC, CUR_FREE, CUR_ORPHAN, CUR_OS, CUR_N };
+#include "blockreader.h"
+#include "hmap.h"
+
+enum { CUR_BLOCK, CUR_ORPHAN, CUR_OS, CUR_N };
+
+/* A heap entry stays small (16 bytes) so sifting moves little: the event lives in a pool. */
+typedef struct hl_heap_ent_s {
+    int64_t seq;
+    uint32_t slot;
+    uint32_t rank; /* rank() of the event, so the merge need not touch the pool */
+} hl_heap_ent_t;
 
 struct hl_stream_s {
     sqlite3 *db;
     sqlite3_stmt *st[CUR_N];
     int has[CUR_N];       /* cursor holds a row in ev[] */
     hl_event_t ev[CUR_N]; /* head row of each cursor */
+    int by_index;
+    int64_t last_alloc_seq;
+    hl_event_t *pool; /* pending free ends */
+    size_t npool, pool_cap;
+    uint32_t *spare; /* free slots of pool */
+    size_t nspare, spare_cap;
+    hl_heap_ent_t *heap; /* min-heap on seq of (seq, pool slot) */
+    size_t nheap, cap;
+    hl_blockreader_t *blocks;  /* the block rows, decoded on the reader thread */
+    const hl_block_row_t *row; /* head block row: its alloc end is ev[CUR_BLOCK] */
 };
 
 /* Column lists are fixed: the loaders below read them by position. */
-static const char *const sql_all[CUR_N] = {
-    "SELECT id, pid, ptr, size, usable, tier, class, alloc_seq, alloc_ts, alloc_tid, alloc_path,"
-    " alloc_cycles, alloc_stack, flags, prev_block FROM block %s ORDER BY alloc_seq",
-    "SELECT id, pid, ptr, size, usable, tier, class, free_seq, free_ts, free_tid, free_path,"
-    " free_cycles, free_stack, flags, alloc_ts, alloc_stack, alloc_seq, alloc_cycles FROM block"
-    " WHERE free_seq IS NOT NULL %s ORDER BY free_seq",
-    "SELECT seq, ts, pid, tid, ptr, path, cycles, stack FROM orphan_free %s ORDER BY seq",
-    "SELECT seq, ts, pid, tid, op, addr, len, purpose FROM os_region %s ORDER BY seq",
-};
+static const char *const sql_orphan =
+    "SELECT seq, ts, pid, tid, ptr, path, cycles, stack FROM orphan_free %s ORDER BY seq";
+static const char *const sql_os =
+    "SELECT seq, ts, pid, tid, op, addr, len, purpose FROM os_region %s ORDER BY seq";
 
 hl_region_t hl_region_parse(const char *p)
 {
@@ -35,81 +63,132 @@ hl_region_t hl_region_parse(const char *p)
     return HL_REG_OTHER;
 }
 
-static int64_t i64(sqlite3_stmt *st, int i, int64_t def)
+static inline int64_t i64(sqlite3_stmt *st, int i, int64_t def)
 {
     return sqlite3_column_type(st, i) == SQLITE_NULL ? def : sqlite3_column_int64(st, i);
 }
 
-static void load(hl_stream_t *s, int c)
+/* Free ends: ordered by seq; on equal seq a free comes before an allocation (the two sides
+ * of a realloc may share one seq), except the free of a block allocated at that very seq. */
+static inline int rank(const hl_event_t *e)
 {
-    sqlite3_stmt *st = s->st[c];
-    hl_event_t *e = &s->ev[c];
-    memset(e, 0, sizeof *e);
-    switch (c) {
-    case CUR_ALLOC:
-    case CUR_FREE:
-        e->kind = c == CUR_ALLOC ? HL_EV_ALLOC : HL_EV_FREE;
-        e->block = sqlite3_column_int64(st, 0);
-        e->pid = sqlite3_column_int64(st, 1);
-        e->ptr = (uint64_t)sqlite3_column_int64(st, 2);
-        e->size = (uint64_t)sqlite3_column_int64(st, 3);
-        e->usable = (uint64_t)sqlite3_column_int64(st, 4);
-        e->tier = sqlite3_column_int(st, 5);
-        e->cls = sqlite3_column_int(st, 6);
-        e->seq = sqlite3_column_int64(st, 7);
-        e->ts = sqlite3_column_int64(st, 8);
-        e->tid = i64(st, 9, -1);
-        e->path = (int)i64(st, 10, 0);
-        e->cycles = i64(st, 11, -1);
-        e->stack = i64(st, 12, -1);
-        e->flags = sqlite3_column_int(st, 13);
-        if (c == CUR_ALLOC) {
-            e->prev_block = i64(st, 14, 0);
-            e->alloc_stack = e->stack;
-            e->alloc_ts = e->ts;
-            e->alloc_seq = e->seq;
-            e->alloc_cycles = e->cycles;
-        } else {
-            e->alloc_ts = sqlite3_column_int64(st, 14);
-            e->alloc_stack = i64(st, 15, -1);
-            e->alloc_seq = sqlite3_column_int64(st, 16);
-            e->alloc_cycles = i64(st, 17, -1);
-        }
-        break;
-    case CUR_ORPHAN:
-        e->kind = HL_EV_ORPHAN;
-        e->seq = sqlite3_column_int64(st, 0);
-        e->ts = sqlite3_column_int64(st, 1);
-        e->pid = sqlite3_column_int64(st, 2);
-        e->tid = i64(st, 3, -1);
-        e->ptr = (uint64_t)sqlite3_column_int64(st, 4);
-        e->path = (int)i64(st, 5, 0);
-        e->cycles = i64(st, 6, -1);
-        e->stack = i64(st, 7, -1);
-        e->alloc_stack = e->alloc_cycles = -1;
-        break;
-    case CUR_OS: {
-        const char *op = (const char *)sqlite3_column_text(st, 4);
-        e->kind = op && !strcmp(op, "unmap") ? HL_EV_UNMAP : HL_EV_MAP;
-        e->seq = sqlite3_column_int64(st, 0);
-        e->ts = sqlite3_column_int64(st, 1);
-        e->pid = sqlite3_column_int64(st, 2);
-        e->tid = i64(st, 3, -1);
-        e->ptr = (uint64_t)sqlite3_column_int64(st, 5);
-        e->size = (uint64_t)sqlite3_column_int64(st, 6);
-        e->purpose = hl_region_parse((const char *)sqlite3_column_text(st, 7));
-        e->stack = e->alloc_stack = e->cycles = e->alloc_cycles = -1;
-        break;
+    if (e->kind == HL_EV_FREE) return e->alloc_seq == e->seq ? 9 : 0;
+    return 1 + (int)e->kind;
+}
+
+/* The pool is read at random (frees come in another order than allocations): on 4 KiB
+ * pages most reads also miss the TLB. Ask for transparent huge pages where they fit. */
+static void huge_pages(void *p, size_t len)
+{
+    uintptr_t lo = ((uintptr_t)p + (2u << 20) - 1) & ~(uintptr_t)((2u << 20) - 1);
+    uintptr_t hi = ((uintptr_t)p + len) & ~(uintptr_t)((2u << 20) - 1);
+    if (hi > lo) madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+}
+
+static void heap_push(hl_stream_t *s, const hl_event_t *e)
+{
+    uint32_t slot;
+    if (s->nspare) {
+        slot = s->spare[--s->nspare];
+    } else {
+        size_t old_cap = s->pool_cap;
+        HL_VEC_PUSH(s->pool, s->npool, s->pool_cap);
+        slot = (uint32_t)(s->npool - 1);
+        if (s->pool_cap != old_cap) huge_pages(s->pool, s->pool_cap * sizeof *s->pool);
     }
+    s->pool[slot] = *e;
+    HL_VEC_PUSH(s->heap, s->nheap, s->cap);
+    size_t i = s->nheap - 1;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (s->heap[p].seq <= e->seq) break;
+        s->heap[i] = s->heap[p];
+        i = p;
+    }
+    s->heap[i] = (hl_heap_ent_t){e->seq, slot, (uint32_t)rank(e)};
+}
+
+static void heap_pop(hl_stream_t *s, hl_event_t *out)
+{
+    uint32_t slot = (uint32_t)s->heap[0].slot;
+    *out = s->pool[slot];
+    *HL_VEC_PUSH(s->spare, s->nspare, s->spare_cap) = slot;
+    hl_heap_ent_t last = s->heap[--s->nheap];
+    size_t i = 0, n = s->nheap;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && s->heap[c + 1].seq < s->heap[c].seq) c++;
+        if (last.seq <= s->heap[c].seq) break;
+        s->heap[i] = s->heap[c];
+        i = c;
+    }
+    if (n) {
+        s->heap[i] = last;
+        /* The next pop reads the new top: start that cache miss now, while the caller
+         * works on this event. */
+        __builtin_prefetch(&s->pool[s->heap[0].slot]);
+        __builtin_prefetch((char *)&s->pool[s->heap[0].slot] + 64);
+        __builtin_prefetch((char *)&s->pool[s->heap[0].slot] + 128);
     }
 }
 
+static void load_orphan(hl_stream_t *s)
+{
+    sqlite3_stmt *st = s->st[CUR_ORPHAN];
+    hl_event_t *e = &s->ev[CUR_ORPHAN];
+    memset(e, 0, sizeof *e);
+    e->kind = HL_EV_ORPHAN;
+    e->seq = sqlite3_column_int64(st, 0);
+    e->ts = sqlite3_column_int64(st, 1);
+    e->pid = sqlite3_column_int64(st, 2);
+    e->tid = i64(st, 3, -1);
+    e->ptr = (uint64_t)sqlite3_column_int64(st, 4);
+    e->path = (int)i64(st, 5, 0);
+    e->cycles = i64(st, 6, -1);
+    e->stack = i64(st, 7, -1);
+    e->alloc_stack = e->alloc_cycles = -1;
+}
+
+static void load_os(hl_stream_t *s)
+{
+    sqlite3_stmt *st = s->st[CUR_OS];
+    hl_event_t *e = &s->ev[CUR_OS];
+    memset(e, 0, sizeof *e);
+    const char *op = (const char *)sqlite3_column_text(st, 4);
+    e->kind = op && !strcmp(op, "unmap") ? HL_EV_UNMAP : HL_EV_MAP;
+    e->seq = sqlite3_column_int64(st, 0);
+    e->ts = sqlite3_column_int64(st, 1);
+    e->pid = sqlite3_column_int64(st, 2);
+    e->tid = i64(st, 3, -1);
+    e->ptr = (uint64_t)sqlite3_column_int64(st, 5);
+    e->size = (uint64_t)sqlite3_column_int64(st, 6);
+    e->purpose = hl_region_parse((const char *)sqlite3_column_text(st, 7));
+    e->stack = e->alloc_stack = e->cycles = e->alloc_cycles = -1;
+}
+
+/* Step cursor c: 0, or -1 on a database error, or HL_STREAM_REORDER. */
 static int advance(hl_stream_t *s, int c, char *err, size_t errlen)
 {
+    if (c == CUR_BLOCK) {
+        int rc = hl_blockreader_next(s->blocks, &s->row, err, errlen);
+        s->has[c] = rc > 0;
+        if (rc <= 0) return rc;
+        s->ev[c] = s->row->alloc;
+        if (s->ev[c].seq < s->last_alloc_seq) {
+            snprintf(err, errlen, "block ids are not in allocation order");
+            return HL_STREAM_REORDER;
+        }
+        s->last_alloc_seq = s->ev[c].seq;
+        return 0;
+    }
     int rc = sqlite3_step(s->st[c]);
     if (rc == SQLITE_ROW) {
-        load(s, c);
         s->has[c] = 1;
+        if (c == CUR_ORPHAN)
+            load_orphan(s);
+        else
+            load_os(s);
         return 0;
     }
     s->has[c] = 0;
@@ -120,23 +199,30 @@ static int advance(hl_stream_t *s, int c, char *err, size_t errlen)
     return 0;
 }
 
-hl_stream_t *hl_stream_open(sqlite3 *db, int64_t pid, char *err, size_t errlen)
+hl_stream_t *hl_stream_open(sqlite3 *db, int64_t pid, int by_index, char *err, size_t errlen)
 {
     hl_stream_t *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     s->db = db;
+    s->by_index = by_index;
+    s->last_alloc_seq = INT64_MIN;
+    char where[64] = "", q[512];
+    if (pid > 0) snprintf(where, sizeof where, "WHERE pid = %lld", (long long)pid);
+    s->blocks = hl_blockreader_open(db, pid, by_index, err, errlen);
+    if (!s->blocks) {
+        hl_stream_close(s);
+        return NULL;
+    }
     for (int c = 0; c < CUR_N; c++) {
-        char where[64] = "", q[512];
-        if (pid > 0)
-            snprintf(where, sizeof where, "%s pid = %lld", c == CUR_FREE ? "AND" : "WHERE",
-                     (long long)pid);
-        snprintf(q, sizeof q, sql_all[c], where);
-        if (sqlite3_prepare_v2(db, q, -1, &s->st[c], NULL) != SQLITE_OK) {
-            snprintf(err, errlen, "preparing the event query: %s", sqlite3_errmsg(db));
-            hl_stream_close(s);
-            return NULL;
+        if (c != CUR_BLOCK) {
+            snprintf(q, sizeof q, c == CUR_ORPHAN ? sql_orphan : sql_os, where);
+            if (sqlite3_prepare_v2(db, q, -1, &s->st[c], NULL) != SQLITE_OK) {
+                snprintf(err, errlen, "preparing the event query: %s", sqlite3_errmsg(db));
+                hl_stream_close(s);
+                return NULL;
+            }
         }
-        if (advance(s, c, err, errlen) < 0) {
+        if (advance(s, c, err, errlen) != 0) {
             hl_stream_close(s);
             return NULL;
         }
@@ -144,25 +230,40 @@ hl_stream_t *hl_stream_open(sqlite3 *db, int64_t pid, char *err, size_t errlen)
     return s;
 }
 
-/* Order of the head rows: by seq; on equal seq a free comes first (the two sides of a
- * realloc may share one seq: the old block ends, then the new one starts), unless it is the
- * free of a block allocated at that very seq. */
-static int before(const hl_event_t *a, int ca, const hl_event_t *b, int cb)
-{
-    if (a->seq != b->seq) return a->seq < b->seq;
-    int ra = ca == CUR_FREE ? (a->alloc_seq == a->seq ? CUR_N : -1) : ca;
-    int rb = cb == CUR_FREE ? (b->alloc_seq == b->seq ? CUR_N : -1) : cb;
-    return ra < rb;
-}
-
 int hl_stream_next(hl_stream_t *s, hl_event_t *ev, char *err, size_t errlen)
 {
-    int best = -1;
-    for (int c = 0; c < CUR_N; c++)
-        if (s->has[c] && (best < 0 || before(&s->ev[c], c, &s->ev[best], best))) best = c;
-    if (best < 0) return 0;
-    *ev = s->ev[best];
-    return advance(s, best, err, errlen) < 0 ? -1 : 1;
+    int from = -1; /* -1: the heap of pending frees */
+    int64_t best_seq = 0;
+    int best_rank = 0;
+    if (s->nheap) {
+        best_seq = s->heap[0].seq;
+        best_rank = (int)s->heap[0].rank;
+        __builtin_prefetch(&s->pool[s->heap[0].slot]);
+    }
+    for (int c = 0; c < CUR_N; c++) {
+        if (!s->has[c]) continue;
+        const hl_event_t *e = &s->ev[c];
+        if ((from == -1 && !s->nheap) || e->seq < best_seq ||
+            (e->seq == best_seq && rank(e) < best_rank)) {
+            best_seq = e->seq;
+            best_rank = rank(e);
+            from = c;
+        }
+    }
+    if (from < 0) {
+        if (!s->nheap) return 0;
+        heap_pop(s, ev);
+        return 1;
+    }
+    *ev = s->ev[from];
+    if (from == CUR_BLOCK && s->row->has_free) heap_push(s, &s->row->free);
+    int rc = advance(s, from, err, errlen);
+    return rc < 0 ? rc : 1;
+}
+
+size_t hl_stream_pending(const hl_stream_t *s)
+{
+    return s->nheap;
 }
 
 void hl_stream_close(hl_stream_t *s)
@@ -170,5 +271,9 @@ void hl_stream_close(hl_stream_t *s)
     if (!s) return;
     for (int c = 0; c < CUR_N; c++)
         sqlite3_finalize(s->st[c]);
+    hl_blockreader_close(s->blocks);
+    free(s->heap);
+    free(s->pool);
+    free(s->spare);
     free(s);
 }

@@ -1,11 +1,11 @@
 /* analyzer/stream.h — the events of a run database in time order, without loading the trace.
  *
  * A run database stores one row per block lifetime; its events are the allocation end
- * (ordered by block.alloc_seq), the free end (block.free_seq), frees of never-seen pointers
- * (orphan_free.seq) and OS map/unmap (os_region.seq). The stream holds one cursor on each
- * of these four orders and merges them by seq: memory is four rows, whatever the trace size.
- * Every free event carries its block's sizes, so consumers need no map of live blocks to
- * keep byte counts.
+ * (block.alloc_seq), the free end (block.free_seq), frees of never-seen pointers
+ * (orphan_free.seq) and OS map/unmap (os_region.seq). The stream reads blocks once, in
+ * allocation order, keeps each free end until its turn (memory bounded by the live set) and
+ * merges with the orphan and OS cursors by seq. Every free event carries its block's sizes,
+ * so consumers need no map of live blocks to keep byte counts.
  */
 #ifndef HL_STREAM_H
 #define HL_STREAM_H
@@ -60,10 +60,16 @@ typedef struct hl_event_s {
 
 typedef struct hl_stream_s hl_stream_t;
 
-/* Open a stream over all processes (pid <= 0) or one. NULL with a message on error. */
-hl_stream_t *hl_stream_open(sqlite3 *db, int64_t pid, char *err, size_t errlen);
-/* Next event in seq order: 1, 0 at the end, -1 on a database error (message in err). */
+/* Open a stream over all processes (pid <= 0) or one. by_index reads blocks through the
+ * alloc_seq index instead of in rowid order (see stream.c). NULL with a message on error. */
+hl_stream_t *hl_stream_open(sqlite3 *db, int64_t pid, int by_index, char *err, size_t errlen);
+/* Next event in seq order: 1, 0 at the end, -1 on a database error (message in err), or
+ * HL_STREAM_REORDER when rowid order turned out not to be allocation order: reopen with
+ * by_index and start over. */
+#define HL_STREAM_REORDER (-2)
 int hl_stream_next(hl_stream_t *s, hl_event_t *ev, char *err, size_t errlen);
+/* Free ends waiting in the stream (blocks allocated, not yet freed). */
+size_t hl_stream_pending(const hl_stream_t *s);
 void hl_stream_close(hl_stream_t *s);
 
 hl_region_t hl_region_parse(const char *purpose);

@@ -282,3 +282,37 @@ Test(parse, times)
     cr_assert_eq(hl_parse_time("x"), -1);
     cr_assert_eq(hl_parse_time("3h"), -1);
 }
+
+Test(analyze, ids_out_of_allocation_order_fall_back_to_the_index)
+{
+    sqlite3 *db, *db2;
+    hl_report_t *a = analyze("basic", (hl_analyze_opts_t){0, -1, -1}, &db);
+    hl_report_t *b = analyze("reorder", (hl_analyze_opts_t){0, -1, -1}, &db2);
+    cr_assert_eq(b->peak_R, a->peak_R);
+    cr_assert_eq(b->end_R, a->end_R);
+    NEAR(b->external_peak, a->external_peak);
+    NEAR(b->external_end, a->external_end);
+    cr_assert_eq(b->temporary, a->temporary);
+    cr_assert_eq(b->leak_bytes, a->leak_bytes);
+    cr_assert_eq(b->events, a->events);
+    hl_report_free(a);
+    hl_report_free(b);
+    sqlite3_close(db);
+    sqlite3_close(db2);
+}
+
+Test(analyze, realloc_sides_sharing_a_seq)
+{
+    sqlite3 *db;
+    hl_report_t *r = analyze("realloc", (hl_analyze_opts_t){0, -1, -1}, &db);
+    cr_assert_eq(r->peak_R, 300);
+    cr_assert_eq(r->reallocs, 1);
+    cr_assert_eq(r->allocs, 1);
+    cr_assert_eq(r->frees, 1); /* the old side of the realloc is not a free */
+    const hl_path_stat_t *p = path_of(r, HL_OP_REALLOC, HL_PATH_REALLOC_MOVE);
+    cr_assert_eq(p->count, 1);
+    NEAR(p->mean, 90);
+    cr_assert_eq(r->end_R, 0);
+    hl_report_free(r);
+    sqlite3_close(db);
+}

@@ -1,0 +1,195 @@
+/* analyzer/blockreader.c — see blockreader.h. */
+#include "blockreader.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HL_BR_CHUNKS 4
+#define HL_BR_ROWS   2048
+
+typedef struct chunk_s {
+    hl_block_row_t rows[HL_BR_ROWS];
+    size_t n;
+    int end; /* last chunk: the query is done (rc says how) */
+    int rc;  /* 0 or -1 */
+} chunk_t;
+
+struct hl_blockreader_s {
+    sqlite3 *db; /* the reader's own connection */
+    sqlite3_stmt *st;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t not_full, not_empty;
+    chunk_t *chunk;    /* HL_BR_CHUNKS */
+    size_t nfull;      /* chunks filled and not yet consumed (guarded by lock) */
+    size_t prod, cons; /* ring indices */
+    int stop;          /* consumer asks the reader to stop (guarded by lock) */
+    chunk_t *cur;      /* consumer's chunk */
+    size_t pos;
+    char err[256]; /* reader's error message */
+};
+
+static inline int64_t i64(sqlite3_stmt *st, int i, int64_t def)
+{
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? def : sqlite3_column_int64(st, i);
+}
+
+static void decode(sqlite3_stmt *st, hl_block_row_t *row)
+{
+    hl_event_t *e = &row->alloc;
+    e->kind = HL_EV_ALLOC;
+    e->block = sqlite3_column_int64(st, 0);
+    e->pid = sqlite3_column_int64(st, 1);
+    e->ptr = (uint64_t)sqlite3_column_int64(st, 2);
+    e->size = (uint64_t)sqlite3_column_int64(st, 3);
+    e->usable = (uint64_t)sqlite3_column_int64(st, 4);
+    e->tier = sqlite3_column_int(st, 5);
+    e->cls = sqlite3_column_int(st, 6);
+    e->seq = e->alloc_seq = sqlite3_column_int64(st, 7);
+    e->ts = e->alloc_ts = sqlite3_column_int64(st, 8);
+    e->tid = i64(st, 9, -1);
+    e->path = (int)i64(st, 10, 0);
+    e->cycles = e->alloc_cycles = i64(st, 11, -1);
+    e->stack = e->alloc_stack = i64(st, 12, -1);
+    e->flags = sqlite3_column_int(st, 13);
+    e->prev_block = i64(st, 14, 0);
+    e->purpose = HL_REG_OTHER;
+    row->has_free = sqlite3_column_type(st, 15) != SQLITE_NULL;
+    if (row->has_free) {
+        hl_event_t *f = &row->free;
+        *f = *e;
+        f->kind = HL_EV_FREE;
+        f->prev_block = 0;
+        f->seq = sqlite3_column_int64(st, 15);
+        f->ts = sqlite3_column_int64(st, 16);
+        f->tid = i64(st, 17, -1);
+        f->path = (int)i64(st, 18, 0);
+        f->cycles = i64(st, 19, -1);
+        f->stack = i64(st, 20, -1);
+    }
+}
+
+static void *reader_main(void *arg)
+{
+    hl_blockreader_t *r = arg;
+    for (;;) {
+        pthread_mutex_lock(&r->lock);
+        while (r->nfull == HL_BR_CHUNKS && !r->stop)
+            pthread_cond_wait(&r->not_full, &r->lock);
+        int stop = r->stop;
+        chunk_t *c = &r->chunk[r->prod];
+        pthread_mutex_unlock(&r->lock);
+        if (stop) return NULL;
+        int rc = SQLITE_ROW;
+        c->n = 0;
+        while (c->n < HL_BR_ROWS && (rc = sqlite3_step(r->st)) == SQLITE_ROW)
+            decode(r->st, &c->rows[c->n++]);
+        c->end = rc != SQLITE_ROW;
+        c->rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+        if (c->rc) snprintf(r->err, sizeof r->err, "reading blocks: %s", sqlite3_errmsg(r->db));
+        pthread_mutex_lock(&r->lock);
+        r->nfull++;
+        r->prod = (r->prod + 1) % HL_BR_CHUNKS;
+        pthread_cond_signal(&r->not_empty);
+        pthread_mutex_unlock(&r->lock);
+        if (c->end) return NULL;
+    }
+}
+
+hl_blockreader_t *hl_blockreader_open(sqlite3 *db, int64_t pid, int by_index, char *err,
+                                      size_t errlen)
+{
+    const char *file = sqlite3_db_filename(db, "main");
+    hl_blockreader_t *r = calloc(1, sizeof *r);
+    if (!r || !(r->chunk = calloc(HL_BR_CHUNKS, sizeof *r->chunk))) {
+        snprintf(err, errlen, "out of memory");
+        free(r);
+        return NULL;
+    }
+    if (!file || sqlite3_open_v2(file, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
+                     SQLITE_OK) {
+        snprintf(err, errlen, "opening a second connection: %s",
+                 r->db ? sqlite3_errmsg(r->db) : "no file name");
+        sqlite3_close(r->db);
+        free(r->chunk);
+        free(r);
+        return NULL;
+    }
+    sqlite3_exec(r->db, "PRAGMA cache_size=-32768;", NULL, NULL, NULL);
+    char q[512], where[64] = "";
+    if (pid > 0) snprintf(where, sizeof where, "WHERE pid = %lld", (long long)pid);
+    snprintf(q, sizeof q,
+             "SELECT id, pid, ptr, size, usable, tier, class, alloc_seq, alloc_ts, alloc_tid, "
+             "alloc_path, alloc_cycles, alloc_stack, flags, prev_block, free_seq, free_ts, "
+             "free_tid, free_path, free_cycles, free_stack FROM block %s ORDER BY %s",
+             where, by_index ? "alloc_seq" : "id");
+    if (sqlite3_prepare_v2(r->db, q, -1, &r->st, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "preparing the block query: %s", sqlite3_errmsg(r->db));
+        sqlite3_close(r->db);
+        free(r->chunk);
+        free(r);
+        return NULL;
+    }
+    pthread_mutex_init(&r->lock, NULL);
+    pthread_cond_init(&r->not_full, NULL);
+    pthread_cond_init(&r->not_empty, NULL);
+    if (pthread_create(&r->thread, NULL, reader_main, r) != 0) {
+        snprintf(err, errlen, "cannot start the reader thread");
+        sqlite3_finalize(r->st);
+        sqlite3_close(r->db);
+        free(r->chunk);
+        free(r);
+        return NULL;
+    }
+    return r;
+}
+
+int hl_blockreader_next(hl_blockreader_t *r, const hl_block_row_t **row, char *err, size_t errlen)
+{
+    for (;;) {
+        if (r->cur && r->pos < r->cur->n) {
+            *row = &r->cur->rows[r->pos++];
+            return 1;
+        }
+        if (r->cur) {
+            if (r->cur->end) {
+                if (r->cur->rc) {
+                    snprintf(err, errlen, "%s", r->err);
+                    return -1;
+                }
+                return 0;
+            }
+            pthread_mutex_lock(&r->lock);
+            r->nfull--;
+            r->cons = (r->cons + 1) % HL_BR_CHUNKS;
+            pthread_cond_signal(&r->not_full);
+            pthread_mutex_unlock(&r->lock);
+            r->cur = NULL;
+        }
+        pthread_mutex_lock(&r->lock);
+        while (r->nfull == 0)
+            pthread_cond_wait(&r->not_empty, &r->lock);
+        r->cur = &r->chunk[r->cons];
+        pthread_mutex_unlock(&r->lock);
+        r->pos = 0;
+    }
+}
+
+void hl_blockreader_close(hl_blockreader_t *r)
+{
+    if (!r) return;
+    pthread_mutex_lock(&r->lock);
+    r->stop = 1;
+    pthread_cond_signal(&r->not_full);
+    pthread_mutex_unlock(&r->lock);
+    pthread_join(r->thread, NULL);
+    pthread_mutex_destroy(&r->lock);
+    pthread_cond_destroy(&r->not_full);
+    pthread_cond_destroy(&r->not_empty);
+    sqlite3_finalize(r->st);
+    sqlite3_close(r->db);
+    free(r->chunk);
+    free(r);
+}
