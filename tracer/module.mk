@@ -31,12 +31,15 @@ $(HL_TP_LIB): tracer/tp/probe.c schemas/heapledger_tp.h
 
 ALL_TARGETS += $(HL_CLI) $(HL_TP_LIB)
 
+# Every command's man page (docs/man/heapledger-*.1) is installed from here.
+HL_MAN_PAGES := $(wildcard docs/man/*.1)
+
 .PHONY: install-tracer
 install-tracer: $(HL_CLI) $(HL_TP_LIB)
 	install -D -m 755 $(HL_CLI) $(DESTDIR)$(PREFIX)/bin/heapledger
 	install -D -m 755 $(HL_TP_LIB) $(DESTDIR)$(PREFIX)/lib/libheapledger-tp.so
 	install -d $(DESTDIR)$(PREFIX)/share/man/man1
-	install -m 644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	$(if $(HL_MAN_PAGES),install -m 644 $(HL_MAN_PAGES) $(DESTDIR)$(PREFIX)/share/man/man1/)
 INSTALL_TARGETS += install-tracer
 
 -include $(TRACER_OBJS:.o=.d)
