@@ -7,8 +7,9 @@
 #   PRELOAD_LIB, empty = glibc) and prints, per the RESULT protocol of tests/bench/bench.h:
 #     callgrind.loop    (Ir(2N) − Ir(N)) / N over the whole program: one loop iteration
 #                       (malloc + free + the loop and call overhead); start-up cancels out
-#     callgrind.malloc  the same difference of malloc's inclusive cost
-#     callgrind.free    the same difference of free's inclusive cost
+#     callgrind.malloc  the same difference counting only inside malloc (inclusive, collected
+#                       with --toggle-collect=malloc)
+#     callgrind.free    the same for free
 #     callgrind.pair    malloc + free
 # BENCH_BIN: directory of the fastpath program (default build/bench/bin); BENCH_QUICK=1
 # uses N = 2000 instead of 200000.
@@ -24,29 +25,27 @@ command -v valgrind >/dev/null || { echo "callgrind.sh: valgrind not installed" 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# measure ITER -> prints "total malloc free" (inclusive Ir)
+# measure ITER [FUNCTION] -> total Ir of the run, or only of the calls to FUNCTION (inclusive,
+# collected with --toggle-collect, so it does not depend on how callgrind splits a function
+# over the source files inlined into it).
 measure() {
-    local out="$tmp/cg.$1"
-    env ${lib:+LD_PRELOAD="$lib"} valgrind --tool=callgrind --callgrind-out-file="$out" \
-        "$bin" loop "$1" 64 >"$tmp/log.$1" 2>&1 || {
-        echo "callgrind.sh: valgrind failed for $name:" >&2; tail -5 "$tmp/log.$1" >&2; exit 1; }
-    callgrind_annotate --inclusive=yes --threshold=100 "$out" 2>/dev/null | awk -v tot="$(
-        awk '/^summary:/ {print $2}' "$out")" '
-        function num(s) { gsub(/,/, "", s); return s + 0 }
-        # function lines look like "  1,234 (12.3%)  file:func [object]"; skip caller "=>" lines
-        $0 !~ /=>/ && $0 ~ /[:]malloc \[/ && !m { m = num($1) }
-        $0 !~ /=>/ && $0 ~ /[:]free \[/   && !f { f = num($1) }
-        END { printf "%d %d %d\n", tot, m, f }'
+    local out="$tmp/cg.$1.${2:-all}" opts=()
+    [ -n "${2:-}" ] && opts=(--collect-atstart=no --toggle-collect="$2")
+    env ${lib:+LD_PRELOAD="$lib"} valgrind --tool=callgrind "${opts[@]}" \
+        --callgrind-out-file="$out" "$bin" loop "$1" 64 >"$tmp/log" 2>&1 || {
+        echo "callgrind.sh: valgrind failed for $name:" >&2; tail -5 "$tmp/log" >&2; exit 1; }
+    awk '/^summary:/ {print $2}' "$out"
 }
-read -r t1 m1 f1 < <(measure "$n")
-read -r t2 m2 f2 < <(measure "$((2 * n))")
+t1=$(measure "$n"); t2=$(measure "$((2 * n))")
+m1=$(measure "$n" malloc); m2=$(measure "$((2 * n))" malloc)
+f1=$(measure "$n" free); f2=$(measure "$((2 * n))" free)
 awk -v n="$n" -v t1="$t1" -v t2="$t2" -v m1="$m1" -v m2="$m2" -v f1="$f1" -v f2="$f2" 'BEGIN {
     printf "RESULT callgrind.loop %.2f instr lower\n", (t2 - t1) / n
-    if (m2 > 0 && f2 > 0) {
+    if (m2 - m1 > 0 && f2 - f1 > 0) {
         printf "RESULT callgrind.malloc %.2f instr lower\n", (m2 - m1) / n
         printf "RESULT callgrind.free %.2f instr lower\n", (f2 - f1) / n
         printf "RESULT callgrind.pair %.2f instr lower\n", (m2 - m1 + f2 - f1) / n
     } else {
-        print "callgrind.sh: malloc/free not found by name in the profile" > "/dev/stderr"
+        print "callgrind.sh: no instructions counted inside malloc/free (symbols named otherwise?)" > "/dev/stderr"
     }
 }'

@@ -9,7 +9,10 @@
  *   block stays live at its old size). At that moment the utilisation is
  *   (requested bytes of the live blocks) / ARENA.
  * Figures: util.<ARENA> = mean utilisation over the rounds in % (higher is better), and
- *   util.<ARENA>.min = the worst round.
+ *   util.<ARENA>.min = the worst round; for diagnosis ("info"), means at the failure of
+ *   hl_heap_info's counters in % of the arena: util.<ARENA>.usable (usable bytes of live
+ *   blocks), .free_tiny (free tiny slots), .free_mid (free TLSF bytes), .largest (largest
+ *   free TLSF block), and .fail_size (mean size of the failing request, bytes).
  */
 #include "bench.h"
 #include "bench_alloc.h"
@@ -32,8 +35,9 @@ static size_t draw_size(bench_rng_t *r)
     return 8 + (size_t)(1016.0 * u * u * u);
 }
 
-/* One round; returns the live requested bytes at the first failed allocation. */
-static size_t round_until_exhausted(live_t *live, size_t cap, bench_rng_t *r)
+/* One round; returns the live requested bytes at the first failed allocation and stores the
+ * size of that request in *fail_size. */
+static size_t round_until_exhausted(live_t *live, size_t cap, bench_rng_t *r, size_t *fail_size)
 {
     size_t nlive = 0, bytes = 0;
     for (;;) {
@@ -41,7 +45,10 @@ static size_t round_until_exhausted(live_t *live, size_t cap, bench_rng_t *r)
         if (nlive == 0 || a < 2) {
             size_t n = draw_size(r);
             void *p = b_malloc(n);
-            if (!p) return bytes;
+            if (!p) {
+                *fail_size = n;
+                return bytes;
+            }
             if (nlive == cap) bench_die("util: more than %zu live blocks: arena too large", cap);
             bench_touch(p, n);
             live[nlive++] = (live_t){p, n};
@@ -55,7 +62,10 @@ static size_t round_until_exhausted(live_t *live, size_t cap, bench_rng_t *r)
             } else {
                 size_t n = draw_size(r);
                 void *p = b_realloc(live[i].p, n);
-                if (!p) return bytes;
+                if (!p) {
+                    *fail_size = n;
+                    return bytes;
+                }
                 bench_touch(p, n);
                 bytes = bytes - live[i].n + n;
                 live[i] = (live_t){p, n};
@@ -76,10 +86,19 @@ int main(int argc, char **argv)
     live_t *live = bench_mem(cap * sizeof *live);
     bench_rng_t rng;
     bench_rng_seed(&rng, 5);
-    double sum = 0, worst = 1e9;
+    double sum = 0, worst = 1e9, usable = 0, free_tiny = 0, free_mid = 0, largest = 0, fails = 0;
     for (uint64_t k = 0; k < rounds; k++) {
         bench_alloc_open(argc > 3 ? argv[3] : NULL, argv[1]);
-        double u = 100.0 * (double)round_until_exhausted(live, cap, &rng) / (double)arena;
+        size_t fail_size = 0;
+        double u =
+            100.0 * (double)round_until_exhausted(live, cap, &rng, &fail_size) / (double)arena;
+        hl_heap_info_t info;
+        hl_heap_info(bench_heap, &info);
+        usable += 100.0 * (double)info.used / (double)arena;
+        free_tiny += 100.0 * (double)info.free_tiny / (double)arena;
+        free_mid += 100.0 * (double)info.free_mid / (double)arena;
+        largest += 100.0 * (double)info.largest_free / (double)arena;
+        fails += (double)fail_size;
         bench_alloc_close();
         sum += u;
         if (u < worst) worst = u;
@@ -89,5 +108,12 @@ int main(int argc, char **argv)
     bench_result(key, sum / (double)rounds, "%", "higher");
     snprintf(key, sizeof key, "util.%s.min", argv[1]);
     bench_result(key, worst, "%", "higher");
+    static const char *const info_key[] = {"usable", "free_tiny", "free_mid", "largest",
+                                           "fail_size"};
+    const double info_sum[] = {usable, free_tiny, free_mid, largest, fails};
+    for (size_t i = 0; i < sizeof info_key / sizeof info_key[0]; i++) {
+        snprintf(key, sizeof key, "util.%s.%s", argv[1], info_key[i]);
+        bench_result(key, info_sum[i] / (double)rounds, i < 4 ? "%" : "B", "info");
+    }
     return 0;
 }
