@@ -121,11 +121,17 @@ static proc_t *proc_of(hl_metrics_t *m, int64_t pid)
     return p;
 }
 
-static uint64_t held(const hl_metrics_t *m)
+/* H now. Memory in use is held: when the os_region rows account for less than U (the
+ * recording did not see every mapping), H is taken as U and the report says so. */
+static uint64_t held(hl_metrics_t *m)
 {
-    if (m->held_fixed) return m->H_fixed;
-    if (m->have_os) return m->H_os;
-    return m->U;
+    uint64_t h = m->held_fixed ? m->H_fixed : m->have_os ? m->H_os : m->U;
+    if (h < m->U) {
+        if (m->have_os && !m->held_fixed)
+            m->r->held_incomplete = 1;
+        h = m->U;
+    }
+    return h;
 }
 
 /* External fragmentation of the mid tier now, over all processes; -1 without regions. */

@@ -134,6 +134,8 @@ void hl_render_json(FILE *f, hl_report_t *r, const hl_render_opts_t *o)
     hl_json_frac(&j, r->util_end);
     hl_json_key(&j, "held_source");
     hl_json_str(&j, r->held_source);
+    hl_json_key(&j, "held_incomplete");
+    hl_json_bool(&j, r->held_incomplete);
     hl_json_key(&j, "peak_ts_ns");
     hl_json_i64(&j, r->peak_ts);
     bytes3(&j, "peak_bytes", r->peak_R, r->peak_U, r->peak_H);

@@ -123,6 +123,9 @@ void hl_render_text(FILE *f, hl_report_t *r, const hl_render_opts_t *o)
             r->end_H);
     fprintf(f, "  largest                         %12" PRIu64 " %12" PRIu64 "   (held from %s)\n",
             r->max_U, r->max_H, r->held_source);
+    if (r->held_incomplete)
+        fprintf(f, "  note: the recorded OS mappings held less than the usable bytes at times; "
+                   "held is taken as at least usable there\n");
     fprintf(f, "\n                          at peak       at end\n");
     fprintf(f, "  utilisation R/H       ");
     pct(f, r->util_peak);

@@ -106,6 +106,7 @@ typedef struct hl_report_s {
     int64_t from_ns, to_ns;  /* window relative to the start, -1 = open */
     int approximate;         /* events were discarded: counts are lower bounds */
     const char *held_source; /* "os_region", "arena" or "usable" (H unknown: U used) */
+    int held_incomplete;     /* os_region accounted for less than U at times: H >= U used */
     const char *source;      /* "recorded" or "replay" */
 
     uint64_t events, allocs, frees, orphan_frees, reallocs, failed;

@@ -24,6 +24,9 @@ golden() {
         return
     fi
     sed -i "s#$dir/##g" "$out/$name"
+    case $name in # one value a line: readable diffs
+    *.json) python3 -m json.tool "$out/$name" >"$out/$name.pretty" && mv "$out/$name.pretty" "$out/$name" ;;
+    esac
     if [ "${UPDATE_GOLDEN:-0}" = 1 ]; then
         cp "$out/$name" "$golden/$name"
     fi

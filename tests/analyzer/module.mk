@@ -59,3 +59,15 @@ analyzer-html: $(AN_DBS) $(BIN_DIR)/heapledger
 	tests/analyzer/html_test.sh $(BIN_DIR)/heapledger $(AN_TEST_DIR)
 
 analyzer-check: analyzer-html
+
+# End to end: a real recording (heapledger record under LTTng) of a program with known leaks.
+AN_LEAKY := $(AN_TEST_DIR)/leaky
+$(AN_LEAKY): tests/analyzer/leaky.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -O0 -fno-omit-frame-pointer -o $@ $<
+
+.PHONY: analyzer-e2e
+analyzer-e2e: $(AN_LEAKY) $(BIN_DIR)/heapledger
+	tests/analyzer/e2e_test.sh $(BIN_DIR)/heapledger $(AN_LEAKY) $(AN_TEST_DIR)
+
+analyzer-check: analyzer-e2e
