@@ -127,8 +127,7 @@ static uint64_t held(hl_metrics_t *m)
 {
     uint64_t h = m->held_fixed ? m->H_fixed : m->have_os ? m->H_os : m->U;
     if (h < m->U) {
-        if (m->have_os && !m->held_fixed)
-            m->r->held_incomplete = 1;
+        if (m->have_os && !m->held_fixed) m->r->held_incomplete = 1;
         h = m->U;
     }
     return h;

@@ -1,47 +1,18 @@
 /* analyzer/rundb.c — see rundb.h. */
 #include "rundb.h"
 
+#include "db.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 sqlite3 *hl_an_open(const char *path, char *err, size_t errlen)
 {
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        snprintf(err, errlen, "%s: no such file", path);
-        return NULL;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        snprintf(err, errlen, "%s: not a regular file", path);
-        return NULL;
-    }
-    sqlite3 *db = NULL;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-        snprintf(err, errlen, "%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : "?");
-        sqlite3_close(db);
-        return NULL;
-    }
-    sqlite3_stmt *st_v = NULL;
-    int rc = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st_v, NULL);
-    if (rc == SQLITE_OK) rc = sqlite3_step(st_v);
-    if (rc != SQLITE_ROW) {
-        snprintf(err, errlen, "%s: not a heapledger run database (%s)", path,
-                 rc == SQLITE_NOTADB ? "not an SQLite database" : sqlite3_errmsg(db));
-        sqlite3_finalize(st_v);
-        sqlite3_close(db);
-        return NULL;
-    }
-    int version = sqlite3_column_int(st_v, 0);
-    sqlite3_finalize(st_v);
-    if (version != HL_AN_SCHEMA_VERSION) {
-        snprintf(err, errlen, "%s: schema version %d, this heapledger reads version %d%s", path,
-                 version, HL_AN_SCHEMA_VERSION,
-                 version == 0 ? " (not a heapledger run database?)" : "");
-        sqlite3_close(db);
-        return NULL;
-    }
+    /* The file and schema-version checks are the tracer's (tracer/db.h), one for all
+     * readers; the analyzer adds the tables it reads and its read pragmas. */
+    sqlite3 *db = hl_db_open_read(path, err, errlen);
+    if (!db) return NULL;
     static const char *const tables[] = {"run",       "block", "orphan_free", "stack", "frame",
                                          "os_region", "error", "process",     "thread"};
     for (size_t i = 0; i < sizeof tables / sizeof *tables; i++) {

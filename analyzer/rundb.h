@@ -11,10 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HL_AN_SCHEMA_VERSION 1
-
-/* Open path read-only, check its schema version and tables, set read pragmas (large page
- * cache, mmap). NULL with a message in err on failure. */
+/* Open path read-only (hl_db_open_read: the file, the schema version), check the tables
+ * the analyzer reads, set read pragmas. NULL with a one-line message in err on failure. */
 sqlite3 *hl_an_open(const char *path, char *err, size_t errlen);
 
 typedef struct hl_run_s {

@@ -26,8 +26,7 @@ int main(void)
     void *first = NULL;
     for (int i = 0; i < 3; i++) {
         void *p = leak_here(100);
-        if (!first)
-            first = p;
+        if (!first) first = p;
     }
     for (int i = 0; i < 5; i++)
         temp_here(200);

@@ -27,9 +27,10 @@ $(AN_TEST_DIR)/notadb.db:
 	echo "this is a text file, not a database" > $@
 
 AN_UNIT := $(AN_TEST_DIR)/test_analyzer
-$(AN_UNIT): tests/analyzer/test_analyzer.c $(ANALYZER_LIB)
+$(AN_UNIT): tests/analyzer/test_analyzer.c $(ANALYZER_LIB) $(OBJ_DIR)/tracer/db.o
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -I analyzer -o $@ $< $(ANALYZER_LIB) -lcriterion -lsqlite3 -lm
+	$(CC) $(TEST_CFLAGS) -I analyzer -o $@ $< $(ANALYZER_LIB) $(OBJ_DIR)/tracer/db.o \
+	    -lcriterion -lsqlite3 -lm -lpthread
 
 .PHONY: analyzer-check analyzer-unit analyzer-cli
 analyzer-unit: $(AN_UNIT) $(AN_DBS)
