@@ -11,6 +11,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: heapledger collect TRACE_DIR -o FILE.db [--force] [--command CMD] [--quiet]\n"
+            "                          [--stats]\n"
             "\n"
             "Ingest an LTTng trace of a heapledger-instrumented program into a run database.\n"
             "TRACE_DIR is the session output directory (the one given to `lttng create\n"
@@ -20,6 +21,7 @@ static void usage(FILE *f)
             "  -f, --force           replace FILE.db if it exists\n"
             "  -c, --command CMD     command line to record in the run table\n"
             "  -q, --quiet           no progress bar or summary\n"
+            "  -s, --stats           print the time spent per thread and in index creation\n"
             "\n"
             "Exit status: 0 complete, 1 error (nothing written), 2 usage, 3 partial (the trace\n"
             "was truncated or corrupt: FILE.db holds what could be decoded).\n");
@@ -28,15 +30,19 @@ static void usage(FILE *f)
 int hl_cmd_collect(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'},  {"force", no_argument, NULL, 'f'},
-        {"command", required_argument, NULL, 'c'}, {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+        {"output", required_argument, NULL, 'o'},
+        {"force", no_argument, NULL, 'f'},
+        {"command", required_argument, NULL, 'c'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"stats", no_argument, NULL, 's'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     hl_ingest_opts_t o = HL_INGEST_OPTS_INIT;
     const char *out = NULL;
-    int quiet = 0, c;
+    int quiet = 0, stats = 0, c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:fc:qh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:fc:qsh", longopts, NULL)) != -1) {
         switch (c) {
         case 'o':
             out = optarg;
@@ -49,6 +55,9 @@ int hl_cmd_collect(int argc, char **argv)
             break;
         case 'q':
             quiet = 1;
+            break;
+        case 's':
+            stats = 1;
             break;
         case 'h':
             usage(stdout);
@@ -82,5 +91,10 @@ int hl_cmd_collect(int argc, char **argv)
                 (unsigned long long)r.blocks, (unsigned long long)r.orphan_frees,
                 (unsigned long long)r.stacks, r.seconds,
                 r.seconds > 0 ? (double)r.events / r.seconds : 0.0, rc == 1 ? " [partial]" : "");
+    if (stats)
+        fprintf(stderr,
+                "heapledger collect: %.3f s wall, decode thread %.3f s CPU, store thread %.3f s "
+                "CPU, final commit + indexes %.3f s wall\n",
+                r.seconds, r.decode_cpu, r.store_cpu, r.index_seconds);
     return rc == 1 ? 3 : 0;
 }

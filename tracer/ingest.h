@@ -44,6 +44,9 @@ typedef struct hl_ingest_result_s {
     uint64_t orphan_frees; /* frees of pointers never seen allocated */
     uint64_t stacks;       /* distinct stacks stored */
     double seconds;        /* wall time of the ingest */
+    double decode_cpu;     /* CPU seconds of the decode thread (babeltrace2) */
+    double store_cpu;      /* CPU seconds of the store thread during the load */
+    double index_seconds;  /* wall time of the final commit and index creation */
     char error[256];       /* message when the return value is not 0 ("" otherwise) */
 } hl_ingest_result_t;
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct decode_arg_s {
@@ -20,8 +21,16 @@ typedef struct decode_arg_s {
     hl_queue_t *q;
     const volatile int *stop;
     int rc;
+    double cpu; /* CPU seconds of the decode thread */
     char err[256];
 } decode_arg_t;
+
+static double thread_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 static void *decode_main(void *p)
 {
@@ -39,6 +48,7 @@ static void *decode_main(void *p)
     }
     a->rc = hl_source_run(s, a->stop, a->err, sizeof a->err);
     hl_source_close(s);
+    a->cpu = thread_cpu();
     return NULL;
 }
 
@@ -199,9 +209,12 @@ int hl_ingest_trace(const char *trace_dir, const char *db_path, const hl_ingest_
     hl_iprogress_start(&pr, o->progress, bytes / 36); /* ~36 bytes per event with contexts */
     decode_arg_t a = {.dirs = dirs, .ndirs = (size_t)n, .q = &s.q};
     pthread_t th;
+    double cpu0 = thread_cpu();
     pthread_create(&th, NULL, decode_main, &a);
     int crc = consume_all(&s, &pr, 0, 0);
     pthread_join(th, NULL);
+    r->store_cpu = thread_cpu() - cpu0;
+    r->decode_cpu = a.cpu;
     cleanup_salvage(dirs, salvaged, n);
     free_dirs(dirs, n);
     if (lost[0] && a.rc == 0) { /* decoded all that was salvaged: still partial */
@@ -234,10 +247,12 @@ int hl_ingest_trace(const char *trace_dir, const char *db_path, const hl_ingest_
     }
     hl_ledger_counts(s.led, r);
     char cerr[192];
+    double t1 = hl_ingest_now();
     if (session_close(&s, rc >= 0, 1, cerr, sizeof cerr) != 0 && rc >= 0) {
         snprintf(r->error, sizeof r->error, "%s: %s", db_path, cerr);
         rc = -1;
     }
+    r->index_seconds = hl_ingest_now() - t1;
     if (rc < 0) remove_db(db_path);
     hl_iprogress_end(&pr, r->events);
     r->seconds = hl_ingest_now() - t0;
