@@ -58,3 +58,29 @@ CREATE VIEW IF NOT EXISTS kernel_summary AS
            max(CASE WHEN kind = 'rss' THEN len END) AS peak_rss,
            min(ts) AS first_ts, max(ts) AS last_ts
     FROM kernel_event GROUP BY pid, kind;
+
+-- The allocator's mappings (os_region 'map', from a heapledger recording) with the bytes of
+-- them the process faulted in while they were mapped: memory held but never touched is
+-- len - faulted_bytes. A page faulted twice (after MADV_DONTNEED, say) counts twice, so
+-- faulted_bytes can exceed len; never_touched_bytes is clamped at 0.
+CREATE VIEW IF NOT EXISTS kernel_region_touch AS
+    WITH maps AS (
+        SELECT m.pid, m.addr, m.len, m.purpose, m.ts AS map_ts,
+               (SELECT min(u.ts) FROM os_region u
+                WHERE u.pid = m.pid AND u.op = 'unmap' AND u.addr = m.addr AND u.ts >= m.ts)
+                   AS unmap_ts
+        FROM os_region m WHERE m.op = 'map'),
+    touched AS (
+        SELECT maps.*,
+               coalesce((SELECT sum(min(f.addr + f.len, maps.addr + maps.len) -
+                                    max(f.addr, maps.addr))
+                         FROM kernel_event f
+                         WHERE f.kind = 'page_fault' AND f.pid = maps.pid
+                           AND f.addr < maps.addr + maps.len AND f.addr + f.len > maps.addr
+                           AND f.ts >= maps.map_ts
+                           AND (maps.unmap_ts IS NULL OR f.ts <= maps.unmap_ts)), 0)
+                   AS faulted_bytes
+        FROM maps)
+    SELECT pid, addr, len, purpose, map_ts, unmap_ts, faulted_bytes,
+           max(0, len - faulted_bytes) AS never_touched_bytes
+    FROM touched;

@@ -118,6 +118,8 @@ if [ -f "$LIB" ] && command -v lttng-sessiond > /dev/null; then
             "select count(*) from os_region o where op='unmap' and not exists (select 1 from kernel_event k where k.pid=o.pid and k.kind='munmap' and k.addr=o.addr and k.len=o.len and k.ts >= o.ts and k.ts - o.ts < 50000000)"
         check "record --kernel: the two large blocks seen both ways" "2|2" \
             "select sum(op='map' and len > 3000000), sum(op='unmap' and len > 3000000) from os_region"
+        check "record --kernel: the large mappings were touched whole (kernel_region_touch)" "2|0" \
+            "select count(*), max(never_touched_bytes) from kernel_region_touch where purpose = 'large' and len > 3000000 and faulted_bytes >= len - 4096"
     fi
 else
     echo "  skip record --kernel (no allocator or no lttng-sessiond)"
@@ -130,7 +132,7 @@ mkfifo "$W/leaky.out"
 LPID=$!
 exec 3< "$W/leaky.out"
 read -r line <&3 # "ready"
-"$CLI" attach --pid "$LPID" -o "$DB" 2> "$W/attach.err" &
+"$CLI" attach --pid "$LPID" -o "$DB" --kernel 2> "$W/attach.err" &
 APID=$!
 i=0
 while ! grep -q "attached to pid" "$W/attach.err" 2>/dev/null && [ $i -lt 100 ]; do
@@ -155,6 +157,8 @@ else
     check "attach: calloc, posix_memalign, aligned_alloc freed" "1000|4096|512" \
         "select group_concat(size, '|') from (select size from block where id between 101 and 103 and free_ts is not null order by id)"
     check "attach: schema version" 1 "pragma user_version"
+    check "attach --kernel: the process's page faults, and only its" "1|1" \
+        "select count(*) > 0, min(pid) = $LPID and max(pid) = $LPID from kernel_event where kind = 'page_fault'"
 fi
 
 # --- 4. without privileges ------------------------------------------------------------------
