@@ -8,6 +8,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 work=$(mktemp -d /tmp/hl-ingest-bench.XXXXXX); trap 'rm -rf "$work"' EXIT
 ensure_sessiond
+cp "$GEN" "$work/$TAG" && GEN=$work/$TAG   # unique process name, see lib.sh
 record_trace "$work/t" "$GEN" bench "$pairs" || { echo "recording failed"; exit 1; }
 du -sh "$work/t" | awk '{print "trace size: " $1}'
 t0=$(date +%s.%N); babeltrace2 "$work/t" -c sink.utils.dummy; t1=$(date +%s.%N)

@@ -6,6 +6,7 @@ set -u
 HL=$1; GEN=$2; work=$3
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
+[ "$(basename "$GEN")" = "$TAG" ] || { cp "$GEN" "$work/$TAG" && GEN=$work/$TAG; }
 echo "ingest: collectd"
 base=$((20000 + RANDOM % 20000))
 C=$base; D=$((base + 1)); L=$((base + 2))
@@ -25,8 +26,8 @@ trap finish EXIT
 live_session() {
     lttng create "$1" --live=200000 --set-url=net://127.0.0.1:$C:$D >/dev/null &&
     lttng enable-channel -u -s "$1" ch --subbuf-size=1M --num-subbuf=4 >/dev/null &&
-    lttng enable-event -u -s "$1" -c ch 'heapledger:*' --filter '$ctx.procname == "ingest_gen*"' >/dev/null &&
-    lttng enable-event -u -s "$1" -c ch 'lttng_ust_statedump:*' --filter '$ctx.procname == "ingest_gen*"' >/dev/null &&
+    lttng enable-event -u -s "$1" -c ch 'heapledger:*' --filter "\$ctx.procname == \"$TAG*\"" >/dev/null &&
+    lttng enable-event -u -s "$1" -c ch 'lttng_ust_statedump:*' --filter "\$ctx.procname == \"$TAG*\"" >/dev/null &&
     lttng add-context -u -s "$1" -c ch -t vpid -t vtid -t procname >/dev/null &&
     lttng start "$1" >/dev/null
 }

@@ -19,7 +19,7 @@
  *   realloc chain: alloc 0x9000 → realloc in place 0x9000 → realloc move 0xa000 → free;
  *   realloc(NULL, 64) → 0xb000 (leaked); realloc(0xb100→0) size 0 on an unknown pointer
  *   (orphan); free of never-seen 0xdead0 (orphan); one failed alloc (ptr 0, alloc_fail);
- *   error "double-free"; os_unmap; "ingest_gen-ust" allocs 0x7000 (filtered).
+ *   error "double-free"; os_unmap; NAME-ust allocs 0x7000 (filtered).
  * Expected per process: block rows 10 + 3 + 1 + 1 = 15; live at exit 2 + 1 = 3 (P(8),
  *   P(9), 0xb000); failed 1; orphan_free 2; stack 1 with 3 frames; error 1; os_region 2;
  *   heapledger events 10 + 8 + 5 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 = 31 (+1 filtered).
@@ -86,8 +86,12 @@ static void *start_named(void *arg)
     return n->fn(NULL);
 }
 
-static void run_named(void *(*fn)(void *), const char *name)
+/* Thread names derive from the process name (tests run a copy of this program under a
+ * unique name and filter their sessions on it): "<comm>_wkr", "<comm>-ust". */
+static void run_named(void *(*fn)(void *), const char *suffix)
 {
+    char name[16];
+    snprintf(name, sizeof name, "%.10s%s", program_invocation_short_name, suffix);
     named_t n = {fn, name};
     pthread_t t;
     pthread_create(&t, NULL, start_named, &n);
@@ -105,7 +109,7 @@ static void basic(void)
     for (unsigned i = 0; i < 5; i++)
         lttng_ust_tracepoint(heapledger, free, P(i), 16 * (i + 1) + 15, HL_TIER_TINY, 1,
                              HL_PATH_TINY_CACHE_PUSH, 20 + i, 1);
-    run_named(worker, "ingest_gen_wkr");
+    run_named(worker, "_wkr");
     /* realloc chain */
     lttng_ust_tracepoint(heapledger, alloc, 0x9000, 100, 112, HL_TIER_MID, 255, HL_PATH_TLSF, 300,
                          1);
@@ -125,7 +129,7 @@ static void basic(void)
                          HL_PATH_ALLOC_FAIL, 1000, 1);
     lttng_ust_tracepoint(heapledger, error, "double-free", P(0), 16, "freed twice", 1, 1, 1);
     lttng_ust_tracepoint(heapledger, os_unmap, 0x100000, 1 << 20, "slab_segment");
-    run_named(fake_ust, "ingest_gen-ust");
+    run_named(fake_ust, "-ust");
 }
 
 static void *bench_thread(void *arg)

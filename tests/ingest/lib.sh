@@ -3,6 +3,8 @@
 # names, sqlite3 on the produced databases.
 
 fails=0
+# Unique process name of this test run (<= 10 characters): sessions filter on it.
+: "${TAG:=ig$$}"; export TAG
 pass() { echo "  ok   $*"; }
 fail() { echo "  FAIL $*"; fails=$((fails + 1)); }
 # check NAME EXPECTED ACTUAL
@@ -25,9 +27,9 @@ record_trace() {
     rm -rf "$out"
     lttng create "$s" --output="$out" >/dev/null &&
     lttng enable-channel -u -s "$s" ch --subbuf-size=1M --num-subbuf=8 --blocking-timeout=inf >/dev/null &&
-    lttng enable-event -u -s "$s" -c ch 'heapledger:*' --filter '$ctx.procname == "ingest_gen*"' >/dev/null &&
-    lttng enable-event -u -s "$s" -c ch 'lttng_ust_statedump:*' --filter '$ctx.procname == "ingest_gen*"' >/dev/null &&
-    lttng enable-event -u -s "$s" -c ch 'lttng_ust_dl:*' --filter '$ctx.procname == "ingest_gen*"' >/dev/null &&
+    lttng enable-event -u -s "$s" -c ch 'heapledger:*' --filter "\$ctx.procname == \"$TAG*\"" >/dev/null &&
+    lttng enable-event -u -s "$s" -c ch 'lttng_ust_statedump:*' --filter "\$ctx.procname == \"$TAG*\"" >/dev/null &&
+    lttng enable-event -u -s "$s" -c ch 'lttng_ust_dl:*' --filter "\$ctx.procname == \"$TAG*\"" >/dev/null &&
     lttng add-context -u -s "$s" -c ch -t vpid -t vtid -t procname >/dev/null &&
     lttng start "$s" >/dev/null || { lttng destroy "$s" >/dev/null 2>&1; return 1; }
     LTTNG_UST_ALLOW_BLOCKING=1 "$@"

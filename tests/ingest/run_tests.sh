@@ -13,6 +13,8 @@ mnt=""
 cleanup() { [ -n "$mnt" ] && umount "$mnt" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 ensure_sessiond
+gen_dir=$(dirname "$GEN")
+cp "$GEN" "$work/$TAG" && GEN=$work/$TAG   # unique process name, see lib.sh
 echo "ingest: collect"
 
 # --- basic: one process, 3 threads (one posing as LTTng's "-ust" thread) ---------------
@@ -35,15 +37,15 @@ check "frames" 3 "$(q $db 'select count(*) from frame')"
 check "frame 0 function" "ingest_gen_leaf" "$(q $db 'select function from frame where depth = 0')"
 check "frame 1 function" "ingest_gen_mid" "$(q $db 'select function from frame where depth = 1')"
 check "frame file:line" 1 "$(q $db "select count(*) from frame where depth = 0 and file like '%ingest_gen.c' and line > 0")"
-check "frame module" 1 "$(q $db "select count(*) from frame where depth = 0 and module like '%/ingest_gen'")"
+check "frame module" 1 "$(q $db "select count(*) from frame where depth = 0 and module like '%/$TAG'")"
 check "alloc stacks renumbered" 10 "$(q $db 'select count(*) from block where alloc_stack = (select id from stack) and tier = 1 and ptr < 8192')"
-check "modules with build id" 1 "$(q $db "select count(*) > 0 from module where build_id is not null and path like '%ingest_gen'")"
+check "modules with build id" 1 "$(q $db "select count(*) > 0 from module where build_id is not null and path like '%$TAG'")"
 check "errors" "double-free|freed twice" "$(q $db "select kind || '|' || details from error")"
 check "os regions" "map|unmap" "$(q $db "select group_concat(op, '|') from (select op from os_region order by seq)")"
 check "run" "stacks=3|2445000000|0" "$(q $db 'select options, tsc_hz, discarded_events from run' | tr -d '\n')"
 check "run events >= 32" 1 "$(q $db 'select events >= 32 from run')"
-check "threads" 1 "$(q $db "select count(*) from thread where name = 'ingest_gen_wkr'")"
-check "process name" "ingest_gen" "$(q $db 'select procname from process')"
+check "threads" 1 "$(q $db "select count(*) from thread where name = '${TAG}_wkr'")"
+check "process name" "$TAG" "$(q $db 'select procname from process')"
 check "path_cycles free count (5 + 3 + 1 orphan)" 9 "$(q $db "select count from path_cycles where path = 'tiny_cache_push'")"
 check "status" complete "$(q $db "select value from meta where key = 'ingest_status'")"
 check "indexes" 1 "$(q $db "select count(*) from sqlite_master where name = 'block_ptr'")"
@@ -114,7 +116,7 @@ if [ "$(id -u)" = 0 ]; then
 fi
 
 # --- a real program through `heapledger record`, and its kept trace through collect ---------
-prog=$(dirname "$GEN")/ingest_prog
+prog=$gen_dir/ingest_prog
 if [ -x "$prog" ] && "$HL" record --help >/dev/null 2>&1; then
     echo "ingest: record + collect of a real program"
     "$HL" record -o "$work/rec.db" --keep-trace "$work/rec-trace" -- "$prog" >/dev/null 2>"$work/rec.err"
