@@ -7,10 +7,10 @@
  *   variables. Every node (term, value, environment cell) is a separate allocation of
  *   24–40 B; after each term the whole object list is freed (LIFO) and the normal form is
  *   checked against the expected numeral. One iteration normalises all TERMS terms (built
- *   afresh each time); one run is ITERATIONS iterations; the program times RUNS runs (fewer if they
- * take more than 1.5 s: it stops after the run that crosses 1.5 s). Heap-API build: the heap is
- * created with "arena=32M" followed by CONFIG. Figure: nbe.runs in runs per second (higher is
- * better).
+ *   afresh each time); one run is ITERATIONS iterations; the program times RUNS runs, or
+ *   fewer when they take long: it stops after the run that crosses 1.5 s.
+ *   Heap-API build: the heap is created with "arena=32M" followed by CONFIG.
+ * Figure: nbe.runs in runs per second (higher is better).
  */
 #include "bench.h"
 #include "bench_alloc.h"
