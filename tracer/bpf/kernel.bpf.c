@@ -141,11 +141,33 @@ static __always_inline int is_followed(__u32 tgid)
     return bpf_map_lookup_elem(&followed, &tgid) != NULL;
 }
 
-/* RSS in bytes from the mm counters (file + anon + shmem pages; the per-CPU parts not yet
- * folded in are not counted, as in the kernel's own rss_stat tracepoint). */
+/* The two layouts of mm->rss_stat, declared locally so that this file compiles against the
+ * vmlinux.h of either kernel and CO-RE picks the right one at load time:
+ *   Linux >= 6.2: struct percpu_counter rss_stat[NR_MM_COUNTERS]
+ *   Linux <  6.2: struct mm_rss_stat { atomic_long_t count[NR_MM_COUNTERS]; } rss_stat
+ */
+struct mm_struct___pcpu {
+    struct percpu_counter rss_stat[4];
+} __attribute__((preserve_access_index));
+
+struct mm_rss_stat___atomic {
+    atomic_long_t count[4];
+} __attribute__((preserve_access_index));
+
+struct mm_struct___atomic {
+    struct mm_rss_stat___atomic rss_stat;
+} __attribute__((preserve_access_index));
+
+/* Pages of counter i (file + anon + shmem make the RSS; the per-CPU parts not yet folded in
+ * are not counted, as in the kernel's own rss_stat tracepoint). i is a constant < 4 at every
+ * call (bounded for the verifier). */
 static __always_inline __s64 counter_pages(struct mm_struct *mm, int i)
 {
-    __s64 v = BPF_CORE_READ(mm, rss_stat[i].count);
+    __s64 v;
+    if (bpf_core_field_exists(((struct mm_struct___atomic *)0)->rss_stat.count))
+        v = BPF_CORE_READ((struct mm_struct___atomic *)mm, rss_stat.count[i].counter);
+    else
+        v = BPF_CORE_READ((struct mm_struct___pcpu *)mm, rss_stat[i].count);
     return v < 0 ? 0 : v;
 }
 
