@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "hl_schema.h"
 #include "hmap.h"
@@ -162,6 +163,13 @@ static hl_report_t *analyze_pass(sqlite3 *db, const char *path, const hl_analyze
         if ((++n & 0xffff) == 0) hl_progress_update(&prog, (uint64_t)ev.seq, (uint64_t)max_seq);
     }
     hl_progress_done(&prog);
+    if (getenv("HEAPLEDGER_STATS")) {
+        struct timespec ts;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        fprintf(stderr, "heapledger: %llu events; main thread: %.3f s CPU, %zu free ends pending\n",
+                (unsigned long long)n, (double)ts.tv_sec + (double)ts.tv_nsec / 1e9,
+                hl_stream_pending(s));
+    }
     hl_stream_close(s);
     *reorder = rc == HL_STREAM_REORDER;
     if (rc < 0) {

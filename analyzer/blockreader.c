@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define HL_BR_CHUNKS 4
 #define HL_BR_ROWS   2048
@@ -29,7 +30,15 @@ struct hl_blockreader_s {
     chunk_t *cur;      /* consumer's chunk */
     size_t pos;
     char err[256]; /* reader's error message */
+    double cpu_s;  /* reader thread's CPU time, set when it ends */
 };
+
+static double thread_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static inline int64_t i64(sqlite3_stmt *st, int i, int64_t def)
 {
@@ -81,7 +90,10 @@ static void *reader_main(void *arg)
         int stop = r->stop;
         chunk_t *c = &r->chunk[r->prod];
         pthread_mutex_unlock(&r->lock);
-        if (stop) return NULL;
+        if (stop) {
+            r->cpu_s = thread_cpu();
+            return NULL;
+        }
         int rc = SQLITE_ROW;
         c->n = 0;
         while (c->n < HL_BR_ROWS && (rc = sqlite3_step(r->st)) == SQLITE_ROW)
@@ -94,7 +106,10 @@ static void *reader_main(void *arg)
         r->prod = (r->prod + 1) % HL_BR_CHUNKS;
         pthread_cond_signal(&r->not_empty);
         pthread_mutex_unlock(&r->lock);
-        if (c->end) return NULL;
+        if (c->end) {
+            r->cpu_s = thread_cpu();
+            return NULL;
+        }
     }
 }
 
@@ -177,6 +192,8 @@ int hl_blockreader_next(hl_blockreader_t *r, const hl_block_row_t **row, char *e
     }
 }
 
+double hl_blockreader_cpu(const hl_blockreader_t *r) { return r->cpu_s; }
+
 void hl_blockreader_close(hl_blockreader_t *r)
 {
     if (!r) return;
@@ -185,6 +202,8 @@ void hl_blockreader_close(hl_blockreader_t *r)
     pthread_cond_signal(&r->not_full);
     pthread_mutex_unlock(&r->lock);
     pthread_join(r->thread, NULL);
+    if (getenv("HEAPLEDGER_STATS"))
+        fprintf(stderr, "heapledger: block reader thread: %.3f s CPU\n", r->cpu_s);
     pthread_mutex_destroy(&r->lock);
     pthread_cond_destroy(&r->not_full);
     pthread_cond_destroy(&r->not_empty);

@@ -26,6 +26,8 @@ hl_blockreader_t *hl_blockreader_open(sqlite3 *db, int64_t pid, int by_index, ch
                                       size_t errlen);
 /* Next row: 1 (*row valid until the next call), 0 at the end, -1 on a database error. */
 int hl_blockreader_next(hl_blockreader_t *r, const hl_block_row_t **row, char *err, size_t errlen);
+/* CPU time the reader thread used (valid once it reached the end). */
+double hl_blockreader_cpu(const hl_blockreader_t *r);
 /* Stop the thread (also before the end) and free everything. */
 void hl_blockreader_close(hl_blockreader_t *r);
 

@@ -72,3 +72,22 @@ analyzer-e2e: $(AN_LEAKY) $(BIN_DIR)/heapledger
 	tests/analyzer/e2e_test.sh $(BIN_DIR)/heapledger $(AN_LEAKY) $(AN_TEST_DIR)
 
 analyzer-check: analyzer-e2e
+
+# Benchmark (make bench): a synthetic run of AN_BENCH_EVENTS events (tests/analyzer/gen_big.c),
+# then `heapledger report` on it: wall time, CPU per thread, peak RSS, events per second.
+AN_GEN_BIG := $(AN_TEST_DIR)/gen_big
+AN_BENCH_EVENTS ?= 10000000
+AN_BENCH_DB := $(BUILD)/bench/analyzer-$(AN_BENCH_EVENTS).db
+$(AN_GEN_BIG): tests/analyzer/gen_big.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -o $@ $< -lsqlite3
+
+$(AN_BENCH_DB): $(AN_GEN_BIG)
+	@mkdir -p $(dir $@)
+	$(AN_GEN_BIG) $@ $(AN_BENCH_EVENTS) schemas/heapledger.sql schemas/heapledger_index.sql
+
+.PHONY: analyzer-bench
+analyzer-bench: $(AN_BENCH_DB) $(BIN_DIR)/heapledger
+	tests/analyzer/bench.sh $(BIN_DIR)/heapledger $(AN_BENCH_DB)
+
+BENCH_TARGETS += analyzer-bench
