@@ -1,6 +1,7 @@
 # tests/bench/ — the benchmark suite (issue 3): `make bench` runs it (tests/bench/run.sh,
-# report in build/bench/results.md); `bench-quick` (in `make check`) runs every program once
-# with small sizes under every allocator and only checks that each prints its figures.
+# report in build/bench/results.md); `bench-quick` (in `make check`) checks the programs'
+# bad-input messages (test_args.sh), then runs every program once with small sizes under
+# every allocator and only checks that each prints its figures.
 #
 # Programs: plain malloc ones (run under LD_PRELOAD); the fixed-arena workloads are built
 # twice from one source, <name>_malloc (plain malloc) and <name>_heap (-DBENCH_HEAP_API,
@@ -46,6 +47,7 @@ bench-suite: $(BENCH_PROGS) $(BENCH_HL_SO)
 	$(BENCH_ENV) BENCH_OUT=$(BENCH_DIR)/results.md tests/bench/run.sh
 
 bench-quick: $(BENCH_PROGS) $(BENCH_HL_SO)
+	@$(BENCH_ENV) tests/bench/test_args.sh
 	@$(BENCH_ENV) BENCH_QUICK=1 BENCH_OUT=$(BENCH_DIR)/quick.md tests/bench/run.sh >/dev/null
 
 BENCH_TARGETS += bench-suite

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# heapledger benchmarks — bad input gets a clear message: each case runs a benchmark program
+# (or script) with bad arguments and checks the exit status and the message. Run by
+# `make bench-quick`. BENCH_BIN: program directory (default build/bench/bin).
+set -uo pipefail
+bin=${BENCH_BIN:-build/bench/bin}
+here=$(cd "$(dirname "$0")" && pwd)
+fails=0
+
+# expect STATUS PATTERN COMMAND… : COMMAND must exit with STATUS and print PATTERN (stdout
+# or stderr, extended regex).
+expect() {
+    local want=$1 pat=$2 out rc
+    shift 2
+    out=$("$@" 2>&1)
+    rc=$?
+    if [ "$rc" -ne "$want" ] || ! grep -Eq -- "$pat" <<<"$out"; then
+        echo "test_args: FAIL: $* -> exit $rc (want $want), output: $out" >&2
+        fails=$((fails + 1))
+    fi
+}
+
+expect 1 'usage: tiny' "$bin/tiny"
+expect 1 "bad size 'x1'" "$bin/tiny" x1
+expect 1 'size 2048 outside 1..1024' "$bin/tiny" 2048
+expect 1 "bad op count '5Q': trailing characters" "$bin/tiny" 64 16 5Q
+expect 1 'size and block count must be positive' "$bin/simple" 0 10
+expect 1 'thread count must be 1..64' "$bin/thread" 0
+expect 1 'frees must cross threads' "$bin/larson" 1
+expect 1 'pair count must be 1..32' "$bin/prodcons" 99
+expect 1 "unknown distribution 'g999'" "$bin/arena_malloc" g999 plain
+expect 1 "mode must be 'plain' or 'realloc'" "$bin/arena_malloc" g32 sometimes
+expect 1 'needs the heap-API build' "$bin/arena_malloc" g32 plain harden=1
+expect 3 '^SKIP option rejected: .*no_such_option' "$bin/arena_heap" g32 plain no_such_option=1
+expect 3 '^SKIP option rejected' "$bin/nbe_heap" 100 15 8 no_such_option=1
+expect 1 'arena must be at least 4K' "$bin/util_heap" 1K
+expect 1 'usage: fastpath' "$bin/fastpath" sideways
+expect 2 'usage: launch' "$bin/launch"
+expect 127 'launch: cannot run /nonexistent' "$bin/launch" /dev/null /nonexistent
+expect 1 'not found' env BENCH_BIN="$bin" "$here/callgrind.sh" x /nonexistent/lib.so
+expect 1 'usage: callgrind.sh' "$here/callgrind.sh"
+
+if [ "$fails" -ne 0 ]; then
+    echo "test_args: $fails case(s) failed" >&2
+    exit 1
+fi
+echo "test_args: all bad-input cases give their message"
