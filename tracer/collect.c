@@ -94,7 +94,7 @@ int hl_cmd_collect(int argc, char **argv)
     if (stats)
         fprintf(stderr,
                 "heapledger collect: %.3f s wall, decode thread %.3f s CPU, store thread %.3f s "
-                "CPU, final commit + indexes %.3f s wall\n",
-                r.seconds, r.decode_cpu, r.store_cpu, r.index_seconds);
+                "CPU, final commit + indexes %.3f s wall (%.3f s CPU)\n",
+                r.seconds, r.decode_cpu, r.store_cpu, r.index_seconds, r.index_cpu);
     return rc == 1 ? 3 : 0;
 }

@@ -47,6 +47,7 @@ typedef struct hl_ingest_result_s {
     double decode_cpu;     /* CPU seconds of the decode thread (babeltrace2) */
     double store_cpu;      /* CPU seconds of the store thread during the load */
     double index_seconds;  /* wall time of the final commit and index creation */
+    double index_cpu;      /* CPU seconds of the calling thread in that phase */
     char error[256];       /* message when the return value is not 0 ("" otherwise) */
 } hl_ingest_result_t;
 

@@ -247,12 +247,13 @@ int hl_ingest_trace(const char *trace_dir, const char *db_path, const hl_ingest_
     }
     hl_ledger_counts(s.led, r);
     char cerr[192];
-    double t1 = hl_ingest_now();
+    double t1 = hl_ingest_now(), c1 = thread_cpu();
     if (session_close(&s, rc >= 0, 1, cerr, sizeof cerr) != 0 && rc >= 0) {
         snprintf(r->error, sizeof r->error, "%s: %s", db_path, cerr);
         rc = -1;
     }
     r->index_seconds = hl_ingest_now() - t1;
+    r->index_cpu = thread_cpu() - c1;
     if (rc < 0) remove_db(db_path);
     hl_iprogress_end(&pr, r->events);
     r->seconds = hl_ingest_now() - t0;

@@ -12,9 +12,10 @@ cp "$GEN" "$work/$TAG" && GEN=$work/$TAG   # unique process name, see lib.sh
 record_trace "$work/t" "$GEN" bench "$pairs" || { echo "recording failed"; exit 1; }
 du -sh "$work/t" | awk '{print "trace size: " $1}'
 t0=$(date +%s.%N); babeltrace2 "$work/t" -c sink.utils.dummy; t1=$(date +%s.%N)
-"$HL" collect "$work/t" -o "$work/t.db" -q; t2=$(date +%s.%N)
+"$HL" collect "$work/t" -o "$work/t.db" -q --stats; t2=$(date +%s.%N)
 ev=$(sqlite3 "$work/t.db" 'select events from run')
 awk -v e="$ev" -v a="$t0" -v b="$t1" -v c="$t2" 'BEGIN {
     printf "events: %d\nbabeltrace2 decode only: %.2f s, %.2f M events/s\n", e, b - a, e / (b - a) / 1e6;
     printf "heapledger collect:      %.2f s, %.2f M events/s\n", c - b, e / (c - b) / 1e6 }'
 ls -la "$work/t.db" | awk '{print "database size: " $5 " bytes"}'
+uptime
