@@ -31,67 +31,6 @@ int64_t hl_parse_time(const char *s)
     return (int64_t)(v * mul + 0.5);
 }
 
-/* Mid-tier free spans at a given seq, straight from the tables. */
-static int frag_at(sqlite3 *db, int64_t pid, int64_t seq, hl_frag_t *out)
-{
-    hl_span_t *reg = NULL, *used = NULL;
-    size_t nreg = 0, creg = 0, nused = 0, cused = 0;
-    hl_hmap_t regions = {0};
-    char q[512];
-    snprintf(q, sizeof q,
-             "SELECT op, addr, len, purpose, pid FROM os_region WHERE seq <= %lld %s ORDER BY seq",
-             (long long)seq, pid > 0 ? "AND pid = ?" : "");
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK) return -1;
-    if (pid > 0) sqlite3_bind_int64(st, 1, pid);
-    /* Regions keyed by address (processes rarely share one; fork children re-map). */
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        const char *op = (const char *)sqlite3_column_text(st, 0);
-        uint64_t addr = (uint64_t)sqlite3_column_int64(st, 1);
-        uint64_t len = (uint64_t)sqlite3_column_int64(st, 2);
-        hl_region_t purpose = hl_region_parse((const char *)sqlite3_column_text(st, 3));
-        if (op && !strcmp(op, "unmap"))
-            hl_hmap_del(&regions, addr, NULL);
-        else
-            *hl_hmap_put(&regions, addr, 0, NULL) =
-                (len & ((1ull << 56) - 1)) | ((uint64_t)purpose << 56);
-    }
-    sqlite3_finalize(st);
-    const hl_hmap_slot_t *s;
-    for (size_t i = 0; hl_hmap_iter(&regions, &i, &s);) {
-        hl_region_t purpose = (hl_region_t)(s->val >> 56);
-        hl_span_t sp = {s->key, s->key + (s->val & ((1ull << 56) - 1))};
-        if (purpose == HL_REG_TLSF_POOL || purpose == HL_REG_ARENA)
-            *HL_VEC_PUSH(reg, nreg, creg) = sp;
-        else if (purpose == HL_REG_SLAB)
-            *HL_VEC_PUSH(used, nused, cused) = sp;
-    }
-    hl_hmap_free(&regions);
-    int known = nreg > 0;
-    if (known) {
-        snprintf(q, sizeof q,
-                 "SELECT ptr, usable FROM block WHERE alloc_seq <= %lld AND tier = %d AND "
-                 "(flags & 1) = 0 AND (free_seq IS NULL OR free_seq > %lld) %s",
-                 (long long)seq, HL_TIER_MID, (long long)seq, pid > 0 ? "AND pid = ?" : "");
-        if (sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK) {
-            free(reg);
-            free(used);
-            return -1;
-        }
-        if (pid > 0) sqlite3_bind_int64(st, 1, pid);
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            uint64_t p = (uint64_t)sqlite3_column_int64(st, 0);
-            hl_span_t sp = {p - HL_MID_HEADER, p + (uint64_t)sqlite3_column_int64(st, 1)};
-            *HL_VEC_PUSH(used, nused, cused) = sp;
-        }
-        sqlite3_finalize(st);
-        *out = hl_frag_compute(reg, nreg, used, nused);
-    }
-    free(reg);
-    free(used);
-    return known ? 1 : 0;
-}
-
 static char *dup_col(sqlite3_stmt *st, int i)
 {
     const unsigned char *s = sqlite3_column_text(st, i);
@@ -176,14 +115,8 @@ static hl_report_t *analyze_pass(sqlite3 *db, const char *path, const hl_analyze
         hl_report_free(hl_metrics_finish(m));
         return NULL;
     }
-    int64_t peak_seq = hl_metrics_peak_seq(m);
     hl_report_t *r = hl_metrics_finish(m);
     r->db = db;
-    hl_frag_t f;
-    if (r->peak_R && frag_at(db, o->pid, peak_seq, &f) > 0) {
-        r->frag_peak = f;
-        r->external_peak = f.external;
-    }
     load_errors(db, r);
     return r;
 }

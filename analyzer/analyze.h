@@ -1,7 +1,5 @@
-/* analyzer/analyze.h — one pass over a run database: stream → metrics → report.
- *
- * Adds what needs the database beyond the stream: external fragmentation at the peak (the
- * live mid blocks at the peak's seq, one indexed range query) and the errors table.
+/* analyzer/analyze.h — one pass over a run database: stream → metrics → report, plus the
+ * errors table.
  */
 #ifndef HL_ANALYZE_H
 #define HL_ANALYZE_H

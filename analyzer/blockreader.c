@@ -40,43 +40,42 @@ static double thread_cpu(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static inline int64_t i64(sqlite3_stmt *st, int i, int64_t def)
-{
-    return sqlite3_column_type(st, i) == SQLITE_NULL ? def : sqlite3_column_int64(st, i);
-}
-
+/* Columns of the block query (see hl_blockreader_open): NULLs come back as -1 (0 for
+ * paths) and tier, class and flags share one integer, so a row costs 16 column reads. */
 static void decode(sqlite3_stmt *st, hl_block_row_t *row)
 {
     hl_event_t *e = &row->alloc;
+    int64_t packed = sqlite3_column_int64(st, 5);
     e->kind = HL_EV_ALLOC;
     e->block = sqlite3_column_int64(st, 0);
     e->pid = sqlite3_column_int64(st, 1);
     e->ptr = (uint64_t)sqlite3_column_int64(st, 2);
     e->size = (uint64_t)sqlite3_column_int64(st, 3);
     e->usable = (uint64_t)sqlite3_column_int64(st, 4);
-    e->tier = sqlite3_column_int(st, 5);
-    e->cls = sqlite3_column_int(st, 6);
-    e->seq = e->alloc_seq = sqlite3_column_int64(st, 7);
-    e->ts = e->alloc_ts = sqlite3_column_int64(st, 8);
-    e->tid = i64(st, 9, -1);
-    e->path = (int)i64(st, 10, 0);
-    e->cycles = e->alloc_cycles = i64(st, 11, -1);
-    e->stack = e->alloc_stack = i64(st, 12, -1);
-    e->flags = sqlite3_column_int(st, 13);
-    e->prev_block = i64(st, 14, 0);
+    e->tier = (int)(packed & 0xff);
+    e->cls = (int)((packed >> 8) & 0xffff) - 1;
+    e->flags = (int)(packed >> 24);
+    e->seq = e->alloc_seq = sqlite3_column_int64(st, 6);
+    e->ts = e->alloc_ts = sqlite3_column_int64(st, 7);
+    e->tid = sqlite3_column_int64(st, 8);
+    e->path = sqlite3_column_int(st, 9);
+    e->cycles = e->alloc_cycles = sqlite3_column_int64(st, 10);
+    e->stack = e->alloc_stack = sqlite3_column_int64(st, 11);
+    e->prev_block = sqlite3_column_int64(st, 12);
     e->purpose = HL_REG_OTHER;
-    row->has_free = sqlite3_column_type(st, 15) != SQLITE_NULL;
+    int64_t free_seq = sqlite3_column_int64(st, 13);
+    row->has_free = free_seq >= 0;
     if (row->has_free) {
         hl_event_t *f = &row->free;
         *f = *e;
         f->kind = HL_EV_FREE;
         f->prev_block = 0;
-        f->seq = sqlite3_column_int64(st, 15);
-        f->ts = sqlite3_column_int64(st, 16);
-        f->tid = i64(st, 17, -1);
-        f->path = (int)i64(st, 18, 0);
-        f->cycles = i64(st, 19, -1);
-        f->stack = i64(st, 20, -1);
+        f->seq = free_seq;
+        f->ts = sqlite3_column_int64(st, 14);
+        f->tid = sqlite3_column_int64(st, 15);
+        f->path = sqlite3_column_int(st, 16);
+        f->cycles = sqlite3_column_int64(st, 17);
+        f->stack = sqlite3_column_int64(st, 18);
     }
 }
 
@@ -136,9 +135,12 @@ hl_blockreader_t *hl_blockreader_open(sqlite3 *db, int64_t pid, int by_index, ch
     char q[512], where[64] = "";
     if (pid > 0) snprintf(where, sizeof where, "WHERE pid = %lld", (long long)pid);
     snprintf(q, sizeof q,
-             "SELECT id, pid, ptr, size, usable, tier, class, alloc_seq, alloc_ts, alloc_tid, "
-             "alloc_path, alloc_cycles, alloc_stack, flags, prev_block, free_seq, free_ts, "
-             "free_tid, free_path, free_cycles, free_stack FROM block %s ORDER BY %s",
+             "SELECT id, pid, ptr, size, usable, "
+             "tier | ((class + 1) << 8) | (flags << 24), alloc_seq, alloc_ts, "
+             "coalesce(alloc_tid, -1), coalesce(alloc_path, 0), coalesce(alloc_cycles, -1), "
+             "coalesce(alloc_stack, -1), coalesce(prev_block, 0), coalesce(free_seq, -1), "
+             "free_ts, coalesce(free_tid, -1), coalesce(free_path, 0), "
+             "coalesce(free_cycles, -1), coalesce(free_stack, -1) FROM block %s ORDER BY %s",
              where, by_index ? "alloc_seq" : "id");
     if (sqlite3_prepare_v2(r->db, q, -1, &r->st, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "preparing the block query: %s", sqlite3_errmsg(r->db));
@@ -192,7 +194,10 @@ int hl_blockreader_next(hl_blockreader_t *r, const hl_block_row_t **row, char *e
     }
 }
 
-double hl_blockreader_cpu(const hl_blockreader_t *r) { return r->cpu_s; }
+double hl_blockreader_cpu(const hl_blockreader_t *r)
+{
+    return r->cpu_s;
+}
 
 void hl_blockreader_close(hl_blockreader_t *r)
 {
