@@ -5,7 +5,7 @@
 AN_TEST_DIR := $(TEST_DIR)/analyzer
 AN_SCHEMA := schemas/heapledger.sql schemas/heapledger_index.sql
 AN_DBS := $(addprefix $(AN_TEST_DIR)/,basic.db arena.db empty.db discarded.db badversion.db \
-          reorder.db realloc.db \
+          reorder.db realloc.db churn.db \
           notadb.db)
 
 # A hand-made database: the v1 schema, the test's rows, the indexes.
@@ -21,6 +21,10 @@ $(AN_TEST_DIR)/discarded.db $(AN_TEST_DIR)/badversion.db: $(AN_TEST_DIR)/%.db: \
 	@rm -f $@
 	cat schemas/heapledger.sql tests/analyzer/basic.sql tests/analyzer/$*.sql \
 	    schemas/heapledger_index.sql | sqlite3 $@
+
+# A churning synthetic run (gen_big): 60 000 events over 500 live blocks.
+$(AN_TEST_DIR)/churn.db: $(AN_TEST_DIR)/gen_big $(AN_SCHEMA)
+	$(AN_TEST_DIR)/gen_big $@ 60000 schemas/heapledger.sql schemas/heapledger_index.sql 500
 
 $(AN_TEST_DIR)/notadb.db:
 	@mkdir -p $(dir $@)
