@@ -45,7 +45,13 @@ host=$(hostname | tr -c 'A-Za-z0-9_.\n-' _)
 # 1. a session streamed to its end (destroyed): the database is complete
 s1="hlcd1_$$"
 live_session $s1 || fail "creating $s1"
-"$GEN" slow
+# The statedump is emitted at registration, before the viewer has the new streams: ask
+# LTTng for it again once the process is running (docs/collect.md).
+"$GEN" slow &
+gen_pid=$!
+sleep 1
+lttng regenerate statedump -s $s1 >/dev/null || fail "regenerate statedump"
+wait $gen_pid
 db=$work/cd/$host-$s1.db
 wait_for sh -c "[ -f '$db' ] && [ \"\$(sqlite3 '$db' 'select count(*) from block' 2>/dev/null)\" = 12 ]" \
     || fail "session 1: freed blocks not streamed: $(q $db 'select count(*) from block' 2>&1)"
@@ -54,8 +60,8 @@ wait_for status_is "$db" complete && pass "session end: status complete" || fail
 check "live: blocks" 15 "$(q $db 'select count(*) from block')"
 check "live: live at exit" 3 "$(q $db 'select count(*) from live_at_exit')"
 check "live: orphan frees" 2 "$(q $db 'select count(*) from orphan_free')"
-# (the statedump is emitted at registration, before the viewer attaches: frames keep their ips)
 check "live: frames" 3 "$(q $db 'select count(*) from frame')"
+check "live: frames symbolised (regenerated statedump)" "ingest_gen_leaf" "$(q $db 'select function from frame where depth = 0')"
 
 # 2. relayd restart: collectd keeps running and follows a session created afterwards
 stop_relayd
