@@ -20,13 +20,14 @@ ensure_sessiond() {
 }
 
 # record_trace OUTDIR CMD ARGS… — a session with the heapledger events, statedump and dl
-# events and the vpid/vtid/procname contexts, blocking channel with large sub-buffers.
+# events and the vpid/vtid/procname contexts, blocking channel with large sub-buffers
+# (CHANNEL_OPTS replaces the channel options).
 record_trace() {
     local out=$1; shift
     local s="hlig_$$_$RANDOM"
     rm -rf "$out"
     lttng create "$s" --output="$out" >/dev/null &&
-    lttng enable-channel -u -s "$s" ch --subbuf-size=1M --num-subbuf=8 --blocking-timeout=inf >/dev/null &&
+    lttng enable-channel -u -s "$s" ch ${CHANNEL_OPTS:---subbuf-size=1M --num-subbuf=8 --blocking-timeout=inf} >/dev/null &&
     lttng enable-event -u -s "$s" -c ch 'heapledger:*' --filter "\$ctx.procname == \"$TAG*\"" >/dev/null &&
     lttng enable-event -u -s "$s" -c ch 'lttng_ust_statedump:*' --filter "\$ctx.procname == \"$TAG*\"" >/dev/null &&
     lttng enable-event -u -s "$s" -c ch 'lttng_ust_dl:*' --filter "\$ctx.procname == \"$TAG*\"" >/dev/null &&

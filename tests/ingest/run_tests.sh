@@ -61,6 +61,15 @@ check "fork blocks" 30 "$(q $db 'select count(*) from block')"
 check "fork live at exit" 6 "$(q $db 'select count(*) from live_at_exit')"
 check "fork no inferred ends" 0 "$(q $db 'select count(*) from block where flags & 8')"
 
+# --- discard mode with tiny sub-buffers: lost events are counted, pairs stay consistent ----
+CHANNEL_OPTS="--subbuf-size=4096 --num-subbuf=2 --discard" record_trace "$work/lossy" "$GEN" bench 200000 \
+    || fail "recording lossy"
+"$HL" collect "$work/lossy" -o "$work/lossy.db" -q; check "lossy collect exit" 0 $?
+db=$work/lossy.db
+check "lossy: discarded events counted" 1 "$(q $db 'select discarded_events > 0 from run')"
+check "lossy: events + discarded <= emitted" 1 "$(q $db 'select events + discarded_events <= 400000 + 1000 from run')"
+check "lossy: every block row is consistent" 0 "$(q $db 'select count(*) from block where free_seq is not null and free_seq < alloc_seq')"
+
 # --- bad input ---------------------------------------------------------------------------
 out=$("$HL" collect "$work/basic" -o "$work/basic.db" 2>&1); rc=$?
 check "existing output: exit" 1 $rc
