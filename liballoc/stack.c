@@ -42,6 +42,10 @@ _Static_assert((HL_STACK_SLOTS & (HL_STACK_SLOTS - 1)) == 0, "slots: power of tw
 #define HL_STACK_MAX_PROBE 256
 /* Frames unw_backtrace may return above the ones kept (skip + allocator frames). */
 #define HL_STACK_EXTRA 32
+/* Frames of our own module hl_stack_capture_user expects above the user's (capture, emit,
+ * traced path, malloc entry, aligned helpers): the walk stops at max + this, since every
+ * frame walked costs ~10 ns. More allocator frames only shorten the user's stack. */
+#define HL_STACK_SELF_SLACK 8
 
 /* Module statics, gathered. */
 static struct {
@@ -136,10 +140,10 @@ __attribute__((noinline)) size_t hl_stack_capture_user(uint64_t *ips, size_t max
     void *buf[HL_STACK_MAX_DEPTH + HL_STACK_EXTRA];
     if (max > HL_STACK_MAX_DEPTH) max = HL_STACK_MAX_DEPTH;
     if (skip > HL_STACK_EXTRA - 2) skip = HL_STACK_EXTRA - 2;
-    int n = stack_walk(buf, (int)(max + HL_STACK_EXTRA));
+    uintptr_t lo = hl_stk.self_lo, hi = hl_stk.self_hi;
+    int n = stack_walk(buf, (int)(max + (lo < hi ? HL_STACK_SELF_SLACK : skip + 2)));
     if (n <= 0) return 0;
     size_t from = skip + 2;
-    uintptr_t lo = hl_stk.self_lo, hi = hl_stk.self_hi;
     if (lo < hi) {
         from = 0;
         while (from < (size_t)n && (uintptr_t)buf[from] >= lo && (uintptr_t)buf[from] < hi)
