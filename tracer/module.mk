@@ -11,7 +11,9 @@ TRACER_OBJS := $(OBJ_DIR)/tracer/main.o
 HL_RECORD_OBJS := $(addprefix $(OBJ_DIR)/tracer/,record.o record_env.o record_summary.o \
                     session.o sessiond.o)
 TRACER_OBJS += $(HL_RECORD_OBJS)
-HL_CLI_LIBS += -llttng-ctl -lsqlite3
+# record validates --options with the allocator's own parser (liballoc/options.c).
+HL_CLI_OBJS += $(LIBHL_CORE_A)
+HL_CLI_LIBS += -llttng-ctl -lsqlite3 $(LIBHL_CORE_LIBS)
 
 # Where an installed heapledger finds its libraries (record_env.c).
 $(OBJ_DIR)/tracer/record_env.o: TRACER_DEFS := -DHL_LIBDIR=\"$(PREFIX)/lib\"

@@ -13,6 +13,7 @@
  * program cannot be executed, 127 when it is not found, 2 for usage errors.
  */
 #include "cmd.h"
+#include "heapledger.h"
 #include "ingest.h"
 #include "record_env.h"
 #include "record_summary.h"
@@ -378,6 +379,15 @@ int hl_cmd_record(int argc, char **argv)
     if (rc >= 0) return rc;
 
     char path[4096], err[1024];
+    if (a.options) { /* the same parser the preloaded allocator uses: refuse bad options now */
+        hl_options_t o;
+        hl_options_default(&o);
+        if (hl_options_parse(&o, a.options, err, sizeof err)) {
+            fprintf(stderr, "heapledger record: --options: %s (docs/allocator.md lists them)\n",
+                    err);
+            return 2;
+        }
+    }
     rc = record_find_program(a.argv[0], path, sizeof path);
     if (rc) {
         fprintf(stderr, "heapledger record: cannot run '%s': %s\n", a.argv[0],

@@ -126,6 +126,9 @@ t_usage() {
     "$HL" record -o "$d.exists.db" -- true >"$d.out" 2>"$d.err"
     check "existing -o status" 2 $? || return 1
     contains "$d.err" "exists (use --force to replace it)" || return 1
+    "$HL" record --options bogus=1 -- true >"$d.out" 2>"$d.err"
+    check "bad --options status" 2 $? || return 1
+    contains "$d.err" "--options: unknown option 'bogus'" || return 1
     "$HL" record --help >"$d.out" 2>&1
     check "--help status" 0 $? || return 1
     contains "$d.out" "usage: heapledger record" || return 1
