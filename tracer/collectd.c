@@ -38,6 +38,7 @@ typedef struct follower_s {
     char *url, *db;
     pthread_t th;
     volatile int done;
+    int joined;
     int rc, retry; /* retry: ended on a lost connection: follow again if listed */
     int commit_ms;
     hl_ingest_result_t res;
@@ -228,6 +229,13 @@ int hl_cmd_collectd(int argc, char **argv)
             sleep_ms(backoff);
             continue;
         }
+        /* Reap finished followers (their URLs stay listed so that an ended session is not
+         * followed again). */
+        for (follower_t *f = d.list; f; f = f->next)
+            if (f->done && !f->joined) {
+                pthread_join(f->th, NULL);
+                f->joined = 1;
+            }
         if (down) logf_("%s: relay daemon reachable again", url);
         down = 0;
         backoff = 0;
@@ -238,7 +246,7 @@ int hl_cmd_collectd(int argc, char **argv)
     while (d.list) {
         follower_t *f = d.list;
         d.list = f->next;
-        pthread_join(f->th, NULL);
+        if (!f->joined) pthread_join(f->th, NULL);
         if (f->rc < 0) rc = 1;
         free(f->url);
         free(f->db);
