@@ -115,6 +115,11 @@ int hl_source_run(hl_source_t *s, const volatile int *stop, char *err, size_t er
 uint64_t hl_source_events(const hl_source_t *s);
 void hl_source_close(hl_source_t *s);
 
+/* The lock every libbabeltrace2 call that loads plugins or creates, destroys or queries
+ * objects holds (libbabeltrace2 is not thread-safe; see ingest_source.c). */
+void hl_bt_lock(void);
+void hl_bt_unlock(void);
+
 /* Live sessions a relay daemon offers: calls fn(url, hostname, session, arg) for each.
  * Returns the number of sessions, or -1 with a message (relayd unreachable, …). */
 int hl_source_live_sessions(const char *relay_url,

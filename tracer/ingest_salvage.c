@@ -19,7 +19,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+static int probe_locked(const char *dir);
+
 int hl_source_probe_fs(const char *dir)
+{
+    hl_bt_lock();
+    int rc = probe_locked(dir);
+    hl_bt_unlock();
+    return rc;
+}
+
+static int probe_locked(const char *dir)
 {
     const bt_plugin *p = NULL;
     if (bt_plugin_find("ctf", BT_TRUE, BT_FALSE, BT_TRUE, BT_TRUE, BT_FALSE, &p) !=

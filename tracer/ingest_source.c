@@ -88,6 +88,8 @@ struct hl_source_s {
     int nsrc;
 };
 
+static void close_locked(hl_source_t *s);
+
 /* ---- finding traces ------------------------------------------------------------------ */
 
 typedef struct dirlist_s {
@@ -603,7 +605,8 @@ out:
     return rc;
 }
 
-hl_source_t *hl_source_open_fs(char *const *dirs, size_t n, hl_queue_t *q, char *err, size_t errlen)
+static hl_source_t *open_fs_locked(char *const *dirs, size_t n, hl_queue_t *q, char *err,
+                                   size_t errlen)
 {
     const bt_plugin *ctf = find_plugin("ctf", err, errlen);
     if (!ctf) return NULL;
@@ -639,11 +642,11 @@ hl_source_t *hl_source_open_fs(char *const *dirs, size_t n, hl_queue_t *q, char 
 fail:
     free(srcs);
     bt_plugin_put_ref(ctf);
-    if (s) hl_source_close(s);
+    if (s) close_locked(s);
     return NULL;
 }
 
-hl_source_t *hl_source_open_live(const char *url, hl_queue_t *q, char *err, size_t errlen)
+static hl_source_t *open_live_locked(const char *url, hl_queue_t *q, char *err, size_t errlen)
 {
     const bt_plugin *ctf = find_plugin("ctf", err, errlen);
     if (!ctf) return NULL;
@@ -668,11 +671,11 @@ hl_source_t *hl_source_open_live(const char *url, hl_queue_t *q, char *err, size
     bt_plugin_put_ref(ctf);
     if (st != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
         take_bt_error(url, err, errlen);
-        hl_source_close(s);
+        close_locked(s);
         return NULL;
     }
     if (finish_graph(s, &src, 1, err, errlen) != 0) {
-        hl_source_close(s);
+        close_locked(s);
         return NULL;
     }
     return s;
@@ -723,7 +726,7 @@ uint64_t hl_source_events(const hl_source_t *s)
     return s->events;
 }
 
-void hl_source_close(hl_source_t *s)
+static void close_locked(hl_source_t *s)
 {
     if (!s) return;
     bt_graph_put_ref(s->graph);
@@ -733,10 +736,10 @@ void hl_source_close(hl_source_t *s)
 
 /* ---- listing live sessions ------------------------------------------------------------ */
 
-int hl_source_live_sessions(const char *relay_url,
-                            void (*fn)(const char *url, const char *host, const char *session,
-                                       void *arg),
-                            void *arg, char *err, size_t errlen)
+static int live_sessions_locked(const char *relay_url,
+                                void (*fn)(const char *url, const char *host, const char *session,
+                                           void *arg),
+                                void *arg, char *err, size_t errlen)
 {
     const bt_plugin *ctf = find_plugin("ctf", err, errlen);
     if (!ctf) return -1;
@@ -779,4 +782,57 @@ out:
     bt_value_put_ref(res);
     bt_query_executor_put_ref(qe);
     return rc;
+}
+
+/* ---- serialisation -------------------------------------------------------------------- */
+
+/* libbabeltrace2 is not thread-safe: plugin loading has global state and reference counts
+ * are not atomic, so two threads building or destroying graphs from the same component
+ * classes can corrupt them (collectd's followers and its session polling do exactly that).
+ * Every call that loads plugins, creates, destroys or queries takes this lock; running
+ * distinct graphs (bt_graph_run_once) needs no lock. */
+static pthread_mutex_t bt_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void hl_bt_lock(void)
+{
+    pthread_mutex_lock(&bt_lock);
+}
+
+void hl_bt_unlock(void)
+{
+    pthread_mutex_unlock(&bt_lock);
+}
+
+hl_source_t *hl_source_open_fs(char *const *dirs, size_t n, hl_queue_t *q, char *err, size_t errlen)
+{
+    hl_bt_lock();
+    hl_source_t *s = open_fs_locked(dirs, n, q, err, errlen);
+    hl_bt_unlock();
+    return s;
+}
+
+hl_source_t *hl_source_open_live(const char *url, hl_queue_t *q, char *err, size_t errlen)
+{
+    hl_bt_lock();
+    hl_source_t *s = open_live_locked(url, q, err, errlen);
+    hl_bt_unlock();
+    return s;
+}
+
+void hl_source_close(hl_source_t *s)
+{
+    hl_bt_lock();
+    close_locked(s);
+    hl_bt_unlock();
+}
+
+int hl_source_live_sessions(const char *relay_url,
+                            void (*fn)(const char *url, const char *host, const char *session,
+                                       void *arg),
+                            void *arg, char *err, size_t errlen)
+{
+    hl_bt_lock();
+    int n = live_sessions_locked(relay_url, fn, arg, err, errlen);
+    hl_bt_unlock();
+    return n;
 }

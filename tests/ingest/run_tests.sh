@@ -61,6 +61,16 @@ check "fork blocks" 30 "$(q $db 'select count(*) from block')"
 check "fork live at exit" 6 "$(q $db 'select count(*) from live_at_exit')"
 check "fork no inferred ends" 0 "$(q $db 'select count(*) from block where flags & 8')"
 
+# --- per-pid buffers: one CTF directory per process, merged in time order ----------------
+LD_PRELOAD=$forklib CHANNEL_OPTS="--buffers-pid --subbuf-size=1M --num-subbuf=4" \
+    record_trace "$work/perpid" "$GEN" fork || fail "recording per-pid"
+check "per-pid: several CTF directories" 1 "$(( $(find "$work/perpid" -name metadata | wc -l) >= 2 ))"
+"$HL" collect "$work/perpid" -o "$work/perpid.db" -q; check "per-pid collect exit" 0 $?
+db=$work/perpid.db
+check "per-pid: processes" 2 "$(q $db 'select count(distinct pid) from block')"
+check "per-pid: blocks" 30 "$(q $db 'select count(*) from block')"
+check "per-pid: global order" 1 "$(q $db 'select count(distinct alloc_seq) = count(*) from block')"
+
 # --- discard mode with tiny sub-buffers: lost events are counted, pairs stay consistent ----
 CHANNEL_OPTS="--subbuf-size=4096 --num-subbuf=2 --discard" record_trace "$work/lossy" "$GEN" bench 200000 \
     || fail "recording lossy"
