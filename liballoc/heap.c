@@ -31,8 +31,9 @@ static int heap_setup(hl_heap_t *h, const hl_options_t *opt)
     } else if (!o.slab_size) {
         o.slab_size = HL_DEFAULT_SLAB;
     }
-    /* 4 KiB is the smallest slab that holds three slots of the largest class. */
-    if (!hl_is_pow2(o.slab_size) || o.slab_size < 4096 || o.slab_size > (1u << 20))
+    /* Small slabs suit small fixed arenas; the tiny tier then stops at the largest class of
+     * which a slab holds three slots (below). */
+    if (!hl_is_pow2(o.slab_size) || o.slab_size < 1024 || o.slab_size > (1u << 20))
         return -1;
     if (o.tiny_max > HL_TINY_MAX || o.arenas > HL_MAX_ARENAS)
         return -1;
@@ -43,7 +44,21 @@ static int heap_setup(hl_heap_t *h, const hl_options_t *opt)
     if (o.mid_max < HL_TINY_MAX + 16)
         o.mid_max = HL_TINY_MAX + 16;
     h->opt = o;
-    h->tiny_max = o.tiny ? o.tiny_max : 0;
+    /* Fixed arenas default to TLSF alone: partial slabs of many classes cost a small arena
+     * more than the 1-byte headers save (docs/PERFORMANCE.md, peak utilisation). */
+    int tiny_on = o.tiny == 2 ? !o.arena_size : (int)o.tiny;
+    h->tiny_max = tiny_on ? o.tiny_max : 0;
+    /* The tiny tier serves a class only when a slab holds at least three of its slots (4 KiB
+     * arena slabs stop at the 1296-byte class). */
+    if (h->tiny_max) {
+        size_t room = o.slab_size - (sizeof(hl_slab_t) + (o.slab_size / 16 + 63) / 64 * 8) -
+                      16 - (o.arena_size ? HL_TLSF_HDR : 0);
+        unsigned c = hl_size_class[(h->tiny_max + 16) >> 4];
+        while (c > 0 && room / hl_class_slot(c) < 3)
+            c--;
+        if (h->tiny_max > hl_class_slot(c) - 1)
+            h->tiny_max = hl_class_slot(c) - 1;
+    }
     h->mid_max = o.arena_size ? SIZE_MAX : o.mid_max;
     if (o.arena_size) {
         h->arena_size = o.arena_size;
@@ -593,7 +608,7 @@ void hl_heap_info(hl_heap_t *h, hl_heap_info_t *out)
     hl_unlock(&h->tiny.src_lock);
     size_t large = __atomic_load_n(&h->large.bytes, __ATOMIC_RELAXED);
     /* In arena mode slabs are TLSF blocks: count them as tiny, not as mid use. */
-    mid_used -= slab_blocks * h->tiny.slab_size;
+    mid_used -= slab_blocks * h->tiny.slab_extent;
     out->held = h->arena_base ? h->arena_size : segs + pool_bytes + large;
     out->used = tiny_used + mid_used + large;
     out->free_tiny = tiny_free;

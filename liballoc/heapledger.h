@@ -33,9 +33,9 @@ typedef struct hl_options_s {
     uint32_t arenas;     /* arenas=N: TLSF arenas threads spread over (default: 2 per CPU, max 16) */
     uint32_t tcache;     /* tcache=N: thread cache capacity scale, 0 disables the cache */
     uint32_t stats;      /* stats=1: print counters at exit */
-    uint32_t tiny;       /* tiny=0 disables the tiny tier (everything below mid_max is TLSF) */
+    uint32_t tiny;       /* tiny=0|1: tiny tier off/on; 2 (default) = on, but off in arena mode */
     uint32_t trim_keep;  /* trim_keep=N: empty slabs kept before memory goes back to the OS */
-    size_t tiny_max;     /* tiny_max=SIZE: largest request served by the tiny tier (<= 1024) */
+    size_t tiny_max;     /* tiny_max=SIZE: largest request served by the tiny tier (<= 4096) */
     uint32_t stacks;     /* stacks=N: call-stack depth recorded by tracing and reports */
     /* Hardened mode (docs/hardening.md). harden=1 in an options string turns on check_free,
      * canary, poison, quarantine and guard=large; each has its own switch too. */

@@ -122,7 +122,7 @@ hl_slab_t *hl_mid_alloc_slab(hl_heap_t *h)
 {
     hl_arena_t *a = &h->mid.arenas[0];
     hl_lock(&a->lock);
-    void *p = hl_tlsf_memalign(&a->tlsf, h->tiny.slab_size, h->tiny.slab_size, NULL);
+    void *p = hl_tlsf_memalign(&a->tlsf, h->tiny.slab_size, h->tiny.slab_extent, NULL);
     hl_unlock(&a->lock);
     return p;
 }

@@ -61,6 +61,10 @@ $(LIB_DIR)/libheapledger_asan.a: $(ALLOC_ASAN_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
+.PHONY: size-tables
+size-tables: ## regenerate liballoc/size_tables.c from schemas/classes.def
+	python3 liballoc/gen_size_tables.py schemas/classes.def > liballoc/size_tables.c
+
 ALL_TARGETS += $(LIBHL_SO) $(LIBHL_A) $(LIBHL_CORE_A) $(LIBHL_NOTRACE)
 
 $(BUILD)/heapledger.pc: liballoc/heapledger.pc.in

@@ -4,23 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
-const uint8_t hl_size_class[(HL_TINY_MAX + 16) / 16 + 1] = {
-    0,  0,  1,  2,  3,  4,  5,  6,  7,  8,  8,  9,  9,  10, 10, 11, 11, 12, 12, 12, 12, 13,
-    13, 13, 13, 14, 14, 14, 14, 15, 15, 15, 15, 16, 16, 16, 16, 16, 16, 16, 16, 17, 17, 17,
-    17, 17, 17, 17, 17, 18, 18, 18, 18, 18, 18, 18, 18, 19, 19, 19, 19, 19, 19, 19, 19, 19};
-
-#define B(c) (uint16_t)((HL_TAG_TINY | (c)) * sizeof(hl_tbin_t))
-const uint16_t hl_size_bin[(HL_TINY_MAX + 16) / 16 + 1] = {
-    B(0),  B(0),  B(1),  B(2),  B(3),  B(4),  B(5),  B(6),  B(7),  B(8),  B(8),  B(9),  B(9),
-    B(10), B(10), B(11), B(11), B(12), B(12), B(12), B(12), B(13), B(13), B(13), B(13), B(14),
-    B(14), B(14), B(14), B(15), B(15), B(15), B(15), B(16), B(16), B(16), B(16), B(16), B(16),
-    B(16), B(16), B(17), B(17), B(17), B(17), B(17), B(17), B(17), B(17), B(18), B(18), B(18),
-    B(18), B(18), B(18), B(18), B(18), B(19), B(19), B(19), B(19), B(19), B(19), B(19), B(19),
-    B(19)};
-#undef B
-
-_Static_assert(HL_CLASS_COUNT == 20, "hl_size_class was generated for 20 classes");
-_Static_assert(HL_CLASS_SLOT_19 >= HL_TINY_MAX + 1, "last class serves HL_TINY_MAX");
+_Static_assert(HL_CLASS_SLOT_27 >= HL_TINY_MAX + 1, "last class serves HL_TINY_MAX");
 
 void hl_tiny_setup(hl_heap_t *h)
 {
@@ -29,6 +13,9 @@ void hl_tiny_setup(hl_heap_t *h)
         hl_lock_init(&t->cls[c].lock);
     hl_lock_init(&t->src_lock);
     t->slab_size = h->opt.slab_size;
+    /* Arena mode: a slab is a TLSF block aligned to slab_size whose 16-byte header sits in the
+     * previous slab_size window; using slab_size - 16 bytes lets slabs pack edge to edge. */
+    t->slab_extent = h->arena_base ? t->slab_size - HL_TLSF_HDR : t->slab_size;
     t->slab_mask = ~(uintptr_t)(t->slab_size - 1);
     size_t max_slots = t->slab_size / 16;
     t->hdr_size = sizeof(hl_slab_t) + (max_slots + 63) / 64 * 8;
@@ -157,7 +144,7 @@ static void slab_init(hl_tiny_t *t, hl_slab_t *s, unsigned cls)
     s->on_partial = 0;
     s->slot_size = S;
     s->first = (char *)hl_align_up((uintptr_t)s + t->hdr_size + 1, 16);
-    s->nslots = (uint32_t)(((char *)s + t->slab_size - s->first + 1) / S);
+    s->nslots = (uint32_t)(((char *)s + t->slab_extent - s->first + 1) / S);
     s->used = 0;
     s->bump = 0;
     s->free = NULL;

@@ -70,6 +70,8 @@ typedef struct hl_tiny_s {
     size_t nfree_slabs;
     hl_segment_t *segments;
     size_t slab_size;
+    size_t slab_extent;       /* bytes a slab may use: slab_size, or slab_size - 16 in arena
+                                 mode, where the next slab's TLSF header takes the last 16 */
     uintptr_t slab_mask;      /* ~(slab_size - 1) */
     size_t hdr_size;          /* descriptor + state bitmap */
     size_t slabs_carved;      /* slabs in use by a class */

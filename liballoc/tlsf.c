@@ -269,6 +269,47 @@ void *hl_tlsf_malloc(hl_tlsf_t *t, size_t n, int *split)
     return b ? use_block(t, b, size, split) : NULL;
 }
 
+/* Bytes between b's user pointer and the first align-aligned user pointer inside it that
+ * leaves room for a free block in front (0, or at least HL_TLSF_MIN). */
+static size_t aligned_gap(const hl_tblock_t *b, size_t align)
+{
+    uintptr_t user = (uintptr_t)b + HL_TLSF_HDR;
+    size_t gap = hl_align_up(user, align) - user;
+    if (gap && gap < HL_TLSF_MIN)
+        gap += align;
+    return gap;
+}
+
+/* The O(1) search for an aligned block asks for size + align + HL_TLSF_MIN bytes, which
+ * refuses free blocks that do hold an aligned fit; when it fails, scan the free blocks of at
+ * least `size` bytes for one that does (arena mode: slabs are slab-aligned blocks, and a
+ * fragmented fixed arena must still find room for them). O(free blocks), rare. */
+static hl_tblock_t *scan_aligned(hl_tlsf_t *t, size_t align, size_t size)
+{
+    unsigned fl0, sl0;
+    mapping_insert(size, &fl0, &sl0);
+    for (unsigned k = 0; k < 2; k++) {
+        unsigned store = k ? t->active ^ 1 : t->active;
+        if (k && !t->rotate)
+            break;
+        hl_tlsf_store_t *st = &t->store[store];
+        for (unsigned fl = fl0; fl < HL_TLSF_FL_COUNT; fl++) {
+            if (!(st->fl_bitmap & (1ull << fl)))
+                continue;
+            for (unsigned sl = fl == fl0 ? sl0 : 0; sl < HL_TLSF_SL_COUNT; sl++)
+                for (hl_tblock_t *b = st->heads[fl][sl]; b; b = b->next_free)
+                    if (aligned_gap(b, align) + size <= block_size(b)) {
+                        if (store != t->active) {
+                            t->active = store;
+                            t->swaps++;
+                        }
+                        return b;
+                    }
+        }
+    }
+    return NULL;
+}
+
 void *hl_tlsf_memalign(hl_tlsf_t *t, size_t align, size_t n, int *split)
 {
     if (align <= 16)
@@ -278,12 +319,10 @@ void *hl_tlsf_memalign(hl_tlsf_t *t, size_t align, size_t n, int *split)
         return NULL;
     hl_tblock_t *b = find_block(t, size + align + HL_TLSF_MIN);
     if (!b)
+        b = scan_aligned(t, align, size);
+    if (!b)
         return NULL;
-    uintptr_t user = (uintptr_t)block_user(b);
-    uintptr_t aligned = hl_align_up(user, align);
-    size_t gap = aligned - user;
-    if (gap && gap < HL_TLSF_MIN)
-        gap += align;
+    size_t gap = aligned_gap(b, align);
     if (gap) {
         /* Leading gap stays a free block; its predecessor is used (coalescing invariant). */
         unsigned store = block_store(b);

@@ -44,7 +44,7 @@ enum {
 
 /* Largest request served by the tiny tier (slot of the last class minus its header byte,
  * rounded down to what the tier promises). */
-#define HL_TINY_MAX 1024
+#define HL_TINY_MAX 4096
 
 /* Name of a path ("tiny_cache_hit"), or "none". */
 static inline const char *hl_path_name(unsigned p)

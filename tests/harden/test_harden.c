@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #define TINY  24
-#define MID   4000
+#define MID   6000
 #define LARGE 300000
 
 static hl_heap_t *heap_with(const char *opts)
@@ -235,7 +235,7 @@ static __attribute__((noinline)) void bug_delete_size(hl_heap_t *h, size_t n)
     }
 
 DEATH(double_free_tiny, bug_double_free, TINY, HARD, "double-free", "(24-byte block, tiny/")
-DEATH(double_free_mid, bug_double_free, MID, HARD, "double-free", "(4000-byte block, mid/tlsf)")
+DEATH(double_free_mid, bug_double_free, MID, HARD, "double-free", "(6000-byte block, mid/tlsf)")
 DEATH(double_free_large, bug_double_free, LARGE, HARD, "double-free",
       "(300000-byte block, large/mmap)")
 DEATH(double_free_tiny_noquarantine, bug_double_free, TINY, HARD ",quarantine=0", "double-free",
@@ -246,19 +246,19 @@ DEATH(double_free_reused_tiny, bug_double_free_reused, TINY, HARD ",quarantine=0
       "(24-byte block, tiny/")
 DEATH(double_free_reused_mid, bug_double_free_reused, MID, HARD ",quarantine=0", "double-free",
       "-byte block, mid/tlsf)")
-DEATH(double_free_arena_tiny, bug_double_free, TINY, HARD ",arena=1M", "double-free",
+DEATH(double_free_arena_tiny, bug_double_free, TINY, HARD ",arena=1M,tiny=1", "double-free",
       "(24-byte block, tiny/")
 DEATH(double_free_arena_mid, bug_double_free, MID, HARD ",arena=1M", "double-free",
-      "(4000-byte block, mid/tlsf)")
+      "(6000-byte block, mid/tlsf)")
 
 DEATH(invalid_free_interior_tiny, bug_interior_free, TINY, HARD, "invalid-free",
       "(24-byte block, tiny/")
 DEATH(invalid_free_interior_mid, bug_interior_free, MID, HARD, "invalid-free",
-      "(4000-byte block, mid/tlsf)")
+      "(6000-byte block, mid/tlsf)")
 DEATH(invalid_free_interior_large, bug_interior_free, LARGE, HARD, "invalid-free",
       "(300000-byte block, large/mmap)")
 DEATH(invalid_free_interior_arena, bug_interior_free, MID, HARD ",arena=1M", "invalid-free",
-      "(4000-byte block, mid/tlsf)")
+      "(6000-byte block, mid/tlsf)")
 DEATH(invalid_free_stack, bug_stack_free, 0, HARD, "invalid-free", "(0-byte block, none/stack)")
 DEATH(invalid_free_global, bug_global_free, 0, HARD, "invalid-free", "(0-byte block, none/global)")
 DEATH(invalid_free_wild, bug_wild_free, 0, HARD, "invalid-free", "(0-byte block, none/wild)")
@@ -266,12 +266,12 @@ DEATH(invalid_free_wild, bug_wild_free, 0, HARD, "invalid-free", "(0-byte block,
 DEATH(misaligned_free_tiny, bug_misaligned_free, TINY, HARD, "misaligned-free",
       "(24-byte block, tiny/")
 DEATH(misaligned_free_mid, bug_misaligned_free, MID, HARD, "misaligned-free",
-      "(4000-byte block, mid/tlsf)")
+      "(6000-byte block, mid/tlsf)")
 DEATH(misaligned_free_large, bug_misaligned_free, LARGE, HARD, "misaligned-free",
       "(300000-byte block, large/mmap)")
 
 DEATH(heap_overflow_tiny, bug_overflow, TINY, HARD, "heap-overflow", "(24-byte block, tiny/")
-DEATH(heap_overflow_mid, bug_overflow, MID, HARD, "heap-overflow", "(4000-byte block, mid/tlsf)")
+DEATH(heap_overflow_mid, bug_overflow, MID, HARD, "heap-overflow", "(6000-byte block, mid/tlsf)")
 DEATH(heap_overflow_large, bug_overflow, LARGE, HARD, "heap-overflow",
       "(300000-byte block, large/mmap)")
 DEATH(heap_overflow_large_guard, bug_overflow_guard, LARGE, HARD, "heap-overflow",
@@ -279,37 +279,37 @@ DEATH(heap_overflow_large_guard, bug_overflow_guard, LARGE, HARD, "heap-overflow
 DEATH(heap_overflow_check_tiny, bug_overflow_check, TINY, HARD, "heap-overflow",
       "(24-byte block, tiny/")
 DEATH(heap_overflow_check_mid, bug_overflow_check, MID, HARD, "heap-overflow",
-      "(4000-byte block, mid/tlsf)")
-DEATH(heap_overflow_arena_tiny, bug_overflow, TINY, HARD ",arena=1M", "heap-overflow",
+      "(6000-byte block, mid/tlsf)")
+DEATH(heap_overflow_arena_tiny, bug_overflow, TINY, HARD ",arena=1M,tiny=1", "heap-overflow",
       "(24-byte block, tiny/")
 
 DEATH(heap_underflow_tiny, bug_underflow, TINY, HARD, "heap-underflow", "(24-byte block, tiny/")
-DEATH(heap_underflow_mid, bug_underflow, MID, HARD, "heap-underflow", "(4000-byte block, mid/tlsf)")
+DEATH(heap_underflow_mid, bug_underflow, MID, HARD, "heap-underflow", "(6000-byte block, mid/tlsf)")
 DEATH(heap_underflow_large, bug_underflow, LARGE, HARD, "heap-underflow",
       "(300000-byte block, large/mmap)")
 
 DEATH(use_after_free_tiny, bug_uaf_write, TINY, HARD, "use-after-free", "(24-byte block, tiny/")
-DEATH(use_after_free_mid, bug_uaf_write, MID, HARD, "use-after-free", "(4000-byte block, mid/tlsf)")
+DEATH(use_after_free_mid, bug_uaf_write, MID, HARD, "use-after-free", "(6000-byte block, mid/tlsf)")
 DEATH(use_after_free_tiny_evicted, bug_uaf_write_evicted, TINY, HARD ",quarantine=1K",
       "use-after-free", "(24-byte block, tiny/")
 DEATH(use_after_free_mid_evicted, bug_uaf_write_evicted, MID, HARD ",quarantine=16K",
-      "use-after-free", "(4000-byte block, mid/tlsf)")
+      "use-after-free", "(6000-byte block, mid/tlsf)")
 DEATH(use_after_free_large, bug_uaf_read_large, LARGE, HARD, "use-after-free",
       "(300000-byte block, large/mmap)")
 
 DEATH(invalid_realloc_tiny, bug_realloc_freed, TINY, HARD, "invalid-realloc",
       "(24-byte block, tiny/")
 DEATH(invalid_realloc_mid, bug_realloc_freed, MID, HARD, "invalid-realloc",
-      "(4000-byte block, mid/tlsf)")
+      "(6000-byte block, mid/tlsf)")
 DEATH(invalid_realloc_large, bug_realloc_freed, LARGE, HARD, "invalid-realloc",
       "(300000-byte block, large/mmap)")
 DEATH(invalid_realloc_interior, bug_realloc_interior, MID, HARD, "invalid-realloc",
-      "(4000-byte block, mid/tlsf)")
+      "(6000-byte block, mid/tlsf)")
 
 DEATH(invalid_usable_size_tiny, bug_usable_freed, TINY, HARD, "invalid-usable-size",
       "(24-byte block, tiny/")
 DEATH(invalid_usable_size_mid, bug_usable_freed, MID, HARD, "invalid-usable-size",
-      "(4000-byte block, mid/tlsf)")
+      "(6000-byte block, mid/tlsf)")
 DEATH(invalid_usable_size_large, bug_usable_freed, LARGE, HARD, "invalid-usable-size",
       "(300000-byte block, large/mmap)")
 DEATH(invalid_usable_size_global, bug_usable_wild, 0, HARD, "invalid-usable-size",
@@ -318,7 +318,7 @@ DEATH(invalid_usable_size_global, bug_usable_wild, 0, HARD, "invalid-usable-size
 DEATH(size_mismatch_delete_tiny, bug_delete_size, TINY, HARD, "size-mismatch-delete",
       "(24-byte block, tiny/")
 DEATH(size_mismatch_delete_mid, bug_delete_size, MID, HARD, "size-mismatch-delete",
-      "(4000-byte block, mid/tlsf)")
+      "(6000-byte block, mid/tlsf)")
 DEATH(size_mismatch_delete_large, bug_delete_size, LARGE, HARD, "size-mismatch-delete",
       "(300000-byte block, large/mmap)")
 

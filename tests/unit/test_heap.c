@@ -36,7 +36,9 @@ Test(heap, tiers_and_headers)
         unsigned tag_mask, tag;
     } cases[] = {
         {0, 0xE0, 0xA0},       {1, 0xE0, 0xA0},     {15, 0xff, 0xA0},   {16, 0xff, 0xA1},
-        {1023, 0xE0, 0xA0},    {1024, 0xff, 0xA0 | 19}, {1025, 0xff, HL_TAG_MID},
+        {1023, 0xE0, 0xA0},    {1024, 0xff, 0xA0 | 19}, {1039, 0xff, 0xA0 | 19},
+        {1040, 0xff, 0xA0 | 20},
+        {4096, 0xff, 0xA0 | 27}, {4097, 0xff, HL_TAG_MID},
         {256 << 10, 0xff, HL_TAG_MID}, {(256 << 10) + 1, 0xff, HL_TAG_LARGE},
         {5 << 20, 0xff, HL_TAG_LARGE},
     };
@@ -155,11 +157,11 @@ Test(heap, realloc_preserves_content_across_tiers)
 Test(heap, realloc_grows_in_place_when_neighbour_free)
 {
     hl_heap_t *h = make("arenas=1");
-    void *a = hl_heap_malloc(h, 4000);
-    void *b = hl_heap_malloc(h, 4000);
-    void *guard = hl_heap_malloc(h, 4000);
+    void *a = hl_heap_malloc(h, 6000);
+    void *b = hl_heap_malloc(h, 6000);
+    void *guard = hl_heap_malloc(h, 6000);
     hl_heap_free(h, b);
-    void *a2 = hl_heap_realloc(h, a, 7000);
+    void *a2 = hl_heap_realloc(h, a, 11000);
     cr_assert_eq(a2, a);
     uint64_t counts[HL_PATH_COUNT];
     hl_heap_path_counts(h, counts, HL_PATH_COUNT);
@@ -226,6 +228,12 @@ Test(heap, arena_exhaustion_returns_enomem)
 {
     hl_heap_t *h = make("arena=1M");
     fill_arena(h, 1 << 20, 1);
+    hl_heap_destroy(h);
+    h = make("arena=1M,tiny=1");
+    fill_arena(h, 1 << 20, 0);
+    fill_arena(h, 1 << 20, 0);
+    hl_heap_destroy(h);
+    h = make("arena=1M");
     /* Everything came back: the arena fills again as far. */
     fill_arena(h, 1 << 20, 1);
     errno = 0;
@@ -268,6 +276,18 @@ Test(heap, bad_options_are_refused)
     hl_options_default(&o);
     o.arena_size = 100;
     cr_assert_null(hl_heap_create(&o));
+}
+
+Test(heap, arena_slabs_limit_the_tiny_tier)
+{
+    hl_heap_t *h = make("arena=1M,tiny=1");
+    unsigned char *p = hl_heap_malloc(h, 1280);
+    cr_assert_eq(p[-1], 0xA0 | 20, "a 4 KiB slab holds three 1296-byte slots");
+    unsigned char *q = hl_heap_malloc(h, 1296);
+    cr_assert_eq(q[-1], HL_TAG_MID, "larger requests are TLSF blocks of the arena");
+    hl_heap_free(h, p);
+    hl_heap_free(h, q);
+    hl_heap_destroy(h);
 }
 
 Test(heap, tiny_off_serves_everything_from_tlsf)
@@ -337,6 +357,10 @@ static void random_ops(hl_heap_t *h, unsigned steps, size_t max, int tolerate_oo
 
 Test(heap, random_sequence_checked) { random_ops(make(""), 150000, 600000, 0); }
 Test(heap, random_sequence_arena_checked) { random_ops(make("arena=8M"), 150000, 200000, 1); }
+Test(heap, random_sequence_arena_tiny_checked)
+{
+    random_ops(make("arena=8M,tiny=1,slab=2K"), 150000, 200000, 1);
+}
 Test(heap, random_sequence_no_cache_checked) { random_ops(make("tcache=0"), 100000, 100000, 0); }
 
 typedef struct xfer_s {
