@@ -15,6 +15,11 @@
  * A reader that meets a claimed slot with its hash but id == 0 cannot compare frames yet; it
  * probes on rather than waiting (the owner may be preempted, or gone after fork), so that
  * stack may be interned twice under two ids. Nothing is ever removed.
+ *
+ * "Described" is a per-slot epoch number, separate from interning, so that hardened mode can
+ * intern stacks without taking the tracer's "describe it once" away: the slot is described
+ * in the current process when it holds the current epoch (0 = never; epochs start at 1 and
+ * grow at each fork).
  */
 #include "stack.h"
 
@@ -27,11 +32,11 @@
 #include <sys/mman.h>
 
 typedef struct hl_stack_slot_s {
-    _Atomic uint64_t hash;  /* 0 = empty, else the stack's hash (forced non-zero) */
-    _Atomic uint32_t id;    /* 0 = being filled; published last */
-    _Atomic uint32_t epoch; /* epoch in which this stack was last reported new */
-    uint32_t off;           /* first frame in the pool */
-    uint32_t depth;         /* frames */
+    _Atomic uint64_t hash;      /* 0 = empty, else the stack's hash (forced non-zero) */
+    _Atomic uint32_t id;        /* 0 = being filled; published last */
+    _Atomic uint32_t described; /* process epoch in which the stack was last described */
+    uint32_t off;               /* first frame in the pool */
+    uint32_t depth;             /* frames */
     uint64_t reserved;
 } hl_stack_slot_t;
 
@@ -175,18 +180,9 @@ static uint32_t stack_fill(hl_stack_slot_t *s, size_t idx, const uint64_t *ips, 
     memcpy(&hl_stk.pool[off], ips, depth * sizeof(uint64_t));
     s->off = off;
     s->depth = (uint32_t)depth;
-    atomic_store_explicit(&s->epoch, atomic_load(&hl_stk.epoch), memory_order_relaxed);
     atomic_store_explicit(&hl_stk.by_id[id], (uint32_t)idx + 1, memory_order_release);
     atomic_store_explicit(&s->id, id, memory_order_release);
     return id;
-}
-
-/* A published slot holds this stack: report it new if this epoch has not seen it yet. */
-static int stack_mark_seen(hl_stack_slot_t *s)
-{
-    uint32_t cur = atomic_load_explicit(&hl_stk.epoch, memory_order_relaxed);
-    uint32_t e = atomic_load_explicit(&s->epoch, memory_order_relaxed);
-    return e != cur && atomic_compare_exchange_strong(&s->epoch, &e, cur);
 }
 
 uint32_t hl_stack_intern(const uint64_t *ips, size_t depth, int *is_new)
@@ -212,13 +208,13 @@ uint32_t hl_stack_intern(const uint64_t *ips, size_t depth, int *is_new)
         if (id == 0 || s->depth != depth ||
             memcmp(&hl_stk.pool[s->off], ips, depth * sizeof(uint64_t)) != 0)
             continue;
-        *is_new = stack_mark_seen(s);
         return id;
     }
     return 0;
 }
 
-const uint64_t *hl_stack_lookup(uint32_t id, size_t *depth)
+/* Published slot of id, or NULL. */
+static hl_stack_slot_t *stack_slot(uint32_t id)
 {
     if (id == 0 || id >= HL_STACK_SLOTS ||
         atomic_load_explicit(&hl_stk.state, memory_order_acquire) != 2)
@@ -226,9 +222,28 @@ const uint64_t *hl_stack_lookup(uint32_t id, size_t *depth)
     uint32_t idx1 = atomic_load_explicit(&hl_stk.by_id[id], memory_order_acquire);
     if (idx1 == 0) return NULL;
     hl_stack_slot_t *s = &hl_stk.slots[idx1 - 1];
-    if (atomic_load_explicit(&s->id, memory_order_acquire) != id) return NULL;
+    return atomic_load_explicit(&s->id, memory_order_acquire) == id ? s : NULL;
+}
+
+const uint64_t *hl_stack_lookup(uint32_t id, size_t *depth)
+{
+    hl_stack_slot_t *s = stack_slot(id);
+    if (!s) return NULL;
     *depth = s->depth;
     return &hl_stk.pool[s->off];
+}
+
+int hl_stack_described(uint32_t id)
+{
+    hl_stack_slot_t *s = stack_slot(id);
+    return !s || atomic_load_explicit(&s->described, memory_order_acquire) ==
+                     atomic_load_explicit(&hl_stk.epoch, memory_order_relaxed);
+}
+
+void hl_stack_set_described(uint32_t id)
+{
+    hl_stack_slot_t *s = stack_slot(id);
+    if (s) atomic_store_explicit(&s->described, atomic_load(&hl_stk.epoch), memory_order_release);
 }
 
 void hl_stack_fork_child(void)

@@ -15,9 +15,11 @@
  * two ids (harmless: both describe the same frames). Nothing here calls malloc, stdio or locks,
  * so every function may run inside the allocator.
  *
- * "New" is per process: hl_stack_fork_child() starts a new epoch so that the first intern of
- * each stack in a forked child reports it new again (the child has its own pid in the trace
- * and needs its own `stack` events), while ids and hl_stack_lookup() stay valid.
+ * Describing is per process: the tracer emits a stack's frames once (a `stack` event) before
+ * the first event that carries its id. hl_stack_described()/hl_stack_set_described() keep
+ * that state apart from interning, so other users of the table (hardened mode) do not
+ * interfere; hl_stack_fork_child() makes every stack undescribed again in a forked child
+ * (its own pid in the trace) while ids and hl_stack_lookup() stay valid.
  */
 #ifndef HL_STACK_H
 #define HL_STACK_H
@@ -51,15 +53,22 @@ size_t hl_stack_capture(uint64_t *ips, size_t max, size_t skip);
 size_t hl_stack_capture_user(uint64_t *ips, size_t max, size_t skip);
 
 /* Id of the stack ips[0..depth) (1..), interning it on first sight. *is_new is set to 1 when
- * this call is the first of this process (epoch) to see the stack, 0 otherwise. Returns 0
- * (and *is_new = 0) when depth is 0, the table is full or was never mapped. */
+ * this call inserted the stack, 0 when it was known. Returns 0 (and *is_new = 0) when depth
+ * is 0, the table is full or was never mapped. */
 uint32_t hl_stack_intern(const uint64_t *ips, size_t depth, int *is_new);
+
+/* Has stack id been described in this process (since the last hl_stack_fork_child)? 1 for
+ * unknown ids (nothing to describe). Two threads may both see 0 for a new stack and both
+ * describe it: the protocol tolerates duplicate descriptions, never a missing one. */
+int hl_stack_described(uint32_t id);
+/* Mark id described; call after the description was emitted. */
+void hl_stack_set_described(uint32_t id);
 
 /* Frames of stack id: returns a pointer to its ips (innermost first) and sets *depth, or
  * NULL for an unknown id. The frames never change once published. */
 const uint64_t *hl_stack_lookup(uint32_t id, size_t *depth);
 
-/* Call in a forked child (pthread_atfork child handler): every stack counts as new again. */
+/* Call in a forked child (pthread_atfork child handler): every stack is undescribed again. */
 void hl_stack_fork_child(void);
 
 /* Distinct stacks interned so far. */

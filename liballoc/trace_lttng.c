@@ -174,7 +174,8 @@ static __attribute__((noinline, cold)) void trace_process_start(void)
 }
 
 /* Per-event prologue: process start-up once, then the caller's stack id (0 when off). A
- * new stack is described by a `stack` event before the event that uses it. */
+ * stack not yet described in this process gets a `stack` event before the event using it
+ * (also when hardened mode interned it first). */
 static inline uint32_t trace_begin(void)
 {
     if (__builtin_expect(atomic_load_explicit(&hl_tr.started, memory_order_acquire) != 2, 0))
@@ -184,7 +185,12 @@ static inline uint32_t trace_begin(void)
     size_t depth = hl_stack_capture_user(ips, hl_tr.stacks, 2);
     int is_new;
     uint32_t id = hl_stack_intern(ips, depth, &is_new);
-    if (is_new) lttng_ust_tracepoint(heapledger, stack, id, ips, (uint8_t)depth);
+    /* Described before first use: the `stack` event is emitted, then marked, so any thread
+     * that sees the mark emits its own event after the description. */
+    if (!hl_stack_described(id)) {
+        lttng_ust_tracepoint(heapledger, stack, id, ips, (uint8_t)depth);
+        hl_stack_set_described(id);
+    }
     return id;
 }
 

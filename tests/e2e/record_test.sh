@@ -331,6 +331,22 @@ t_known() {
     contains "$d.err" "live at exit" || return 1
 }
 
+# Hardened mode interns allocation stacks itself: the recording must still describe each one.
+t_harden_stacks() {
+    need_real || return 0
+    local d=$WORK/harden
+    real_record --options harden=1 -o "$d.db" -- "$KNOWN" >"$d.out" 2>"$d.err" ||
+        { note "$(cat "$d.err")"; return 1; }
+    have_ingest "$d.err" || { SKIPPED_PART="no ingest in this build"; return 0; }
+    local w
+    w=$(in_pids $(pids_of "$d.out"))
+    check "leaks with a resolved stack under harden=1" 7 \
+        "$(sql "$d.db" "SELECT count(*) FROM block b JOIN frame f ON f.stack_id = b.alloc_stack
+                        AND f.depth = 0 WHERE b.$w AND b.size = 777 AND f.function = 'main'")" || return 1
+    check "blocks without stack" 0 \
+        "$(sql "$d.db" "SELECT count(*) FROM block WHERE $w AND size IN (13, 57, 333, 4049) AND alloc_stack IS NULL")" || return 1
+}
+
 # fork+exec: sh runs the program twice; both exec'ed processes are traced with their own pid.
 t_fork_exec() {
     need_real || return 0
@@ -393,7 +409,7 @@ t_kernel() {
 
 # --- runner -------------------------------------------------------------------------------
 all=(t_usage t_not_found t_not_executable t_untraced t_env t_counts_fork t_no_stacks t_exit_status
-     t_crash t_killed t_ctrl_c t_lossy t_no_sessiond t_sessiond_autostart t_disk_full t_known t_fork_real t_fork_exec t_python t_kernel)
+     t_crash t_killed t_ctrl_c t_lossy t_no_sessiond t_sessiond_autostart t_disk_full t_known t_harden_stacks t_fork_real t_fork_exec t_python t_kernel)
 tests=("$@")
 [ ${#tests[@]} -gt 0 ] || tests=("${all[@]}")
 echo "record-check: ${#tests[@]} tests (work dir $WORK)"
