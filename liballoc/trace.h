@@ -56,6 +56,10 @@ void hl_trace_emit_realloc(const void *old, const void *ptr, size_t size, const 
 /* map: 1 = mapped from the OS, 0 = returned; purpose: "slab_segment", "tlsf_pool", "large"… */
 void hl_trace_emit_os(int map, const void *addr, size_t len, const char *purpose);
 void hl_trace_emit_error(const char *kind, const void *addr, const char *details);
+/* The same with the block's size and its allocation/free stack ids (liballoc/stack.h ids,
+ * 0 = unknown): stacks not yet described in this process get their `stack` events first. */
+void hl_trace_emit_error_stacks(const char *kind, const void *addr, size_t size,
+                                const char *details, uint32_t alloc_stack, uint32_t free_stack);
 #else
 static inline int hl_trace_active(void) { return 0; }
 static inline void hl_trace_init(const char *options, uint64_t tsc_hz)
@@ -84,6 +88,12 @@ static inline void hl_trace_emit_os(int map, const void *addr, size_t len, const
 static inline void hl_trace_emit_error(const char *kind, const void *addr, const char *details)
 {
     (void)kind, (void)addr, (void)details;
+}
+static inline void hl_trace_emit_error_stacks(const char *kind, const void *addr, size_t size,
+                                              const char *details, uint32_t alloc_stack,
+                                              uint32_t free_stack)
+{
+    (void)kind, (void)addr, (void)size, (void)details, (void)alloc_stack, (void)free_stack;
 }
 #endif
 

@@ -236,13 +236,36 @@ void hl_trace_emit_os(int map, const void *addr, size_t len, const char *purpose
                              purpose ? purpose : "");
 }
 
+/* Describe stack id (interned elsewhere, e.g. by hardened mode) if this process has not yet:
+ * its frames come from the table. */
+static void trace_describe(uint32_t id)
+{
+    size_t depth;
+    const uint64_t *ips;
+    if (hl_stack_described(id) || !(ips = hl_stack_lookup(id, &depth))) return;
+    lttng_ust_tracepoint(heapledger, stack, id, ips, (uint8_t)depth);
+    hl_stack_set_described(id);
+}
+
 /* Called from error reports (the heap may be corrupt, locks may be held): checks the gate
  * itself, and captures a stack only when the process has already started tracing. */
-void hl_trace_emit_error(const char *kind, const void *addr, const char *details)
+void hl_trace_emit_error_stacks(const char *kind, const void *addr, size_t size,
+                                const char *details, uint32_t alloc_stack, uint32_t free_stack)
 {
     if (!hl_trace_active()) return;
     uint32_t stack = 0;
-    if (atomic_load_explicit(&hl_tr.started, memory_order_acquire) == 2) stack = trace_begin();
-    lttng_ust_tracepoint(heapledger, error, kind ? kind : "", (uint64_t)(uintptr_t)addr, 0,
-                         details ? details : "", stack, 0, 0);
+    if (atomic_load_explicit(&hl_tr.started, memory_order_acquire) == 2) {
+        stack = trace_begin();
+        trace_describe(alloc_stack);
+        trace_describe(free_stack);
+    } else {
+        alloc_stack = free_stack = 0; /* no table yet in this process: nothing to refer to */
+    }
+    lttng_ust_tracepoint(heapledger, error, kind ? kind : "", (uint64_t)(uintptr_t)addr, size,
+                         details ? details : "", stack, alloc_stack, free_stack);
+}
+
+void hl_trace_emit_error(const char *kind, const void *addr, const char *details)
+{
+    hl_trace_emit_error_stacks(kind, addr, 0, details, 0, 0);
 }

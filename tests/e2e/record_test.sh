@@ -202,6 +202,22 @@ t_ctrl_c() {
     fi
 }
 
+# An error naming a stack interned elsewhere (hardened mode): the stack is described first.
+t_error_event() {
+    local d=$WORK/error
+    "$HL" record -o "$d.db" --keep-trace "$d" -- "$EMIT" 100 1 error >"$d.out" 2>"$d.err" ||
+        { note "$(cat "$d.err")"; return 1; }
+    local pid id ev
+    pid=$(pids_of "$d.out")
+    id=$(sed -n 's/^error alloc_stack //p' "$d.out")
+    [ -n "$id" ] && [ "$id" != 0 ] || { note "FAIL: no stack id printed"; return 1; }
+    ev=$(babeltrace2 "$d" | grep -E "vpid = $(echo $pid)," |
+        grep -E "heapledger:error: |heapledger:stack: .*\{ id = $id," | sed -E 's/.*heapledger:([a-z]+):.*/\1/' | tr '\n' ' ')
+    check "stack described before the error" "stack error " "$ev" || return 1
+    contains <(babeltrace2 "$d" | grep "heapledger:error: " | grep "vpid = $(echo $pid),") \
+        "alloc_stack = $id, free_stack = 0" || return 1
+}
+
 # Lossy mode records too (discard channel, no blocking).
 t_lossy() {
     local d=$WORK/lossy
@@ -409,7 +425,7 @@ t_kernel() {
 
 # --- runner -------------------------------------------------------------------------------
 all=(t_usage t_not_found t_not_executable t_untraced t_env t_counts_fork t_no_stacks t_exit_status
-     t_crash t_killed t_ctrl_c t_lossy t_no_sessiond t_sessiond_autostart t_disk_full t_known t_harden_stacks t_fork_real t_fork_exec t_python t_kernel)
+     t_crash t_killed t_ctrl_c t_error_event t_lossy t_no_sessiond t_sessiond_autostart t_disk_full t_known t_harden_stacks t_fork_real t_fork_exec t_python t_kernel)
 tests=("$@")
 [ ${#tests[@]} -gt 0 ] || tests=("${all[@]}")
 echo "record-check: ${#tests[@]} tests (work dir $WORK)"

@@ -7,10 +7,13 @@
  *   fork   a child (fork without exec) emits the same events as the parent, first
  *   sleep  after emitting, wait for a signal (Ctrl-C tests)
  *   crash  after emitting, die of SIGSEGV
+ *   error  after emitting, intern a stack without describing it (as hardened mode does) and
+ *          emit an `error` event naming it as the allocation stack
  * Prints "pid P events E ns_per_event X active A" on stdout (E: events of process P; the
  * tests select their own processes by pid, other recordings may run at the same time).
  */
 #include "hl_schema.h"
+#include "stack.h"
 #include "trace.h"
 
 #include <pthread.h>
@@ -95,5 +98,12 @@ int main(int argc, char **argv)
     fflush(stdout);
     if (!strcmp(mode, "sleep")) pause();
     if (!strcmp(mode, "crash")) raise(SIGSEGV);
+    if (!strcmp(mode, "error") && hl_trace_active()) {
+        uint64_t ips[8];
+        int is_new;
+        uint32_t id = hl_stack_intern(ips, hl_stack_capture(ips, 8, 0), &is_new);
+        hl_trace_emit_error_stacks("double-free", (void *)0x1000, 40, "tp_emit test", id, 0);
+        printf("error alloc_stack %u\n", id);
+    }
     return 0;
 }
