@@ -22,7 +22,11 @@ check-unit: $(UNIT_BIN)
 check-asan: $(UNIT_ASAN)
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $(UNIT_ASAN) --jobs 2
 
-PRELOAD_PROGS := $(TEST_DIR)/stress $(TEST_DIR)/api_preload
+PRELOAD_PROGS := $(TEST_DIR)/stress $(TEST_DIR)/api_preload $(TEST_DIR)/arena_env
+$(TEST_DIR)/arena_env: tests/preload/arena_env.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $<
+
 $(TEST_DIR)/stress: tests/preload/stress.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $< -lpthread
@@ -35,6 +39,7 @@ check-preload: $(PRELOAD_PROGS) $(LIBHL_SO)
 	LD_PRELOAD=$(abspath $(LIBHL_SO)) $(TEST_DIR)/api_preload --jobs 2
 	tests/preload/run_stress.sh $(abspath $(LIBHL_SO)) $(TEST_DIR)/stress
 	tests/preload/real_programs.sh $(abspath $(LIBHL_SO))
+	tests/preload/options_env.sh $(abspath $(LIBHL_SO)) $(TEST_DIR)/arena_env
 	tests/preload/install_test.sh
 
 CHECK_TARGETS += check-unit check-asan check-preload
