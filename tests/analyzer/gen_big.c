@@ -3,8 +3,10 @@
  *
  * One process, four threads, a steady live set of about LIVE blocks (default 100 000): each
  * step frees a random live block or allocates a new one (sizes 70 % tiny, 28 % mid, 2 %
- * large), so the run has EVENTS alloc and free events. Mid blocks are laid out in 4 MiB
- * 'tlsf_pool' regions, tiny ones in 64 KiB slab segments; 1000 distinct stacks of depth 4.
+ * large), so the run has EVENTS alloc and free events. Tiny blocks take 1040-byte slots in
+ * 64 KiB slab segments, mid blocks 68 KiB slots in 4 MiB 'tlsf_pool' regions; freed slots
+ * are reused last-in first-out, so the heap stays the size of the live set like a real one.
+ * Large blocks get a mapping each. 1000 distinct stacks of depth 4.
  * Rows are written the way the recorder writes them: when the block is freed (live ones at
  * the end), in one transaction, indexes after the load.
  */
@@ -91,6 +93,9 @@ int main(int argc, char **argv)
     size_t nlive = 0;
     int64_t seq = 0, id = 0, ts = 1000000;
     uint64_t mid_next = 0, mid_end = 0, tiny_next = 0, tiny_end = 0, large_next = 1ull << 40;
+    uint64_t *tiny_free = malloc(cap * sizeof *tiny_free),
+             *mid_free = malloc(cap * sizeof *mid_free);
+    size_t ntiny_free = 0, nmid_free = 0;
     long long done = 0;
     while (done < events) {
         seq++;
@@ -132,6 +137,10 @@ int main(int argc, char **argv)
                 sqlite3_bind_text(reg, 6, "large", -1, SQLITE_STATIC);
                 sqlite3_step(reg);
             }
+            if (b->tier == HL_TIER_TINY)
+                tiny_free[ntiny_free++] = b->ptr;
+            else if (b->tier == HL_TIER_MID)
+                mid_free[nmid_free++] = b->ptr;
             live[k] = live[--nlive];
         } else {
             live_t *b = &live[nlive++];
@@ -150,42 +159,50 @@ int main(int argc, char **argv)
                 b->usable = hl_class_slot((unsigned)b->cls) - 1;
                 b->tier = HL_TIER_TINY;
                 b->path = next() % 10 ? HL_PATH_TINY_CACHE_HIT : HL_PATH_TINY_REFILL;
-                if (tiny_next + 1040 > tiny_end) {
-                    tiny_next = tiny_end = (tiny_end ? tiny_end : (1ull << 32)) + 65536;
-                    tiny_end += 65536;
-                    sqlite3_reset(reg);
-                    sqlite3_bind_int64(reg, 1, seq);
-                    sqlite3_bind_int64(reg, 2, ts);
-                    sqlite3_bind_text(reg, 3, "map", -1, SQLITE_STATIC);
-                    sqlite3_bind_int64(reg, 4, (int64_t)tiny_next);
-                    sqlite3_bind_int64(reg, 5, 65536);
-                    sqlite3_bind_text(reg, 6, "slab_segment", -1, SQLITE_STATIC);
-                    sqlite3_step(reg);
-                    seq++;
+                if (ntiny_free) {
+                    b->ptr = tiny_free[--ntiny_free];
+                } else {
+                    if (tiny_next + 1040 > tiny_end) {
+                        tiny_next = tiny_end = (tiny_end ? tiny_end : (1ull << 32)) + 65536;
+                        tiny_end += 65536;
+                        sqlite3_reset(reg);
+                        sqlite3_bind_int64(reg, 1, seq);
+                        sqlite3_bind_int64(reg, 2, ts);
+                        sqlite3_bind_text(reg, 3, "map", -1, SQLITE_STATIC);
+                        sqlite3_bind_int64(reg, 4, (int64_t)tiny_next);
+                        sqlite3_bind_int64(reg, 5, 65536);
+                        sqlite3_bind_text(reg, 6, "slab_segment", -1, SQLITE_STATIC);
+                        sqlite3_step(reg);
+                        seq++;
+                    }
+                    b->ptr = tiny_next + 16;
+                    tiny_next += 1040;
                 }
-                b->ptr = tiny_next + 16;
-                tiny_next += 1040;
             } else if (r < 98) {
                 b->size = 1025 + next() % (64 * 1024);
                 b->usable = (b->size + 15) & ~15ull;
                 b->cls = -1;
                 b->tier = HL_TIER_MID;
                 b->path = next() % 4 ? HL_PATH_TLSF_SPLIT : HL_PATH_TLSF;
-                if (mid_next + b->usable + 16 > mid_end) {
-                    mid_next = mid_end = (mid_end ? mid_end : (1ull << 36)) + (4u << 20);
-                    mid_end += 4u << 20;
-                    sqlite3_reset(reg);
-                    sqlite3_bind_int64(reg, 1, seq);
-                    sqlite3_bind_int64(reg, 2, ts);
-                    sqlite3_bind_text(reg, 3, "map", -1, SQLITE_STATIC);
-                    sqlite3_bind_int64(reg, 4, (int64_t)mid_next);
-                    sqlite3_bind_int64(reg, 5, 4 << 20);
-                    sqlite3_bind_text(reg, 6, "tlsf_pool", -1, SQLITE_STATIC);
-                    sqlite3_step(reg);
-                    seq++;
+                if (nmid_free) {
+                    b->ptr = mid_free[--nmid_free];
+                } else {
+                    if (mid_next + 69632 > mid_end) {
+                        mid_next = mid_end = (mid_end ? mid_end : (1ull << 36)) + (4u << 20);
+                        mid_end += 4u << 20;
+                        sqlite3_reset(reg);
+                        sqlite3_bind_int64(reg, 1, seq);
+                        sqlite3_bind_int64(reg, 2, ts);
+                        sqlite3_bind_text(reg, 3, "map", -1, SQLITE_STATIC);
+                        sqlite3_bind_int64(reg, 4, (int64_t)mid_next);
+                        sqlite3_bind_int64(reg, 5, 4 << 20);
+                        sqlite3_bind_text(reg, 6, "tlsf_pool", -1, SQLITE_STATIC);
+                        sqlite3_step(reg);
+                        seq++;
+                    }
+                    b->ptr = mid_next + 16;
+                    mid_next += 69632;
                 }
-                b->ptr = mid_next + 16;
-                mid_next += b->usable + 16;
             } else {
                 b->size = 300000 + next() % 700000;
                 b->usable = (b->size + 4095) & ~4095ull;
