@@ -23,6 +23,69 @@
 
 enum { CUR_BLOCK, CUR_ORPHAN, CUR_OS, CUR_N };
 
+/* A pending free end, packed to 96 bytes (an hl_event_t is 160): the pool is read at random,
+ * so its size decides the cache misses. Cycle counts above 2^31 - 1 are clamped. */
+typedef struct hl_pend_s {
+    int64_t seq, ts, block, alloc_ts, alloc_seq;
+    uint64_t ptr, size, usable;
+    int32_t pid, tid, cycles, alloc_cycles, stack, alloc_stack;
+    int16_t path;
+    int8_t tier, cls;
+    uint8_t flags;
+} hl_pend_t;
+
+static inline int32_t clamp32(int64_t v)
+{
+    return v > INT32_MAX ? INT32_MAX : (int32_t)v;
+}
+
+static inline void pack(hl_pend_t *p, const hl_event_t *e)
+{
+    p->seq = e->seq;
+    p->ts = e->ts;
+    p->block = e->block;
+    p->alloc_ts = e->alloc_ts;
+    p->alloc_seq = e->alloc_seq;
+    p->ptr = e->ptr;
+    p->size = e->size;
+    p->usable = e->usable;
+    p->pid = (int32_t)e->pid;
+    p->tid = (int32_t)e->tid;
+    p->cycles = clamp32(e->cycles);
+    p->alloc_cycles = clamp32(e->alloc_cycles);
+    p->stack = clamp32(e->stack);
+    p->alloc_stack = clamp32(e->alloc_stack);
+    p->path = (int16_t)e->path;
+    p->tier = (int8_t)e->tier;
+    p->cls = (int8_t)e->cls;
+    p->flags = (uint8_t)e->flags;
+}
+
+static inline void unpack(hl_event_t *e, const hl_pend_t *p)
+{
+    e->kind = HL_EV_FREE;
+    e->seq = p->seq;
+    e->ts = p->ts;
+    e->block = p->block;
+    e->pid = p->pid;
+    e->tid = p->tid;
+    e->ptr = p->ptr;
+    e->size = p->size;
+    e->usable = p->usable;
+    e->tier = p->tier;
+    e->cls = p->cls;
+    e->path = p->path;
+    e->cycles = p->cycles;
+    e->stack = p->stack;
+    e->alloc_stack = p->alloc_stack;
+    e->flags = p->flags;
+    e->alloc_ts = p->alloc_ts;
+    e->alloc_seq = p->alloc_seq;
+    e->alloc_cycles = p->alloc_cycles;
+    e->prev_block = 0;
+    e->purpose = HL_REG_OTHER;
+}
+
 /* A heap entry stays small (16 bytes) so sifting moves little: the event lives in a pool. */
 typedef struct hl_heap_ent_s {
     int64_t seq;
@@ -37,7 +100,7 @@ struct hl_stream_s {
     hl_event_t ev[CUR_N]; /* head row of each cursor */
     int by_index;
     int64_t last_alloc_seq;
-    hl_event_t *pool; /* pending free ends */
+    hl_pend_t *pool; /* pending free ends, packed */
     size_t npool, pool_cap;
     uint32_t *spare; /* free slots of pool */
     size_t nspare, spare_cap;
@@ -96,7 +159,7 @@ static void heap_push(hl_stream_t *s, const hl_event_t *e)
         slot = (uint32_t)(s->npool - 1);
         if (s->pool_cap != old_cap) huge_pages(s->pool, s->pool_cap * sizeof *s->pool);
     }
-    s->pool[slot] = *e;
+    pack(&s->pool[slot], e);
     HL_VEC_PUSH(s->heap, s->nheap, s->cap);
     size_t i = s->nheap - 1;
     while (i > 0) {
@@ -111,25 +174,36 @@ static void heap_push(hl_stream_t *s, const hl_event_t *e)
 static void heap_pop(hl_stream_t *s, hl_event_t *out)
 {
     uint32_t slot = (uint32_t)s->heap[0].slot;
-    *out = s->pool[slot];
+    unpack(out, &s->pool[slot]);
     *HL_VEC_PUSH(s->spare, s->nspare, s->spare_cap) = slot;
     hl_heap_ent_t last = s->heap[--s->nheap];
-    size_t i = 0, n = s->nheap;
+    size_t n = s->nheap;
+    if (!n) return;
+    /* Bottom-up: walk the hole down to a leaf along the smaller children (branch-free
+     * choice: the comparisons are unpredictable), then sift the last entry up from there;
+     * it came from the bottom, so it rarely climbs. */
+    size_t i = 0;
     for (;;) {
         size_t c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && s->heap[c + 1].seq < s->heap[c].seq) c++;
-        if (last.seq <= s->heap[c].seq) break;
+        if (c + 1 < n)
+            c += s->heap[c + 1].seq < s->heap[c].seq;
+        else if (c >= n)
+            break;
         s->heap[i] = s->heap[c];
         i = c;
     }
-    if (n) {
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (s->heap[p].seq <= last.seq) break;
+        s->heap[i] = s->heap[p];
+        i = p;
+    }
+    {
         s->heap[i] = last;
         /* The next pop reads the new top: start that cache miss now, while the caller
          * works on this event. */
         __builtin_prefetch(&s->pool[s->heap[0].slot]);
         __builtin_prefetch((char *)&s->pool[s->heap[0].slot] + 64);
-        __builtin_prefetch((char *)&s->pool[s->heap[0].slot] + 128);
     }
 }
 
