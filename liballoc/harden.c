@@ -590,10 +590,25 @@ static void report_loc(hl_heap_t *h, loc_t l, hblk_t *b, void *p, op_t op)
     hl_report(&r);
 }
 
+static inline int byte_bad(uint8_t b, uint8_t v, int zero_ok) { return b != v && !(zero_ok && !b); }
+
+/* Offset of the first byte in p[from, to) that is not v (nor 0 when zero_ok), or `to`.
+ * Eight bytes at a time: canaries and poison are checked on every free in hardened mode. */
 static size_t first_not(const char *p, size_t from, size_t to, uint8_t v, int zero_ok)
 {
-    for (size_t i = from; i < to; i++)
-        if ((uint8_t)p[i] != v && !(zero_ok && p[i] == 0)) return i;
+    const uint64_t pat = 0x0101010101010101ull * v;
+    size_t i = from;
+    for (; i < to && ((uintptr_t)(p + i) & 7); i++)
+        if (byte_bad((uint8_t)p[i], v, zero_ok)) return i;
+    for (; i + 8 <= to; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        if (w == pat || (zero_ok && w == 0)) continue;
+        for (size_t k = 0; k < 8; k++)
+            if (byte_bad((uint8_t)p[i + k], v, zero_ok)) return i + k;
+    }
+    for (; i < to; i++)
+        if (byte_bad((uint8_t)p[i], v, zero_ok)) return i;
     return to;
 }
 
@@ -755,10 +770,10 @@ int hl_harden_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
             return 0;
         }
     }
+    info->usable = m->req;
+    if (h->opt.canary) check_canary(h, &b, "free"); /* before ftid: no "freed by" stack */
     m->fstack = capture(h);
     m->ftid = self_tid();
-    info->usable = m->req;
-    if (h->opt.canary) check_canary(h, &b, "free");
     hstate_t *st = state_of(h);
     void *out[EVICT_BATCH];
     if (b.tier == HL_TIER_LARGE) {

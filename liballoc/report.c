@@ -267,10 +267,10 @@ void hl_report(const hl_hreport_t *r)
         hl_out_str(&o, "): ");
         if (r->offset < 0) {
             hl_out_u64(&o, (uint64_t)-r->offset);
-            hl_out_str(&o, " bytes before the ");
+            hl_out_str(&o, r->offset == -1 ? " byte before the " : " bytes before the ");
         } else if ((size_t)r->offset >= r->size) {
             hl_out_u64(&o, (uint64_t)r->offset - r->size);
-            hl_out_str(&o, " bytes after the ");
+            hl_out_str(&o, (uint64_t)r->offset - r->size == 1 ? " byte after the " : " bytes after the ");
         } else {
             hl_out_str(&o, "inside the ");
         }
@@ -298,7 +298,9 @@ void hl_report(const hl_hreport_t *r)
     hl_out_str(&o, r->abort_on_error ? "heapledger: aborting (abort_on_error=1)\n"
                                      : "heapledger: continuing (abort_on_error=0)\n");
     hl_out_flush(&o);
-    hl_trace_emit_error(r->kind, r->addr, r->details ? r->details : "");
+    hl_trace_emit_error_stacks(r->kind, r->addr, r->size, r->details ? r->details : "",
+                               r->meta ? r->meta->astack : 0,
+                               r->meta && r->meta->state == HL_META_FREED ? r->meta->fstack : 0);
     __atomic_store_n(&report_lock, 0, __ATOMIC_RELEASE);
     in_report = 0;
     if (r->abort_on_error) abort();
