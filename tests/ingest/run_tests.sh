@@ -138,8 +138,10 @@ fi
 prog=$gen_dir/ingest_prog
 if [ -x "$prog" ] && "$HL" record --help >/dev/null 2>&1; then
     echo "ingest: record + collect of a real program"
-    "$HL" record -o "$work/rec.db" --keep-trace "$work/rec-trace" -- "$prog" >/dev/null 2>"$work/rec.err"
-    check "record exit" 0 $?
+    timeout -k 5 120 "$HL" record -o "$work/rec.db" --keep-trace "$work/rec-trace" -- "$prog" >/dev/null 2>"$work/rec.err"
+    rc=$?
+    [ $rc = 124 ] && fail "record hung (killed after 120 s): $(tail -3 "$work/rec.err")"
+    check "record exit" 0 $rc
     for db in "$work/rec.db" "$work/rec-collect.db"; do
         [ "$db" = "$work/rec-collect.db" ] && { "$HL" collect "$work/rec-trace" -o "$db" -q; check "collect of the kept trace: exit" 0 $?; }
         n=$(basename "$db" .db)
