@@ -134,7 +134,9 @@ static void summary_leaks(FILE *f, sqlite3 *db)
 int hl_record_summary(FILE *f, const char *db_path)
 {
     sqlite3 *db;
-    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+    /* Read-write although only read: a read-only connection to a WAL database leaves its
+     * -wal and -shm files behind when it closes; this one checkpoints and removes them. */
+    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
         fprintf(f, "heapledger record: cannot read %s: %s\n", db_path, sqlite3_errmsg(db));
         sqlite3_close(db);
         return -1;

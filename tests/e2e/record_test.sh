@@ -345,6 +345,7 @@ t_known() {
         "$(sql "$d.db" "SELECT f.function FROM block b JOIN frame f ON f.stack_id = b.alloc_stack
                         AND f.depth = 0 WHERE b.$w AND b.size = 777 LIMIT 1")" || return 1
     contains "$d.err" "live at exit" || return 1
+    [ ! -e "$d.db-wal" ] && [ ! -e "$d.db-shm" ] || { note "FAIL: -wal/-shm left next to the db"; return 1; }
 }
 
 # Hardened mode interns allocation stacks itself: the recording must still describe each one.
