@@ -138,6 +138,10 @@ fi
 prog=$gen_dir/ingest_prog
 if [ -x "$prog" ] && "$HL" record --help >/dev/null 2>&1; then
     echo "ingest: record + collect of a real program"
+    # A uniquely named copy: the checks only count this run's process, whatever else the
+    # shared lttng-sessiond traced at the same time.
+    cp "$prog" "$work/${TAG}p" && prog=$work/${TAG}p
+    P="pid IN (SELECT pid FROM process WHERE procname = '${TAG}p')"
     timeout -k 5 120 "$HL" record -o "$work/rec.db" --keep-trace "$work/rec-trace" -- "$prog" >/dev/null 2>"$work/rec.err"
     rc=$?
     [ $rc = 124 ] && fail "record hung (killed after 120 s): $(tail -3 "$work/rec.err")"
@@ -145,11 +149,12 @@ if [ -x "$prog" ] && "$HL" record --help >/dev/null 2>&1; then
     for db in "$work/rec.db" "$work/rec-collect.db"; do
         [ "$db" = "$work/rec-collect.db" ] && { "$HL" collect "$work/rec-trace" -o "$db" -q; check "collect of the kept trace: exit" 0 $?; }
         n=$(basename "$db" .db)
-        check "$n: malloc(12345) lifetimes" 100 "$(q $db 'select count(*) from allocations where size = 12345')"
-        check "$n: malloc(12345) leaked" 40 "$(q $db 'select count(*) from live_at_exit where size = 12345')"
-        check "$n: realloc chains" "10|10|10" "$(q $db "select sum(size = 777 and flags = 4) || '|' || sum(size = 1777 and flags = 6) || '|' || sum(size = 2777 and flags = 2 and free_ts is not null) from block")"
-        check "$n: cross-thread calloc frees" 20 "$(q $db 'select count(*) from block where size = 4321 and free_tid != alloc_tid')"
-        check "$n: symbolised main" 1 "$(q $db "select count(*) > 0 from block b join frame f on f.stack_id = b.alloc_stack where b.size = 12345 and f.function = 'main'")"
+        check "$n: one process" 1 "$(q $db "select count(*) from process where procname = '${TAG}p'")"
+        check "$n: malloc(12345) lifetimes" 100 "$(q $db "select count(*) from allocations where size = 12345 and $P")"
+        check "$n: malloc(12345) leaked" 40 "$(q $db "select count(*) from live_at_exit where size = 12345 and $P")"
+        check "$n: realloc chains" "10|10|10" "$(q $db "select sum(size = 777 and flags = 4) || '|' || sum(size = 1777 and flags = 6) || '|' || sum(size = 2777 and flags = 2 and free_ts is not null) from block where $P")"
+        check "$n: cross-thread calloc frees" 20 "$(q $db "select count(*) from block where size = 4321 and free_tid != alloc_tid and $P")"
+        check "$n: symbolised main" 1 "$(q $db "select count(*) > 0 from block b join frame f on f.stack_id = b.alloc_stack where b.size = 12345 and f.function = 'main' and b.$P")"
         check "$n: nothing discarded" 0 "$(q $db 'select discarded_events from run')"
     done
     check "record and collect agree" "$(q $work/rec.db 'select count(*) from block')" "$(q $work/rec-collect.db 'select count(*) from block')"
