@@ -36,6 +36,7 @@ static void on_signal(int sig)
 typedef struct follower_s {
     struct follower_s *next;
     char *url, *db;
+    char *host; /* the traced host, as the relay daemon names it */
     pthread_t th;
     volatile int done;
     int joined;
@@ -71,7 +72,7 @@ static void *follow_main(void *p)
 {
     follower_t *f = p;
     hl_ingest_opts_t o = HL_INGEST_OPTS_INIT;
-    o.command = NULL;
+    o.host = f->host && f->host[0] ? f->host : NULL;
     f->rc = hl_ingest_live(f->url, f->db, &o, &stop_flag, f->commit_ms, &f->res);
     if (f->rc < 0)
         logf_("%s: %s", f->url, f->res.error);
@@ -115,10 +116,12 @@ static void on_session(const char *url, const char *host, const char *session, v
     follower_t *f = calloc(1, sizeof *f);
     if (!f) return;
     f->url = strdup(url);
+    f->host = strdup(host);
     f->db = db_name(d->dir, host, session);
     f->commit_ms = d->commit_ms;
     if (!f->url || !f->db) {
         free(f->url);
+        free(f->host);
         free(f->db);
         free(f);
         return;
@@ -130,6 +133,7 @@ static void on_session(const char *url, const char *host, const char *session, v
     if (pthread_create(&f->th, NULL, follow_main, f) != 0) {
         logf_("cannot start a thread for %s", url);
         free(f->url);
+        free(f->host);
         free(f->db);
         free(f);
         return;
@@ -249,6 +253,7 @@ int hl_cmd_collectd(int argc, char **argv)
         if (!f->joined) pthread_join(f->th, NULL);
         if (f->rc < 0) rc = 1;
         free(f->url);
+        free(f->host);
         free(f->db);
         free(f);
     }

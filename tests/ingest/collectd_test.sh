@@ -57,6 +57,7 @@ wait_for sh -c "[ -f '$db' ] && [ \"\$(sqlite3 '$db' 'select count(*) from block
     || fail "session 1: freed blocks not streamed: $(q $db 'select count(*) from block' 2>&1)"
 lttng stop $s1 >/dev/null; lttng destroy $s1 >/dev/null
 wait_for status_is "$db" complete && pass "session end: status complete" || fail "session end: status $(sqlite3 $db "select value from meta where key='ingest_status'")"
+check "live: run host" "$(hostname)" "$(q $db 'select host from run')"
 check "live: blocks" 15 "$(q $db 'select count(*) from block')"
 check "live: live at exit" 3 "$(q $db 'select count(*) from live_at_exit')"
 check "live: orphan frees" 2 "$(q $db 'select count(*) from orphan_free')"
