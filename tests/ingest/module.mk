@@ -27,17 +27,24 @@ $(INGEST_DB_TEST): tests/ingest/ingest_db_test.c $(OBJ_DIR)/tracer/db.o
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -I tracer -o $@ $^ -lcriterion -lsqlite3
 
+# Criterion test of the hash map behind the live-block table.
+INGEST_MAP_TEST := $(TEST_DIR)/ingest/ingest_map_test
+$(INGEST_MAP_TEST): tests/ingest/ingest_map_test.c $(OBJ_DIR)/tracer/ingest_map.o
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -I tracer -o $@ $^ -lcriterion
+
 # A real program with known allocations, recorded with `heapledger record` by the tests.
 INGEST_PROG := $(TEST_DIR)/ingest/ingest_prog
 $(INGEST_PROG): tests/ingest/ingest_prog.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $< -lpthread
 
-ALL_TARGETS += $(INGEST_GEN) $(INGEST_DB_TEST) $(INGEST_PROG)
+ALL_TARGETS += $(INGEST_GEN) $(INGEST_DB_TEST) $(INGEST_MAP_TEST) $(INGEST_PROG)
 
 .PHONY: check-ingest bench-ingest
-check-ingest: $(BIN_DIR)/heapledger $(INGEST_GEN) $(INGEST_DB_TEST) $(INGEST_PROG)
+check-ingest: $(BIN_DIR)/heapledger $(INGEST_GEN) $(INGEST_DB_TEST) $(INGEST_MAP_TEST) $(INGEST_PROG)
 	@$(INGEST_DB_TEST) --short-filename
+	@$(INGEST_MAP_TEST) --short-filename
 	@tests/ingest/run_tests.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
 
 bench-ingest: $(BIN_DIR)/heapledger $(INGEST_GEN)
