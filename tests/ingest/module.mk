@@ -33,18 +33,28 @@ $(INGEST_MAP_TEST): tests/ingest/ingest_map_test.c $(OBJ_DIR)/tracer/ingest_map.
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -I tracer -o $@ $^ -lcriterion
 
+# Criterion test of the block-lifetime rules (ledger + store on a real database file).
+INGEST_LEDGER_TEST := $(TEST_DIR)/ingest/ingest_ledger_test
+INGEST_LEDGER_DEPS := db ingest_ledger ingest_store ingest_map ingest_symbols
+$(INGEST_LEDGER_TEST): tests/ingest/ingest_ledger_test.c $(INGEST_LEDGER_DEPS:%=$(OBJ_DIR)/tracer/%.o)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -I tracer -o $@ $^ -lcriterion -lsqlite3 -ldw -lelf
+
 # A real program with known allocations, recorded with `heapledger record` by the tests.
 INGEST_PROG := $(TEST_DIR)/ingest/ingest_prog
 $(INGEST_PROG): tests/ingest/ingest_prog.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $< -lpthread
 
-ALL_TARGETS += $(INGEST_GEN) $(INGEST_DB_TEST) $(INGEST_MAP_TEST) $(INGEST_PROG)
+ALL_TARGETS += $(INGEST_GEN) $(INGEST_DB_TEST) $(INGEST_MAP_TEST) $(INGEST_LEDGER_TEST) \
+               $(INGEST_PROG)
 
 .PHONY: check-ingest bench-ingest
-check-ingest: $(BIN_DIR)/heapledger $(INGEST_GEN) $(INGEST_DB_TEST) $(INGEST_MAP_TEST) $(INGEST_PROG)
+check-ingest: $(BIN_DIR)/heapledger $(INGEST_GEN) $(INGEST_DB_TEST) $(INGEST_MAP_TEST) \
+              $(INGEST_LEDGER_TEST) $(INGEST_PROG)
 	@$(INGEST_DB_TEST) --short-filename
 	@$(INGEST_MAP_TEST) --short-filename
+	@$(INGEST_LEDGER_TEST) --short-filename
 	@tests/ingest/run_tests.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
 
 bench-ingest: $(BIN_DIR)/heapledger $(INGEST_GEN)

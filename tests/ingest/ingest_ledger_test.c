@@ -1,0 +1,175 @@
+/* tests/ingest/ingest_ledger_test.c — the block-lifetime rules of tracer/ingest_ledger.c on
+ * hand-made records (no trace needed): realloc variants, failed allocations, lost frees,
+ * orphans, stack renumbering and the fork-child stack fallback. */
+#include "db.h"
+#include "ingest_internal.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char path[] = "/tmp/hl-ledger-test.XXXXXX";
+static sqlite3 *db;
+static hl_store_t *st;
+static hl_ledger_t *led;
+static hl_batch_t *batch;
+static uint64_t seq;
+
+static void setup(void)
+{
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    char err[256];
+    db = hl_db_create(path, 1, err, sizeof err);
+    cr_assert_not_null(db, "%s", err);
+    st = hl_store_open(db, 0, err, sizeof err);
+    cr_assert_not_null(st, "%s", err);
+    led = hl_ledger_new(st);
+    batch = calloc(1, sizeof *batch);
+    seq = 0;
+}
+
+static void teardown(void)
+{
+    hl_ledger_free(led);
+    sqlite3_close(db);
+    free(batch);
+    unlink(path);
+}
+
+static hl_rec_t *rec(int kind, uint32_t pid, uint64_t a)
+{
+    hl_rec_t *r = &batch->rec[batch->n++];
+    memset(r, 0, sizeof *r);
+    r->kind = (uint8_t)kind;
+    r->pid = pid;
+    r->tid = pid;
+    r->seq = seq++;
+    r->ts = 1000 + r->seq;
+    r->a = a;
+    r->cycles = 10;
+    r->cls = 255;
+    r->tier = 2;
+    return r;
+}
+
+static void alloc_(uint32_t pid, uint64_t p, uint64_t size, uint32_t stack)
+{
+    hl_rec_t *r = rec(HL_REC_ALLOC, pid, p);
+    r->b = size;
+    r->c = size;
+    r->path = 4;
+    r->stack = stack;
+}
+
+static void free_(uint32_t pid, uint64_t p)
+{
+    rec(HL_REC_FREE, pid, p)->path = 11;
+}
+
+static void realloc_(uint32_t pid, uint64_t old, uint64_t p, uint64_t size)
+{
+    hl_rec_t *r = rec(HL_REC_REALLOC, pid, old);
+    r->d = p;
+    r->b = size;
+    r->c = size;
+    r->path = 15;
+}
+
+static void stack_(uint32_t pid, uint32_t id)
+{
+    hl_rec_t *r = rec(HL_REC_STACK, pid, 0);
+    r->stack = id;
+    r->n = 2;
+    uint64_t *ips = malloc(2 * sizeof *ips);
+    ips[0] = 0x1000;
+    ips[1] = 0x2000;
+    r->ext = ips;
+}
+
+static void finish(void)
+{
+    batch->events = batch->n;
+    cr_assert_eq(hl_ledger_batch(led, batch), 0);
+    hl_run_row_t run = {.has_exit_status = 0};
+    cr_assert_eq(hl_ledger_finish(led, &run), 0);
+    char err[256];
+    cr_assert_eq(hl_store_close(st, 1, err, sizeof err), 0, "%s", err);
+}
+
+static long long q1(const char *sql)
+{
+    sqlite3_stmt *s;
+    cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK, "%s", sql);
+    cr_assert_eq(sqlite3_step(s), SQLITE_ROW, "%s", sql);
+    long long v = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    return v;
+}
+
+TestSuite(ledger, .init = setup, .fini = teardown);
+
+Test(ledger, realloc_variants)
+{
+    alloc_(1, 0x100, 8, 0);
+    realloc_(1, 0x100, 0x100, 16); /* in place: still a new lifetime */
+    realloc_(1, 0x100, 0x200, 32); /* move */
+    realloc_(1, 0x200, 0, 64);     /* failed: 0x200 stays live */
+    realloc_(1, 0, 0x300, 8);      /* realloc(NULL, n) */
+    realloc_(1, 0x300, 0, 0);      /* realloc(p, 0): only ends */
+    finish();
+    cr_assert_eq(q1("SELECT count(*) FROM block"), 5);
+    cr_assert_eq(q1("SELECT count(*) FROM block WHERE flags = 4 AND size = 8 AND ptr = 256"), 1);
+    cr_assert_eq(q1("SELECT count(*) FROM block WHERE flags = 6 AND size = 16"), 1);
+    cr_assert_eq(
+        q1("SELECT count(*) FROM block WHERE flags = 2 AND ptr = 512 AND free_seq IS NULL"), 1,
+        "moved block live at the end (the failed realloc did not end it)");
+    cr_assert_eq(q1("SELECT count(*) FROM block WHERE flags = 3 AND ptr = 0 AND size = 64"), 1);
+    cr_assert_eq(
+        q1("SELECT count(*) FROM block WHERE ptr = 768 AND flags = 6 AND free_cycles = 10"), 1,
+        "realloc(p, 0) keeps its cycles on the ended block");
+    cr_assert_eq(q1("SELECT count(*) FROM block b JOIN block p ON b.prev_block = p.id"), 2);
+    cr_assert_eq(q1("SELECT count(*) FROM live_at_exit"), 1);
+}
+
+Test(ledger, orphans_and_lost_frees)
+{
+    free_(1, 0xdead);             /* never allocated */
+    realloc_(1, 0xbeef, 0x10, 4); /* old side never allocated */
+    alloc_(1, 0x500, 8, 0);
+    alloc_(1, 0x500, 8, 0); /* again without a free: the first one's free was lost */
+    free_(1, 0x500);
+    free_(1, 0); /* free(NULL): nothing */
+    finish();
+    cr_assert_eq(q1("SELECT count(*) FROM orphan_free"), 2);
+    cr_assert_eq(q1("SELECT count(*) FROM block WHERE ptr = 1280"), 2);
+    cr_assert_eq(
+        q1("SELECT count(*) FROM block WHERE ptr = 1280 AND flags = 8 AND free_path IS NULL"
+           " AND free_seq IS NOT NULL"),
+        1);
+    cr_assert_eq(
+        q1("SELECT count(*) FROM block WHERE ptr = 16 AND flags = 2 AND prev_block IS NULL"), 1);
+}
+
+Test(ledger, processes_are_separate_and_stacks_renumbered)
+{
+    stack_(1, 1);
+    stack_(2, 1); /* same per-process id in another process: another database id */
+    alloc_(1, 0x100, 8, 1);
+    alloc_(2, 0x100, 8, 1); /* same pointer, other process: no clash */
+    alloc_(3, 0x200, 8, 1); /* fork child without its own stack event: parent's latest id 1 */
+    alloc_(1, 0x300, 8, 9); /* never described */
+    free_(2, 0x100);
+    finish();
+    cr_assert_eq(q1("SELECT count(*) FROM stack"), 2);
+    cr_assert_eq(q1("SELECT count(DISTINCT alloc_stack) FROM block WHERE ptr = 256"), 2);
+    cr_assert_eq(q1("SELECT count(*) FROM block WHERE ptr = 256 AND free_seq IS NULL"), 1);
+    cr_assert_eq(q1("SELECT alloc_stack FROM block WHERE pid = 3"), 2);
+    cr_assert_eq(q1("SELECT count(*) FROM block WHERE ptr = 768 AND alloc_stack IS NULL"), 1);
+    cr_assert_eq(q1("SELECT value FROM meta WHERE key = 'unknown_stack_refs'"), 1);
+    cr_assert_eq(q1("SELECT count(*) FROM frame"), 4);
+    cr_assert_eq(q1("SELECT count(*) FROM process"), 3);
+}
