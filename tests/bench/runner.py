@@ -570,6 +570,10 @@ def main():
     targets(rep, main_cells, mws, mat_cells, matws, cg)
     _, load1 = machine_info()
     rep.add(f"Load average at the end: {load1}; total time {time.time() - start:.0f} s.")
+    if max(float(load0.split()[0]), float(load1.split()[0])) > 1.5:
+        rep.add()
+        rep.add("Note: the load average was above 1.5 — other work shared the machine's cores "
+                "during this run, so absolute figures are noisy; compare within rows.")
     os.makedirs(os.path.dirname(OUT) or ".", exist_ok=True)
     with open(OUT, "w") as f:
         f.write("\n".join(rep.lines) + "\n")
