@@ -94,7 +94,8 @@ const char *hl_store_errmsg(const hl_store_t *s)
 static int exec(hl_store_t *s, const char *q)
 {
     if (s->failed) return -1;
-    if (sqlite3_exec(s->db, q, NULL, NULL, NULL) != SQLITE_OK) return fail(s, q);
+    if (sqlite3_exec(s->db, q, NULL, NULL, NULL) != SQLITE_OK)
+        return fail(s, strcmp(q, "COMMIT") ? q : "writing the database");
     return 0;
 }
 
