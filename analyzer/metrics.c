@@ -7,6 +7,7 @@
 
 #include "hl_schema.h"
 #include "hmap.h"
+#include "midstate.h"
 
 const char *const hl_life_labels[HL_LIFE_BUCKETS + 1] = {"<1us",  "<10us",  "<100us",     "<1ms",
                                                          "<10ms", "<100ms", "<1s",        "<10s",
@@ -28,27 +29,10 @@ int hl_life_bucket(int64_t ns)
     return HL_LIFE_BUCKETS - 1;
 }
 
-/* Per-process state for fragmentation: live mid blocks and mapped regions. */
-typedef struct proc_s {
-    int64_t pid;
-    hl_hmap_t mid;     /* ptr -> usable */
-    hl_hmap_t regions; /* addr -> len | purpose << 56 */
-} proc_t;
-
-/* One change to a mid or region map since the peak (see peak_frag_compute). */
-typedef struct hl_mlog_s {
-    uint8_t op, had; /* LOG_*; had: key was present before, with value old */
-    int64_t pid;
-    uint64_t key, old;
-} hl_mlog_t;
-
 struct hl_metrics_s {
     hl_report_t *r;
-    hl_mlog_t *log; /* changes since the peak, until peak_frag_done */
-    size_t nlog, log_cap;
-    int peak_frag_done, peak_frag_known;
-    hl_frag_t peak_frag;
-    int64_t t0, t1; /* absolute window bounds (ns) */
+    hl_midstate_t *mid; /* live mid blocks and regions; marked at the peak */
+    int64_t t0, t1;     /* absolute window bounds (ns) */
     uint64_t R, U, H_os;
     int have_os, held_fixed;
     uint64_t H_fixed;
@@ -60,8 +44,6 @@ struct hl_metrics_s {
     hl_hmap_t sites;      /* stack + 1 -> index in r->sites */
     hl_hmap_t live_size;  /* size -> live blocks */
     hl_hmap_t last_alloc; /* pid << 32 ^ tid -> last block allocated by the thread */
-    proc_t *procs;
-    size_t nprocs, procs_cap;
     size_t sites_cap;
     int next_sample;
     uint64_t R_max_interval;
@@ -100,6 +82,7 @@ hl_metrics_t *hl_metrics_new(hl_run_t *run, int64_t pid, int64_t from_ns, int64_
     hl_report_t *r = calloc(1, sizeof *r);
     if (!m || !r) abort();
     m->r = r;
+    m->mid = hl_midstate_new();
     r->run = *run;
     memset(run, 0, sizeof *run);
     r->pid = pid;
@@ -122,16 +105,6 @@ hl_metrics_t *hl_metrics_new(hl_run_t *run, int64_t pid, int64_t from_ns, int64_
     return m;
 }
 
-static proc_t *proc_of(hl_metrics_t *m, int64_t pid)
-{
-    for (size_t i = 0; i < m->nprocs; i++)
-        if (m->procs[i].pid == pid) return &m->procs[i];
-    proc_t *p = HL_VEC_PUSH(m->procs, m->nprocs, m->procs_cap);
-    memset(p, 0, sizeof *p);
-    p->pid = pid;
-    return p;
-}
-
 /* H now. Memory in use is held: when the os_region rows account for less than U (the
  * recording did not see every mapping), H is taken as U and the report says so. */
 static uint64_t held(hl_metrics_t *m)
@@ -142,137 +115,6 @@ static uint64_t held(hl_metrics_t *m)
         h = m->U;
     }
     return h;
-}
-
-/* External fragmentation of the mid tier of these processes; *known = 0 without regions. */
-static hl_frag_t frag_of(proc_t *procs, size_t nprocs, int *known)
-{
-    hl_span_t *reg = NULL, *used = NULL;
-    size_t nreg = 0, creg = 0, nused = 0, cused = 0;
-    hl_frag_t total = {0, 0, 0, 0};
-    *known = 0;
-    for (size_t p = 0; p < nprocs; p++) {
-        proc_t *pr = &procs[p];
-        nreg = nused = 0;
-        const hl_hmap_slot_t *s;
-        int arena = 0;
-        for (size_t i = 0; hl_hmap_iter(&pr->regions, &i, &s);) {
-            hl_region_t purpose = (hl_region_t)(s->val >> 56);
-            hl_span_t sp = {s->key, s->key + (s->val & ((1ull << 56) - 1))};
-            if (purpose == HL_REG_TLSF_POOL || purpose == HL_REG_ARENA)
-                *HL_VEC_PUSH(reg, nreg, creg) = sp;
-            arena |= purpose == HL_REG_ARENA;
-        }
-        /* Slab segments carved from an arena are not free mid space. */
-        for (size_t i = 0; arena && hl_hmap_iter(&pr->regions, &i, &s);) {
-            hl_span_t sp = {s->key, s->key + (s->val & ((1ull << 56) - 1))};
-            if ((hl_region_t)(s->val >> 56) == HL_REG_SLAB) *HL_VEC_PUSH(used, nused, cused) = sp;
-        }
-        if (!nreg) continue;
-        *known = 1;
-        for (size_t i = 0; hl_hmap_iter(&pr->mid, &i, &s);) {
-            hl_span_t sp = {s->key - HL_MID_HEADER, s->key + s->val};
-            *HL_VEC_PUSH(used, nused, cused) = sp;
-        }
-        hl_frag_t f = hl_frag_compute(reg, nreg, used, nused);
-        total.free_bytes += f.free_bytes;
-        total.spans += f.spans;
-        if (f.largest > total.largest) total.largest = f.largest;
-    }
-    free(reg);
-    free(used);
-    total.external = total.free_bytes ? 1.0 - (double)total.largest / (double)total.free_bytes : 0;
-    return total;
-}
-
-static hl_frag_t frag_now(hl_metrics_t *m, int *known)
-{
-    return frag_of(m->procs, m->nprocs, known);
-}
-
-/* Exact fragmentation at the peak without a copy per new peak: the mid-tier changes since
- * the peak are logged; the state at the peak is the current one with the log undone. Once
- * the log outgrows the state (2 entries per live mid block or region, at least 4096), the
- * peak's value is computed and the log dropped: cost O(1) per event amortised, memory
- * bounded by the live set. */
-enum { LOG_MID_PUT, LOG_MID_DEL, LOG_REG_PUT, LOG_REG_DEL };
-
-static void log_change(hl_metrics_t *m, int op, int64_t pid, uint64_t key, int had, uint64_t old);
-
-static hl_hmap_t *log_map(proc_t *p, int op)
-{
-    return op == LOG_MID_PUT || op == LOG_MID_DEL ? &p->mid : &p->regions;
-}
-
-static void peak_frag_compute(hl_metrics_t *m)
-{
-    proc_t *tmp = calloc(m->nprocs ? m->nprocs : 1, sizeof *tmp);
-    if (!tmp) abort();
-    for (size_t p = 0; p < m->nprocs; p++) {
-        tmp[p].pid = m->procs[p].pid;
-        hl_hmap_t *src[2] = {&m->procs[p].mid, &m->procs[p].regions};
-        hl_hmap_t *dst[2] = {&tmp[p].mid, &tmp[p].regions};
-        for (int k = 0; k < 2; k++) {
-            const hl_hmap_slot_t *sl;
-            for (size_t i = 0; hl_hmap_iter(src[k], &i, &sl);)
-                *hl_hmap_put(dst[k], sl->key, 0, NULL) = sl->val;
-        }
-    }
-    for (size_t i = m->nlog; i-- > 0;) {
-        const hl_mlog_t *e = &m->log[i];
-        proc_t *p = NULL;
-        for (size_t k = 0; k < m->nprocs && !p; k++)
-            if (tmp[k].pid == e->pid) p = &tmp[k];
-        if (!p) continue;
-        hl_hmap_t *map = log_map(p, e->op);
-        if (e->had)
-            *hl_hmap_put(map, e->key, 0, NULL) = e->old;
-        else
-            hl_hmap_del(map, e->key, NULL);
-    }
-    int known;
-    m->peak_frag = frag_of(tmp, m->nprocs, &known);
-    m->peak_frag_known = known;
-    m->peak_frag_done = 1;
-    m->nlog = 0;
-    for (size_t p = 0; p < m->nprocs; p++) {
-        hl_hmap_free(&tmp[p].mid);
-        hl_hmap_free(&tmp[p].regions);
-    }
-    free(tmp);
-}
-
-static void log_change(hl_metrics_t *m, int op, int64_t pid, uint64_t key, int had, uint64_t old)
-{
-    if (m->peak_frag_done || !m->r->peak_R) return;
-    hl_mlog_t *e = HL_VEC_PUSH(m->log, m->nlog, m->log_cap);
-    e->op = op;
-    e->had = had;
-    e->pid = pid;
-    e->key = key;
-    e->old = old;
-    size_t state = 0;
-    for (size_t p = 0; p < m->nprocs; p++)
-        state += m->procs[p].mid.len + m->procs[p].regions.len;
-    if (m->nlog > 2 * state + 4096) peak_frag_compute(m);
-}
-
-/* Put/delete in a process's mid or region map, logging the change for the peak. */
-static void map_put(hl_metrics_t *m, int64_t pid, int op, uint64_t key, uint64_t val)
-{
-    proc_t *p = proc_of(m, pid);
-    int fresh;
-    uint64_t *v = hl_hmap_put(log_map(p, op), key, 0, &fresh);
-    uint64_t old = *v;
-    *v = val;
-    log_change(m, op, pid, key, !fresh, old);
-}
-
-static void map_del(hl_metrics_t *m, int64_t pid, int op, uint64_t key)
-{
-    proc_t *p = proc_of(m, pid);
-    uint64_t old;
-    if (hl_hmap_del(log_map(p, op), key, &old)) log_change(m, op, pid, key, 1, old);
 }
 
 static void take_samples(hl_metrics_t *m, int64_t ts)
@@ -289,7 +131,7 @@ static void take_samples(hl_metrics_t *m, int64_t ts)
         s->H = held(m);
         s->R_max = m->R_max_interval > m->R ? m->R_max_interval : m->R;
         int known;
-        hl_frag_t f = frag_now(m, &known);
+        hl_frag_t f = hl_midstate_frag(m->mid, &known);
         s->external = known ? f.external : -1;
         m->R_max_interval = m->R;
         r->nsamples = m->next_sample;
@@ -363,7 +205,7 @@ int hl_metrics_event(hl_metrics_t *m, const hl_event_t *ev)
         }
         m->R += ev->size;
         m->U += ev->usable;
-        if (ev->tier == HL_TIER_MID) map_put(m, ev->pid, LOG_MID_PUT, ev->ptr, ev->usable);
+        if (ev->tier == HL_TIER_MID) hl_midstate_block_put(m->mid, ev->pid, ev->ptr, ev->usable);
         if (ev->tier == HL_TIER_TINY && ev->cls >= 0 && ev->cls < HL_NCLASSES) {
             uint64_t live = ++m->class_live[ev->cls];
             hl_class_stat_t *c = &r->classes[ev->cls];
@@ -399,8 +241,7 @@ int hl_metrics_event(hl_metrics_t *m, const hl_event_t *ev)
             r->peak_H = h;
             r->peak_ts = ev->ts - r->run.start_ts;
             r->peak_seq = ev->seq;
-            m->nlog = 0; /* the state now is the peak's */
-            m->peak_frag_done = 0;
+            hl_midstate_mark(m->mid); /* the state now is the peak's */
         }
         break;
     }
@@ -408,7 +249,7 @@ int hl_metrics_event(hl_metrics_t *m, const hl_event_t *ev)
         if (ev->flags & HL_BF_FAILED) break;
         m->R -= ev->size;
         m->U -= ev->usable;
-        if (ev->tier == HL_TIER_MID) map_del(m, ev->pid, LOG_MID_DEL, ev->ptr);
+        if (ev->tier == HL_TIER_MID) hl_midstate_block_del(m->mid, ev->pid, ev->ptr);
         if (ev->tier == HL_TIER_TINY && ev->cls >= 0 && ev->cls < HL_NCLASSES) {
             m->class_live[ev->cls]--;
             r->classes[ev->cls].live_requested -= ev->size;
@@ -457,11 +298,10 @@ int hl_metrics_event(hl_metrics_t *m, const hl_event_t *ev)
         if (!r->held_source) r->held_source = "os_region";
         if (ev->kind == HL_EV_MAP) {
             m->H_os += ev->size;
-            map_put(m, ev->pid, LOG_REG_PUT, ev->ptr,
-                    (ev->size & ((1ull << 56) - 1)) | ((uint64_t)ev->purpose << 56));
+            hl_midstate_region_put(m->mid, ev->pid, ev->ptr, ev->size, ev->purpose);
         } else {
             m->H_os -= ev->size < m->H_os ? ev->size : m->H_os;
-            map_del(m, ev->pid, LOG_REG_DEL, ev->ptr);
+            hl_midstate_region_del(m->mid, ev->pid, ev->ptr);
         }
         uint64_t h = held(m);
         if (h > r->max_H) r->max_H = h;
@@ -522,12 +362,14 @@ hl_report_t *hl_metrics_finish(hl_metrics_t *m)
 {
     hl_report_t *r = m->r;
     take_samples(m, -1);
-    if (r->peak_R && !m->peak_frag_done) peak_frag_compute(m);
-    if (m->peak_frag_known) {
-        r->frag_peak = m->peak_frag;
-        r->external_peak = m->peak_frag.external;
+    {
+        int known;
+        hl_frag_t f = hl_midstate_marked_frag(m->mid, &known);
+        if (known) {
+            r->frag_peak = f;
+            r->external_peak = f.external;
+        }
     }
-    free(m->log);
     if (!r->held_source) r->held_source = "usable";
     r->duration_s = (double)(m->t1 - m->t0) / 1e9;
 
@@ -598,7 +440,7 @@ hl_report_t *hl_metrics_finish(hl_metrics_t *m)
     r->util_end = frac(r->end_R, r->end_H);
     r->internal_end = frac(r->end_U - r->end_R, r->end_U);
     int known;
-    r->frag_end = frag_now(m, &known);
+    r->frag_end = hl_midstate_frag(m->mid, &known);
     r->external_end = known ? r->frag_end.external : -1;
     if (m->ext_override > -2) {
         r->external_end = m->ext_override;
@@ -624,11 +466,7 @@ hl_report_t *hl_metrics_finish(hl_metrics_t *m)
     r->lifetime[HL_LIFE_BUCKETS] = r->leak_blocks;
     if (r->nsites) qsort(r->sites, r->nsites, sizeof *r->sites, cmp_site);
 
-    for (size_t p = 0; p < m->nprocs; p++) {
-        hl_hmap_free(&m->procs[p].mid);
-        hl_hmap_free(&m->procs[p].regions);
-    }
-    free(m->procs);
+    hl_midstate_free(m->mid);
     hl_hmap_free(&m->sites);
     hl_hmap_free(&m->live_size);
     hl_hmap_free(&m->last_alloc);
