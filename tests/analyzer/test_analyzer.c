@@ -12,6 +12,7 @@
 #include "frag.h"
 #include "hl_schema.h"
 #include "hmap.h"
+#include "midstate.h"
 #include "pctl.h"
 #include "rundb.h"
 
@@ -372,4 +373,44 @@ Test(analyze, fragmentation_at_peak_matches_the_tables)
     NEAR(r->external_peak, want.external);
     hl_report_free(r);
     sqlite3_close(db);
+}
+
+Test(midstate, marked_state_is_restored_from_the_undo_log)
+{
+    hl_midstate_t *ms = hl_midstate_new();
+    int known;
+    hl_midstate_region_put(ms, 1, 0x1000, 0x1000, HL_REG_TLSF_POOL); /* [0x1000, 0x2000) */
+    hl_midstate_block_put(ms, 1, 0x1010, 0xf0);                      /* [0x1000, 0x1100) */
+    hl_midstate_block_put(ms, 1, 0x1810, 0xf0);                      /* [0x1800, 0x1900) */
+    hl_midstate_mark(ms);
+    hl_frag_t at_mark = hl_midstate_frag(ms, &known);
+    cr_assert(known);
+    /* free spans [0x1100, 0x1800) = 0x700 and [0x1900, 0x2000) = 0x700 */
+    cr_assert_eq(at_mark.free_bytes, 0xe00);
+    cr_assert_eq(at_mark.largest, 0x700);
+    /* Churn after the mark, more than the log keeps: the marked state must not change. */
+    for (int i = 0; i < 20000; i++) {
+        hl_midstate_block_put(ms, 1, 0x1110, 0x10);
+        hl_midstate_block_del(ms, 1, 0x1010);
+        hl_midstate_block_put(ms, 1, 0x1010, 0xf0);
+        hl_midstate_block_del(ms, 1, 0x1110);
+        if (i == 10) hl_midstate_region_put(ms, 2, 0x9000, 0x100, HL_REG_TLSF_POOL);
+    }
+    hl_midstate_block_del(ms, 1, 0x1810);
+    hl_frag_t now = hl_midstate_frag(ms, &known);
+    cr_assert_eq(now.free_bytes, 0xf00 + 0x100); /* pid 2's empty pool counts too */
+    hl_frag_t m = hl_midstate_marked_frag(ms, &known);
+    cr_assert(known);
+    cr_assert_eq(m.free_bytes, at_mark.free_bytes);
+    cr_assert_eq(m.largest, at_mark.largest);
+    cr_assert_eq(m.spans, at_mark.spans);
+    /* A short log is undone exactly too. */
+    hl_midstate_mark(ms);
+    hl_frag_t at_mark2 = hl_midstate_frag(ms, &known);
+    hl_midstate_block_put(ms, 1, 0x1810, 0xf0);
+    hl_midstate_region_del(ms, 2, 0x9000);
+    m = hl_midstate_marked_frag(ms, &known);
+    cr_assert_eq(m.free_bytes, at_mark2.free_bytes);
+    cr_assert_eq(m.spans, at_mark2.spans);
+    hl_midstate_free(ms);
 }
