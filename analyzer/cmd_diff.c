@@ -1,6 +1,7 @@
-/* analyzer/cmd_diff.c — `heapledger diff A.db B.db [--pid N]`: two runs side by side with
- * deltas, in the style of an allocator configuration comparison (baseline vs hardened vs
- * rotated): throughput, cycles per path, peak utilisation (points), fragmentation, leaks. */
+/* analyzer/cmd_diff.c — `heapledger diff A.db B.db [C.db ...] [--pid N]`: runs side by side
+ * with deltas against the first, in the style of an allocator configuration comparison
+ * (baseline vs hardened vs rotated): throughput, cycles per path, peak utilisation (points),
+ * fragmentation, leaks. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -12,52 +13,71 @@
 #include "hl_schema.h"
 #include "rundb.h"
 
+#define MAX_RUNS 6
+
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: heapledger diff A.db B.db [--pid N]\n"
-               "  Compare two runs (e.g. the same program under two option sets). Deltas are\n"
-               "  B relative to A: percent for counts and cycles, points for fractions.\n");
+    fprintf(f,
+            "usage: heapledger diff A.db B.db [C.db ...] [--pid N]\n"
+            "  Compare runs (e.g. one program under several option sets), up to %d. Deltas\n"
+            "  are against A: percent for counts and cycles, points for fractions.\n",
+            MAX_RUNS);
 }
 
-static void rel(double a, double b)
+typedef enum { K_COUNT, K_SECONDS, K_FRACTION } kind_t;
+
+/* "1234 (+5.0%)" style cell for run k of a row; a is the baseline. */
+static void cell(double a, double v, kind_t kind, int baseline)
 {
-    if (a > 0 && isfinite(b))
-        printf(" %+9.1f%%", 100.0 * (b - a) / a);
-    else
-        printf(" %10s", "-");
+    char val[32], d[24] = "";
+    if (kind == K_FRACTION) {
+        if (v < 0)
+            snprintf(val, sizeof val, "n/a");
+        else
+            snprintf(val, sizeof val, "%.2f%%", v * 100);
+        if (!baseline && a >= 0 && v >= 0) snprintf(d, sizeof d, " (%+.2f pts)", (v - a) * 100);
+    } else {
+        snprintf(val, sizeof val, kind == K_SECONDS ? "%.3f" : "%.0f", v);
+        if (!baseline && a > 0 && isfinite(v))
+            snprintf(d, sizeof d, " (%+.1f%%)", 100.0 * (v - a) / a);
+    }
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s%s", val, d);
+    printf(" %*s", baseline ? 14 : 26, buf);
 }
 
-static void row_u(const char *name, double a, double b)
+static void row(const char *name, hl_report_t **r, int n, double (*get)(const hl_report_t *),
+                kind_t kind)
 {
-    printf("  %-26s %14.0f %14.0f", name, a, b);
-    rel(a, b);
+    printf("  %-24s", name);
+    double a = get(r[0]);
+    for (int k = 0; k < n; k++)
+        cell(a, get(r[k]), kind, k == 0);
     printf("\n");
 }
 
-static void row_f(const char *name, double a, double b, const char *unit)
-{
-    printf("  %-26s %14.3f %14.3f", name, a, b);
-    rel(a, b);
-    printf(" %s\n", unit);
-}
-
-/* Fractions: values in percent, delta in points. */
-static void row_pts(const char *name, double a, double b)
-{
-    printf("  %-26s", name);
-    if (a < 0)
-        printf(" %14s", "n/a");
-    else
-        printf(" %13.2f%%", a * 100);
-    if (b < 0)
-        printf(" %14s", "n/a");
-    else
-        printf(" %13.2f%%", b * 100);
-    if (a >= 0 && b >= 0)
-        printf(" %+7.2f pts\n", (b - a) * 100);
-    else
-        printf(" %10s\n", "-");
-}
+#define GETTER(fn, expr)                                                                           \
+    static double fn(const hl_report_t *r)                                                         \
+    {                                                                                              \
+        return (double)(expr);                                                                     \
+    }
+GETTER(g_duration, r->duration_s)
+GETTER(g_ops, r->allocs + r->frees + r->reallocs)
+GETTER(g_tput, r->duration_s > 0 ? (double)(r->allocs + r->frees + r->reallocs) / r->duration_s : 0)
+GETTER(g_failed, r->failed)
+GETTER(g_peak_R, r->peak_R)
+GETTER(g_peak_U, r->peak_U)
+GETTER(g_peak_H, r->peak_H)
+GETTER(g_max_H, r->max_H)
+GETTER(g_util, r->util_peak)
+GETTER(g_int, r->internal_peak)
+GETTER(g_ext, r->external_peak)
+GETTER(g_ext_end, r->external_end)
+GETTER(g_leak_blocks, r->leak_blocks)
+GETTER(g_leak_bytes, r->leak_bytes)
+GETTER(g_temp, r->temporary)
+GETTER(g_errors, r->nerrors)
+#undef GETTER
 
 static const hl_path_stat_t *find(const hl_report_t *r, int op, int path)
 {
@@ -66,59 +86,70 @@ static const hl_path_stat_t *find(const hl_report_t *r, int op, int path)
     return NULL;
 }
 
-static double throughput(const hl_report_t *r)
+/* One path row: per run "count  p50 (delta)  mean (delta)". */
+static void path_cells(const hl_path_stat_t *a, const hl_path_stat_t *p, int baseline)
 {
-    double ops = (double)(r->allocs + r->frees + r->reallocs);
-    return r->duration_s > 0 ? ops / r->duration_s : 0;
+    char c[24], p50[40], mean[40];
+    snprintf(c, sizeof c, "%" PRIu64, p ? p->count : 0);
+    if (!p || !p->timed) {
+        snprintf(p50, sizeof p50, "-");
+        snprintf(mean, sizeof mean, "-");
+    } else if (baseline || !a || !a->timed || a->p50 <= 0) {
+        snprintf(p50, sizeof p50, "%.0f", p->p50);
+        snprintf(mean, sizeof mean, "%.1f", p->mean);
+    } else {
+        snprintf(p50, sizeof p50, "%.0f (%+.0f%%)", p->p50, 100.0 * (p->p50 - a->p50) / a->p50);
+        snprintf(mean, sizeof mean, "%.1f (%+.0f%%)", p->mean,
+                 a->mean > 0 ? 100.0 * (p->mean - a->mean) / a->mean : 0.0);
+    }
+    printf(" %9s %13s %15s", c, p50, mean);
 }
 
-static void paths(const hl_report_t *a, const hl_report_t *b, int op)
+static void paths(hl_report_t **r, int n, int op)
 {
-    if (!a->op_count[op] && !b->op_count[op]) return;
-    printf("\ncycles per path: %s\n", hl_op_name((unsigned)op));
-    printf("  %-18s %10s %10s %8s %8s %9s %9s %9s %9s\n", "path", "count A", "count B", "p50 A",
-           "p50 B", "delta", "mean A", "mean B", "delta");
-    /* Every path present in either run, A's order first. */
-    const hl_report_t *rs[2] = {a, b};
-    for (int side = 0; side < 2; side++) {
-        for (size_t i = 0; i < rs[side]->npaths; i++) {
-            const hl_path_stat_t *p = &rs[side]->paths[i];
-            if (p->op != op || (side == 1 && find(a, op, p->path))) continue;
-            const hl_path_stat_t *pa = find(a, op, p->path), *pb = find(b, op, p->path);
-            printf("  %-18s %10" PRIu64 " %10" PRIu64, hl_path_name((unsigned)p->path),
-                   pa ? pa->count : 0, pb ? pb->count : 0);
-            double a50 = pa && pa->timed ? pa->p50 : -1, b50 = pb && pb->timed ? pb->p50 : -1;
-            double am = pa && pa->timed ? pa->mean : -1, bm = pb && pb->timed ? pb->mean : -1;
-            if (a50 >= 0)
-                printf(" %8.0f", a50);
-            else
-                printf(" %8s", "-");
-            if (b50 >= 0)
-                printf(" %8.0f", b50);
-            else
-                printf(" %8s", "-");
-            rel(a50, b50 >= 0 ? b50 : NAN);
-            if (am >= 0)
-                printf(" %9.1f", am);
-            else
-                printf(" %9s", "-");
-            if (bm >= 0)
-                printf(" %9.1f", bm);
-            else
-                printf(" %9s", "-");
-            rel(am, bm >= 0 ? bm : NAN);
+    int any = 0;
+    for (int k = 0; k < n; k++)
+        any |= r[k]->op_count[op] != 0;
+    if (!any) return;
+    printf("\ncycles per path: %s\n  %-18s", hl_op_name((unsigned)op), "path");
+    for (int k = 0; k < n; k++) {
+        char h[16];
+        snprintf(h, sizeof h, "count %c", 'A' + k);
+        printf(" %9s %13s %15s", h, "p50", "mean");
+    }
+    printf("\n");
+    /* Every path of any run, in the order of the first run that has it. */
+    for (int k = 0; k < n; k++) {
+        for (size_t i = 0; i < r[k]->npaths; i++) {
+            const hl_path_stat_t *p = &r[k]->paths[i];
+            int seen = 0;
+            for (int j = 0; j < k; j++)
+                seen |= find(r[j], op, p->path) != NULL;
+            if (p->op != op || seen) continue;
+            printf("  %-18s", hl_path_name((unsigned)p->path));
+            const hl_path_stat_t *a = find(r[0], op, p->path);
+            for (int j = 0; j < n; j++)
+                path_cells(a, find(r[j], op, p->path), j == 0);
             printf("\n");
         }
     }
-    printf("  %-18s %10" PRIu64 " %10" PRIu64 " %8s %8s %10s %9.1f %9.1f", "all (weighted)",
-           a->op_count[op], b->op_count[op], "", "", "", a->op_mean[op], b->op_mean[op]);
-    rel(a->op_mean[op], b->op_mean[op]);
+    printf("  %-18s", "all (weighted)");
+    for (int k = 0; k < n; k++) {
+        char mean[40];
+        if (k && r[0]->op_mean[op] > 0)
+            snprintf(mean, sizeof mean, "%.1f (%+.0f%%)", r[k]->op_mean[op],
+                     100.0 * (r[k]->op_mean[op] - r[0]->op_mean[op]) / r[0]->op_mean[op]);
+        else
+            snprintf(mean, sizeof mean, "%.1f", r[k]->op_mean[op]);
+        printf(" %9" PRIu64 " %13s %15s", r[k]->op_count[op], "", mean);
+    }
     printf("\n");
 }
 
 int hl_cmd_diff(int argc, char **argv)
 {
-    const char *pa = NULL, *pb = NULL;
+    const char *path[MAX_RUNS];
+    int n = 0;
     hl_analyze_opts_t ao = {0, -1, -1};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -126,66 +157,69 @@ int hl_cmd_diff(int argc, char **argv)
             return 0;
         } else if (!strcmp(argv[i], "--pid") && i + 1 < argc) {
             ao.pid = strtoll(argv[++i], NULL, 10);
+            if (ao.pid <= 0) {
+                fprintf(stderr, "heapledger diff: bad --pid '%s'\n", argv[i]);
+                return 2;
+            }
         } else if (argv[i][0] == '-') {
             fprintf(stderr, "heapledger diff: unknown or incomplete option '%s'\n", argv[i]);
             return 2;
-        } else if (!pa) {
-            pa = argv[i];
-        } else if (!pb) {
-            pb = argv[i];
+        } else if (n < MAX_RUNS) {
+            path[n++] = argv[i];
         } else {
-            usage(stderr);
+            fprintf(stderr, "heapledger diff: at most %d runs\n", MAX_RUNS);
             return 2;
         }
     }
-    if (!pa || !pb) {
+    if (n < 2) {
         usage(stderr);
         return 2;
     }
-    const char *paths_[2] = {pa, pb};
-    sqlite3 *db[2] = {NULL, NULL};
-    hl_report_t *r[2] = {NULL, NULL};
+    sqlite3 *db[MAX_RUNS] = {0};
+    hl_report_t *r[MAX_RUNS] = {0};
     char err[512];
     int rc = 0;
-    for (int k = 0; k < 2 && !rc; k++) {
-        db[k] = hl_an_open(paths_[k], err, sizeof err);
-        if (db[k]) r[k] = hl_analyze(db[k], paths_[k], &ao, err, sizeof err);
+    for (int k = 0; k < n && !rc; k++) {
+        db[k] = hl_an_open(path[k], err, sizeof err);
+        if (db[k]) r[k] = hl_analyze(db[k], path[k], &ao, err, sizeof err);
         if (!r[k]) {
             fprintf(stderr, "heapledger diff: %s\n", err);
             rc = 1;
         }
     }
     if (!rc) {
-        hl_report_t *a = r[0], *b = r[1];
-        printf("heapledger diff\n  A  %s  (%s)\n  B  %s  (%s)\n", a->run.path,
-               *a->run.options ? a->run.options : "defaults", b->run.path,
-               *b->run.options ? b->run.options : "defaults");
-        for (int k = 0; k < 2; k++)
+        printf("heapledger diff\n");
+        for (int k = 0; k < n; k++)
+            printf("  %c  %s  (%s)\n", 'A' + k, r[k]->run.path,
+                   *r[k]->run.options ? r[k]->run.options : "defaults");
+        for (int k = 0; k < n; k++)
             if (r[k]->approximate)
                 printf("  WARNING: %s: %" PRId64 " events discarded, its metrics are approximate\n",
                        r[k]->run.path, r[k]->run.discarded);
-        printf("\n  %-26s %14s %14s %10s\n", "", "A", "B", "delta");
-        row_f("duration (s)", a->duration_s, b->duration_s, "");
-        row_u("operations", (double)(a->allocs + a->frees + a->reallocs),
-              (double)(b->allocs + b->frees + b->reallocs));
-        row_u("throughput (ops/s)", throughput(a), throughput(b));
-        row_u("failed allocations", (double)a->failed, (double)b->failed);
-        row_u("peak requested (B)", (double)a->peak_R, (double)b->peak_R);
-        row_u("peak usable (B)", (double)a->peak_U, (double)b->peak_U);
-        row_u("held at peak (B)", (double)a->peak_H, (double)b->peak_H);
-        row_u("largest held (B)", (double)a->max_H, (double)b->max_H);
-        row_pts("utilisation at peak", a->util_peak, b->util_peak);
-        row_pts("internal frag at peak", a->internal_peak, b->internal_peak);
-        row_pts("external frag at peak", a->external_peak, b->external_peak);
-        row_pts("external frag at end", a->external_end, b->external_end);
-        row_u("leaked blocks", (double)a->leak_blocks, (double)b->leak_blocks);
-        row_u("leaked bytes", (double)a->leak_bytes, (double)b->leak_bytes);
-        row_u("temporary allocations", (double)a->temporary, (double)b->temporary);
-        row_u("errors", (double)a->nerrors, (double)b->nerrors);
+        printf("\n  %-24s %14s", "", "A");
+        for (int k = 1; k < n; k++)
+            printf(" %26c", 'A' + k);
+        printf("\n");
+        row("duration (s)", r, n, g_duration, K_SECONDS);
+        row("operations", r, n, g_ops, K_COUNT);
+        row("throughput (ops/s)", r, n, g_tput, K_COUNT);
+        row("failed allocations", r, n, g_failed, K_COUNT);
+        row("peak requested (B)", r, n, g_peak_R, K_COUNT);
+        row("peak usable (B)", r, n, g_peak_U, K_COUNT);
+        row("held at peak (B)", r, n, g_peak_H, K_COUNT);
+        row("largest held (B)", r, n, g_max_H, K_COUNT);
+        row("utilisation at peak", r, n, g_util, K_FRACTION);
+        row("internal frag at peak", r, n, g_int, K_FRACTION);
+        row("external frag at peak", r, n, g_ext, K_FRACTION);
+        row("external frag at end", r, n, g_ext_end, K_FRACTION);
+        row("leaked blocks", r, n, g_leak_blocks, K_COUNT);
+        row("leaked bytes", r, n, g_leak_bytes, K_COUNT);
+        row("temporary allocations", r, n, g_temp, K_COUNT);
+        row("errors", r, n, g_errors, K_COUNT);
         for (int op = 1; op <= 3; op++)
-            paths(a, b, op);
+            paths(r, n, op);
     }
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < n; k++) {
         hl_report_free(r[k]);
         if (db[k]) sqlite3_close(db[k]);
     }

@@ -57,6 +57,8 @@ golden report-arena.txt "$hl" report "$dir/arena.db"
 golden report-window.txt "$hl" report "$dir/basic.db" --from 1us --to 4.5us --top 2
 
 golden diff-basic-arena.txt "$hl" diff "$dir/basic.db" "$dir/arena.db"
+golden diff-three.txt "$hl" diff "$dir/basic.db" "$dir/arena.db" "$dir/realloc.db"
+fails diff-one-run 2 "usage: heapledger diff" "$hl" diff "$dir/basic.db"
 golden history-freed-and-error.txt "$hl" history "$dir/basic.db" 0x10010
 golden history-live.txt "$hl" history "$dir/basic.db" 0x10095
 golden history-header.txt "$hl" history "$dir/basic.db" 0x10085
