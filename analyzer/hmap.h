@@ -39,7 +39,9 @@ int hl_hmap_iter(const hl_hmap_t *m, size_t *i, const hl_hmap_slot_t **slot);
 
 /* Growable array helper: make room for n more elements of size sz in *buf (cap in *cap). */
 void hl_vec_reserve(void **buf, size_t *cap, size_t len, size_t n, size_t sz);
+/* Pointer to a new last element of buf (len grows by one); the call only when full. */
 #define HL_VEC_PUSH(buf, len, cap)                                                                 \
-    (hl_vec_reserve((void **)&(buf), &(cap), (len), 1, sizeof *(buf)), &(buf)[(len)++])
+    ((len) < (cap) ? (void)0 : hl_vec_reserve((void **)&(buf), &(cap), (len), 1, sizeof *(buf)),   \
+     &(buf)[(len)++])
 
 #endif

@@ -53,10 +53,31 @@ void hl_pctl_add(hl_pctl_t *p, uint64_t x)
     if (p->n > HL_PCTL_EXACT_MAX) spill(p);
 }
 
-static int cmp_u64(const void *a, const void *b)
+/* LSD radix sort, 11 bits a pass, skipping passes where every sample has the same digit
+ * (cycle counts rarely need more than two). */
+static void sort_u64(uint64_t *a, size_t n)
 {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
+    uint64_t *tmp = malloc(n * sizeof *tmp), *src = a, *dst = tmp;
+    if (!tmp) abort();
+    for (unsigned shift = 0; shift < 64; shift += 11) {
+        size_t count[2048] = {0};
+        for (size_t i = 0; i < n; i++)
+            count[(src[i] >> shift) & 2047]++;
+        if (count[(src[0] >> shift) & 2047] == n) continue;
+        size_t sum = 0;
+        for (size_t d = 0; d < 2048; d++) {
+            size_t c = count[d];
+            count[d] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            dst[count[(src[i] >> shift) & 2047]++] = src[i];
+        uint64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != a) memcpy(a, src, n * sizeof *a);
+    free(tmp);
 }
 
 double hl_pctl_get(hl_pctl_t *p, double q)
@@ -67,7 +88,7 @@ double hl_pctl_get(hl_pctl_t *p, double q)
     if (k > p->count) k = p->count;
     if (!p->hist) {
         if (!p->sorted) {
-            qsort(p->v, p->n, sizeof *p->v, cmp_u64);
+            sort_u64(p->v, p->n);
             p->sorted = 1;
         }
         return (double)p->v[k - 1];
