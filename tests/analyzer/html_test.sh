@@ -50,7 +50,7 @@ grep -q '<title>make_node — 300 B' "$out/dom.html" && ok "flame-site-titles" |
 
 chrome --window-size=1000,2600 --screenshot="$out/basic.png" "file://$out/basic.html" >/dev/null
 size=$(stat -c %s "$out/basic.png" 2>/dev/null || echo 0)
-[ "$size" -gt 50000 ] && ok "screenshot ($size bytes)" || ko "screenshot ($size bytes)"
+[ "$size" -gt 20000 ] && ok "screenshot ($size bytes)" || ko "screenshot ($size bytes)"
 [ -n "${HL_KEEP_HTML:-}" ] && cp "$out/basic.html" "$out/basic.png" "$HL_KEEP_HTML"/
 
 echo "analyzer html: $pass passed, $fail failed"
