@@ -11,7 +11,7 @@ static const hl_cmd_t commands[] = {
     {"collectd", hl_cmd_collectd, "tracing daemon: stream lttng-relayd live sessions into databases"},
     {"record", hl_cmd_record, "run a program and record its allocations into a database"},
     {"report", hl_cmd_report, "analyse a run database: utilisation, fragmentation, cycles, leaks"},
-    {"diff", hl_cmd_diff, "compare two runs side by side: cycles per path, utilisation, leaks"},
+    {"diff", hl_cmd_diff, "compare runs side by side: cycles per path, utilisation, leaks"},
     {"history", hl_cmd_history, "every block lifetime that contained an address, with stacks"},
     {"replay", hl_cmd_replay, "re-run a recorded run on a heap with other options (what-if)"},
     {NULL, NULL, NULL},
