@@ -122,7 +122,9 @@ typedef struct hl_tls_s {
     hl_heap_t *heap;              /* heap the cache belongs to; NULL until the first miss */
     uint32_t state;               /* HL_TLS_* */
     uint32_t arena;               /* mid arena index of this thread */
-    uint32_t in_trace;            /* reentrancy guard (hl_tls only): nested calls untraced */
+    uint16_t in_trace;            /* reentrancy guard (hl_tls only): nested calls untraced */
+    uint16_t trace_kind;          /* hl_tls only: 0 not known yet, 1 traced, 2 never traced
+                                     (LTTng-UST's own "-ust" threads) */
     uint32_t tid;
     uint64_t heap_uid;            /* uid of heap when bound (detects a destroyed heap) */
     uint64_t paths[HL_PATH_COUNT];

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <malloc.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #define HL_API __attribute__((visibility("default")))
@@ -37,10 +38,28 @@ static inline uint64_t cycles_since(uint64_t c0)
     return d > tsc_floor ? d - tsc_floor : 0;
 }
 
-/* Begin a traced operation; returns 0 if the thread is already inside one (nested). */
+/* LTTng-UST's own threads are named "<process>-ust" (set when they start, before they
+ * allocate). They are never traced: their events are noise, and capturing their stacks is a
+ * deadlock — they allocate while holding LTTng-UST's lock, which a thread inside dlclose()
+ * (holding the loader lock) waits for, while unw_backtrace() waits for the loader lock. */
+static hl_noinline uint16_t thread_kind(void)
+{
+    char name[17] = {0};
+    if (prctl(PR_GET_NAME, name, 0, 0, 0) != 0)
+        return 1;
+    size_t n = strlen(name);
+    return n >= 4 && !memcmp(name + n - 4, "-ust", 4) ? 2 : 1;
+}
+
+/* Begin a traced operation; returns 0 if the thread is already inside one (nested) or is
+ * never traced. */
 static inline int trace_enter(hl_tls_t *t)
 {
     if (t->in_trace)
+        return 0;
+    if (hl_unlikely(t->trace_kind == 0))
+        t->trace_kind = thread_kind();
+    if (t->trace_kind == 2)
         return 0;
     t->in_trace = 1;
     return 1;
