@@ -66,8 +66,8 @@ static int heap_setup(hl_heap_t *h, const hl_options_t *opt)
             h->arena_base = o.arena_base;
             h->arena_owned = 0;
         } else {
-            h->arena_base = hl_os_map(hl_align_up(o.arena_size, hl_page_size), hl_page_size,
-                                      "arena");
+            h->arena_base = hl_os_map_quiet(hl_align_up(o.arena_size, hl_page_size),
+                                            hl_page_size, "arena");
             if (!h->arena_base)
                 return -1;
             h->arena_owned = 1;
@@ -77,7 +77,7 @@ static int heap_setup(hl_heap_t *h, const hl_options_t *opt)
     hl_tiny_setup(h);
     if (hl_mid_setup(h) != 0) {
         if (h->arena_owned)
-            hl_os_unmap(h->arena_base, hl_align_up(h->arena_size, hl_page_size), "arena");
+            hl_os_unmap_quiet(h->arena_base, hl_align_up(h->arena_size, hl_page_size), "arena");
         return -1;
     }
     hl_large_setup(h);
@@ -172,12 +172,49 @@ static void fork_parent(void)
     hl_unlock(&heaps_lock);
 }
 
+/* The child is a new process for the trace: every region is reported again. */
+static void forget_reports(hl_heap_t *h)
+{
+    h->arena_reported = 0;
+    for (hl_segment_t *s = h->tiny.segments; s; s = s->next)
+        s->reported = 0;
+    for (unsigned i = 0; i < h->mid.narenas; i++)
+        for (hl_tlsf_pool_t *p = h->mid.arenas[i].tlsf.pools; p; p = p->next)
+            p->owner_flags = 0;
+}
+
 static void fork_child(void)
 {
     hl_thread_fork_child();
-    for (hl_heap_t *h = heaps; h; h = h->next)
+    for (hl_heap_t *h = heaps; h; h = h->next) {
         heap_locks(h, 2);
+        forget_reports(h);
+    }
     hl_lock_init(&heaps_lock);
+}
+
+void hl_heap_report_regions(hl_heap_t *h)
+{
+    if (h->state != HL_HEAP_READY)
+        return;
+    if (h->arena_base) {
+        /* The one region; the arena's TLSF pool lies inside it. */
+        hl_lock(&h->mid.arenas[0].lock);
+        hl_region_report(h->arena_base, h->arena_size, "arena", &h->arena_reported);
+        hl_unlock(&h->mid.arenas[0].lock);
+        return;
+    }
+    hl_lock(&h->tiny.src_lock);
+    for (hl_segment_t *s = h->tiny.segments; s; s = s->next)
+        hl_region_report(s, s->bytes, "slab_segment", &s->reported);
+    hl_unlock(&h->tiny.src_lock);
+    for (unsigned i = 0; i < h->mid.narenas; i++) {
+        hl_arena_t *a = &h->mid.arenas[i];
+        hl_lock(&a->lock);
+        for (hl_tlsf_pool_t *p = a->tlsf.pools; p; p = p->next)
+            hl_region_report(p, p->bytes, "tlsf_pool", &p->owner_flags);
+        hl_unlock(&a->lock);
+    }
 }
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
@@ -243,8 +280,9 @@ void hl_heap_destroy(hl_heap_t *h)
     hl_large_destroy(h);
     hl_mid_destroy(h);
     hl_tiny_destroy(h);
+    hl_region_unreport(h->arena_base, h->arena_size, "arena", &h->arena_reported);
     if (h->arena_owned)
-        hl_os_unmap(h->arena_base, hl_align_up(h->arena_size, hl_page_size), "arena");
+        hl_os_unmap_quiet(h->arena_base, hl_align_up(h->arena_size, hl_page_size), "arena");
     hl_os_unmap(h, hl_align_up(sizeof(hl_heap_t), hl_page_size), "heap");
 }
 

@@ -60,8 +60,13 @@
 #define HL_DEFAULT_MID_MAX      (256u << 10)
 #define HL_DEFAULT_SLAB         (64u << 10)
 #define HL_DEFAULT_ARENA_SLAB   (4u << 10)
+/* Regions grow geometrically so that small programs hold little: the first slab segment
+ * has HL_SEGMENT_SLABS_MIN slabs, each next one twice as many up to HL_SEGMENT_SLABS; a
+ * TLSF arena's pools start at HL_POOL_SIZE_MIN bytes and double up to HL_POOL_SIZE. */
+#define HL_SEGMENT_SLABS_MIN    16u
 #define HL_SEGMENT_SLABS        64u
-#define HL_POOL_SIZE            (4u << 20)
+#define HL_POOL_SIZE_MIN        (1u << 20)
+#define HL_POOL_SIZE            (8u << 20)
 #define HL_MAX_ARENAS           16u
 
 /* ---- locks ------------------------------------------------------------------------------ */
@@ -158,6 +163,7 @@ struct hl_heap_s {
     void *arena_base;     /* fixed-arena mode: the region, else NULL */
     size_t arena_size;
     int arena_owned;      /* arena mapped by us */
+    uint32_t arena_reported; /* os_map of the arena emitted (hl_region_report) */
     hl_tiny_t tiny;
     hl_mid_t mid;
     hl_large_t large;
@@ -197,6 +203,11 @@ void hl_heap_free_info(hl_heap_t *h, void *p, hl_opinfo_t *info);
 /* Slow paths of the inline fast paths (heap.c). */
 void *hl_malloc_slow(hl_heap_t *h, size_t n, hl_opinfo_t *info);
 void hl_free_slow(hl_heap_t *h, void *p, hl_opinfo_t *info);
+
+/* Report every long-lived region of h (slab segments, TLSF pools, the fixed arena) not yet
+ * reported to this process's trace: called at the first traced operation of a process, so
+ * that regions mapped before tracing started appear too (heap.c). */
+void hl_heap_report_regions(hl_heap_t *h);
 
 /* Heap registry and fork (heap.c, thread.c). */
 int hl_heap_alive(hl_heap_t *h, uint64_t uid);

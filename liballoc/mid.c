@@ -41,11 +41,16 @@ static int arena_grow(hl_arena_t *a, size_t n, size_t align)
 {
     size_t need = hl_tlsf_block_size(n) + (align > 16 ? align + HL_TLSF_MIN : 0) +
                   HL_TLSF_POOL_OVERHEAD;
-    size_t bytes = need < HL_POOL_SIZE ? HL_POOL_SIZE : hl_align_up(need, hl_page_size);
-    void *mem = hl_os_map(bytes, hl_page_size, "tlsf_pool");
+    size_t grow = HL_POOL_SIZE_MIN;
+    for (hl_tlsf_pool_t *p = a->tlsf.pools; p && grow < HL_POOL_SIZE; p = p->next)
+        grow *= 2;
+    size_t bytes = need < grow ? grow : hl_align_up(need, hl_page_size);
+    void *mem = hl_os_map_quiet(bytes, hl_page_size, "tlsf_pool");
     if (!mem)
         return -1;
     hl_tlsf_add_pool(&a->tlsf, mem, bytes);
+    hl_tlsf_pool_t *pool = mem;
+    hl_region_report(pool, bytes, "tlsf_pool", &pool->owner_flags);
     return 0;
 }
 
@@ -96,8 +101,10 @@ void hl_mid_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
         }
     }
     hl_unlock(&a->lock);
-    if (release)
-        hl_os_unmap(release, release->bytes, "tlsf_pool");
+    if (release) {
+        hl_region_unreport(release, release->bytes, "tlsf_pool", &release->owner_flags);
+        hl_os_unmap_quiet(release, release->bytes, "tlsf_pool");
+    }
     hl_path_t path = fr.coalesced ? HL_PATH_TLSF_COALESCE : HL_PATH_TLSF_FREE;
     hl_count(h, path);
     info->tier = HL_TIER_MID;
@@ -202,7 +209,8 @@ void hl_mid_destroy(hl_heap_t *h)
         hl_tlsf_pool_t *p = h->mid.arenas[i].tlsf.pools;
         while (p) {
             hl_tlsf_pool_t *n = p->next;
-            hl_os_unmap(p, p->bytes, "tlsf_pool");
+            hl_region_unreport(p, p->bytes, "tlsf_pool", &p->owner_flags);
+            hl_os_unmap_quiet(p, p->bytes, "tlsf_pool");
             p = n;
         }
         h->mid.arenas[i].tlsf.pools = NULL;

@@ -1,9 +1,9 @@
 /* liballoc/mid.h — the mid tier: TLSF arenas, each behind its own lock.
  *
  * Normal mode: `narenas` arenas; a thread uses arena (its index % narenas); an arena grows by
- * pools of HL_POOL_SIZE (or larger for big requests) mapped from the OS, gives an entirely
- * free pool back when it has another one, and decommits the pages of big freed blocks inside
- * big free spans. A block's arena is the owner byte of its header, so a free from any thread
+ * pools mapped from the OS (1 MiB, doubling up to 8 MiB, or larger for big requests), gives
+ * an entirely free pool back when it has another one, and decommits the pages of big freed
+ * blocks when it holds far more free memory than it uses. A block's arena is the owner byte of its header, so a free from any thread
  * goes to the right arena. Fixed-arena mode: one arena whose only pool is the whole arena;
  * every tier (tiny slabs included) carves from it and nothing is mapped afterwards.
  */

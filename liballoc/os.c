@@ -17,46 +17,81 @@ void hl_os_init(void)
         hl_page_size = (size_t)p;
 }
 
-void *hl_os_map(size_t len, size_t align, const char *purpose)
+/* Map, register the region in the ownership map, and emit os_map when `trace`. */
+static void *os_map(size_t len, size_t align, const char *purpose, int trace)
 {
     int saved = errno;
+    char *p;
     if (align <= hl_page_size) {
-        void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED) {
             errno = saved;
             return NULL;
         }
-        hl_pagemap_register(p, len, purpose);
-        hl_trace_emit_os(1, p, len, purpose);
-        return p;
+    } else {
+        /* Over-map by the alignment and trim both ends. */
+        size_t span = len + align;
+        if (span < len)
+            return NULL;
+        char *raw = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (raw == MAP_FAILED) {
+            errno = saved;
+            return NULL;
+        }
+        p = (char *)hl_align_up((uintptr_t)raw, align);
+        size_t head = (size_t)(p - raw), tail = span - head - len;
+        if (head)
+            munmap(raw, head);
+        if (tail)
+            munmap(p + len, tail);
     }
-    /* Over-map by the alignment and trim both ends. */
-    size_t span = len + align;
-    if (span < len)
-        return NULL;
-    char *raw = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (raw == MAP_FAILED) {
-        errno = saved;
-        return NULL;
-    }
-    char *p = (char *)hl_align_up((uintptr_t)raw, align);
-    size_t head = (size_t)(p - raw), tail = span - head - len;
-    if (head)
-        munmap(raw, head);
-    if (tail)
-        munmap(p + len, tail);
     hl_pagemap_register(p, len, purpose);
-    hl_trace_emit_os(1, p, len, purpose);
+    if (trace)
+        hl_trace_emit_os(1, p, len, purpose);
     return p;
 }
 
-void hl_os_unmap(void *addr, size_t len, const char *purpose)
+static void os_unmap(void *addr, size_t len, const char *purpose, int trace)
 {
     int saved = errno;
-    hl_trace_emit_os(0, addr, len, purpose);
+    if (trace)
+        hl_trace_emit_os(0, addr, len, purpose);
     hl_pagemap_unregister(addr, len);
     munmap(addr, len);
     errno = saved;
+}
+
+void *hl_os_map(size_t len, size_t align, const char *purpose)
+{
+    return os_map(len, align, purpose, 1);
+}
+
+void hl_os_unmap(void *addr, size_t len, const char *purpose) { os_unmap(addr, len, purpose, 1); }
+
+void *hl_os_map_quiet(size_t len, size_t align, const char *purpose)
+{
+    return os_map(len, align, purpose, 0);
+}
+
+void hl_os_unmap_quiet(void *addr, size_t len, const char *purpose)
+{
+    os_unmap(addr, len, purpose, 0);
+}
+
+void hl_region_report(void *addr, size_t len, const char *purpose, uint32_t *reported)
+{
+    if (!*reported && hl_trace_active()) {
+        hl_trace_emit_os(1, addr, len, purpose);
+        *reported = 1;
+    }
+}
+
+void hl_region_unreport(void *addr, size_t len, const char *purpose, uint32_t *reported)
+{
+    if (*reported) {
+        hl_trace_emit_os(0, addr, len, purpose);
+        *reported = 0;
+    }
 }
 
 void hl_os_decommit(void *addr, size_t len)

@@ -5,6 +5,7 @@
 #define HL_OS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 extern size_t hl_page_size;
 
@@ -12,6 +13,16 @@ void hl_os_init(void);
 /* Map `len` bytes (page multiple) aligned to `align` (power of two >= page). NULL on failure. */
 void *hl_os_map(size_t len, size_t align, const char *purpose);
 void hl_os_unmap(void *addr, size_t len, const char *purpose);
+/* The same without the os_map/os_unmap event: for the heap's long-lived regions (slab
+ * segments, TLSF pools, the fixed arena), which are reported through hl_region_report so that
+ * regions mapped before tracing started are reported too (hl_heap_report_regions). */
+void *hl_os_map_quiet(size_t len, size_t align, const char *purpose);
+void hl_os_unmap_quiet(void *addr, size_t len, const char *purpose);
+/* Report a region to the tracer once: emits os_map when tracing is on and *reported is 0,
+ * then sets it. Caller holds the lock that guards the region's list. */
+void hl_region_report(void *addr, size_t len, const char *purpose, uint32_t *reported);
+/* Its os_unmap, when it was reported. */
+void hl_region_unreport(void *addr, size_t len, const char *purpose, uint32_t *reported);
 /* Give the pages inside [addr, addr+len) back (MADV_DONTNEED); rounds inward to pages. */
 void hl_os_decommit(void *addr, size_t len);
 /* Resize a mapping, possibly moving it. NULL on failure (the old mapping stays). */

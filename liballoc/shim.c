@@ -51,6 +51,18 @@ static hl_noinline uint16_t thread_kind(void)
     return n >= 4 && !memcmp(name + n - 4, "-ust", 4) ? 2 : 1;
 }
 
+/* Regions mapped before tracing started are reported at the first traced operation of the
+ * process (and again in a forked child, a new process for the trace). */
+static int regions_reported;
+
+static hl_noinline void report_regions(void)
+{
+    if (__atomic_exchange_n(&regions_reported, 1, __ATOMIC_ACQ_REL) == 0)
+        hl_heap_report_regions(H);
+}
+
+static void shim_fork_child(void) { regions_reported = 0; }
+
 /* Begin a traced operation; returns 0 if the thread is already inside one (nested) or is
  * never traced. */
 static inline int trace_enter(hl_tls_t *t)
@@ -62,6 +74,8 @@ static inline int trace_enter(hl_tls_t *t)
     if (t->trace_kind == 2)
         return 0;
     t->in_trace = 1;
+    if (hl_unlikely(!__atomic_load_n(&regions_reported, __ATOMIC_RELAXED)))
+        report_regions();
     return 1;
 }
 
@@ -312,6 +326,7 @@ __attribute__((constructor(101))) static void shim_init(void)
 {
     hl_heap_ensure(H);
     hl_global_init();
+    pthread_atfork(NULL, NULL, shim_fork_child);
     calibrate_tsc_floor();
     char opts[512];
     hl_options_format(&H->opt_given, opts, sizeof opts);

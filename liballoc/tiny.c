@@ -47,14 +47,19 @@ static hl_slab_t *source_get(hl_heap_t *h)
     } else if (!h->arena_base) {
         hl_segment_t *seg = t->segments;
         if (!seg || seg->carved == seg->nslabs) {
-            size_t bytes = t->slab_size * HL_SEGMENT_SLABS;
-            seg = hl_os_map(bytes, t->slab_size, "slab_segment");
+            unsigned nslabs = seg ? seg->nslabs * 2 : HL_SEGMENT_SLABS_MIN;
+            if (nslabs > HL_SEGMENT_SLABS)
+                nslabs = HL_SEGMENT_SLABS;
+            size_t bytes = t->slab_size * nslabs;
+            seg = hl_os_map_quiet(bytes, t->slab_size, "slab_segment");
             if (seg) {
                 seg->bytes = bytes;
-                seg->nslabs = HL_SEGMENT_SLABS;
+                seg->nslabs = nslabs;
                 seg->carved = 1; /* slab 0 holds this record */
+                seg->reported = 0;
                 seg->next = t->segments;
                 t->segments = seg;
+                hl_region_report(seg, bytes, "slab_segment", &seg->reported);
             }
         }
         if (seg) {
@@ -409,7 +414,8 @@ void hl_tiny_destroy(hl_heap_t *h)
     hl_segment_t *seg = h->tiny.segments;
     while (seg) {
         hl_segment_t *n = seg->next;
-        hl_os_unmap(seg, seg->bytes, "slab_segment");
+        hl_region_unreport(seg, seg->bytes, "slab_segment", &seg->reported);
+        hl_os_unmap_quiet(seg, seg->bytes, "slab_segment");
         seg = n;
     }
     h->tiny.segments = NULL;

@@ -52,7 +52,8 @@ struct hl_segment_s {
     hl_segment_t *next;
     size_t bytes;
     uint32_t nslabs;
-    uint32_t carved; /* slabs handed out so far (slab 0 is this record) */
+    uint32_t carved;   /* slabs handed out so far (slab 0 is this record) */
+    uint32_t reported; /* os_map emitted for this process's trace (hl_region_report) */
 };
 
 typedef struct hl_tiny_class_s {

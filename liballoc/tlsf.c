@@ -220,6 +220,7 @@ int hl_tlsf_add_pool(hl_tlsf_t *t, void *mem, size_t bytes)
         return -1;
     hl_tlsf_pool_t *pool = mem;
     pool->bytes = bytes;
+    pool->owner_flags = 0;
     pool->reserved = 0;
     pool->prev = NULL;
     pool->next = t->pools;

@@ -53,8 +53,9 @@ typedef struct hl_tblock_s hl_tblock_t;
 
 typedef struct hl_tlsf_pool_s {
     struct hl_tlsf_pool_s *next, *prev;
-    size_t bytes; /* whole pool, headers included */
-    size_t reserved;
+    size_t bytes;    /* whole pool, headers included */
+    uint32_t owner_flags; /* the pool owner's (mid.c: reported to the tracer) */
+    uint32_t reserved;
 } hl_tlsf_pool_t;
 
 typedef struct hl_tlsf_store_s {
