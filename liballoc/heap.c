@@ -331,7 +331,10 @@ static void *tiny_alloc(hl_heap_t *h, size_t n, hl_opinfo_t *info)
     return hl_tiny_alloc_slow(h, t, cls, info);
 }
 
-void *hl_malloc_slow(hl_heap_t *h, size_t n, hl_opinfo_t *info)
+/* The slow allocation path of malloc and memalign: tier choice (tiny only for the default
+ * alignment), one retry after reclaiming cached memory in a fixed arena, hardening around
+ * it, failure bookkeeping (NULL, ENOMEM, path alloc_fail). */
+static void *alloc_slow(hl_heap_t *h, size_t n, size_t align, hl_opinfo_t *info)
 {
     hl_heap_ensure(h);
     size_t req = n; /* hardening hook: room for canary and trailer */
@@ -341,12 +344,12 @@ void *hl_malloc_slow(hl_heap_t *h, size_t n, hl_opinfo_t *info)
         hl_tls_bind(h);
     void *p;
     for (int attempt = 0;; attempt++) {
-        if (n <= h->tiny_max && h->tiny_max)
+        if (align <= HL_ALIGN && h->tiny_max && n <= h->tiny_max)
             p = tiny_alloc(h, n, info);
-        else if (n <= h->mid_max)
-            p = hl_mid_alloc(h, n, 16, info);
+        else if (h->arena_base || (n <= h->mid_max && align <= h->mid_max / 4))
+            p = hl_mid_alloc(h, n, align, info);
         else
-            p = hl_large_alloc(h, n, 16, info);
+            p = hl_large_alloc(h, n, align, info);
         if (p || !h->arena_base || attempt || !arena_reclaim(h))
             break;
     }
@@ -355,6 +358,11 @@ void *hl_malloc_slow(hl_heap_t *h, size_t n, hl_opinfo_t *info)
     if (!p)
         set_fail(h, info);
     return p;
+}
+
+void *hl_malloc_slow(hl_heap_t *h, size_t n, hl_opinfo_t *info)
+{
+    return alloc_slow(h, n, HL_ALIGN, info);
 }
 
 /* Detach all but the newest cap/2 slots of a full bin and return them to their slabs. */
@@ -456,24 +464,7 @@ void *hl_heap_memalign_info(hl_heap_t *h, size_t align, size_t n, hl_opinfo_t *i
 {
     if (align <= HL_ALIGN)
         return hl_malloc_fast(h, n, info);
-    hl_heap_ensure(h);
-    size_t req = n; /* hardening hook: room for canary and trailer */
-    if (h->opt.harden)
-        n = hl_harden_pad(h, req);
-    void *p = NULL;
-    for (int attempt = 0;; attempt++) {
-        if (h->arena_base || (n <= h->mid_max && align <= h->mid_max / 4))
-            p = hl_mid_alloc(h, n, align, info);
-        else
-            p = hl_large_alloc(h, n, align, info);
-        if (p || !h->arena_base || attempt || !arena_reclaim(h))
-            break;
-    }
-    if (p && h->opt.harden) /* hardening hook: canary, trailer, guard */
-        p = hl_harden_on_alloc(h, p, req, info);
-    if (!p)
-        set_fail(h, info);
-    return p;
+    return alloc_slow(h, n, align, info);
 }
 
 size_t hl_heap_usable_size(hl_heap_t *h, const void *p)

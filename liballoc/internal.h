@@ -91,6 +91,9 @@ void hl_out_size(hl_out_t *o, uint64_t bytes); /* "12.3 MiB" */
 void hl_out_flush(hl_out_t *o);
 /* Write "heapledger: <msg>\n" to stderr. */
 void hl_warn(const char *msg, const char *arg);
+/* A checker found a broken invariant: describe it on stderr when verbose ("heapledger:
+ * <module> check: <what> at <where>"); returns 1 so that checkers can sum the calls. */
+size_t hl_check_fail(int verbose, const char *module, const char *what, const void *where);
 /* Report an unrecoverable heap error and abort. */
 __attribute__((noreturn)) void hl_fatal(const char *kind, const void *addr, const char *details);
 

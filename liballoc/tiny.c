@@ -334,17 +334,7 @@ void hl_tiny_class_counts(hl_heap_t *h, unsigned cls, size_t *slabs, size_t *use
 
 static size_t tiny_bad(int verbose, const char *what, const void *where)
 {
-    if (verbose) {
-        hl_out_t o;
-        hl_out_init(&o, 2);
-        hl_out_str(&o, "heapledger: tiny check: ");
-        hl_out_str(&o, what);
-        hl_out_str(&o, " at ");
-        hl_out_hex(&o, (uintptr_t)where);
-        hl_out_str(&o, "\n");
-        hl_out_flush(&o);
-    }
-    return 1;
+    return hl_check_fail(verbose, "tiny", what, where);
 }
 
 size_t hl_tiny_check(hl_heap_t *h, int verbose)

@@ -447,17 +447,7 @@ void hl_tlsf_walk(const hl_tlsf_t *t, hl_tlsf_walker_t cb, void *arg)
 
 static size_t bad(int verbose, const char *what, const void *where)
 {
-    if (verbose) {
-        hl_out_t o;
-        hl_out_init(&o, 2);
-        hl_out_str(&o, "heapledger: tlsf check: ");
-        hl_out_str(&o, what);
-        hl_out_str(&o, " at ");
-        hl_out_hex(&o, (uintptr_t)where);
-        hl_out_str(&o, "\n");
-        hl_out_flush(&o);
-    }
-    return 1;
+    return hl_check_fail(verbose, "tlsf", what, where);
 }
 
 size_t hl_tlsf_check(const hl_tlsf_t *t, int verbose)

@@ -88,6 +88,23 @@ void hl_out_size(hl_out_t *o, uint64_t b)
     hl_out_str(o, units[u]);
 }
 
+size_t hl_check_fail(int verbose, const char *module, const char *what, const void *where)
+{
+    if (verbose) {
+        hl_out_t o;
+        hl_out_init(&o, 2);
+        hl_out_str(&o, "heapledger: ");
+        hl_out_str(&o, module);
+        hl_out_str(&o, " check: ");
+        hl_out_str(&o, what);
+        hl_out_str(&o, " at ");
+        hl_out_hex(&o, (uintptr_t)where);
+        hl_out_str(&o, "\n");
+        hl_out_flush(&o);
+    }
+    return 1;
+}
+
 void hl_warn(const char *msg, const char *arg)
 {
     hl_out_t o;
