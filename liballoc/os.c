@@ -45,9 +45,9 @@ static void *os_map(size_t len, size_t align, const char *purpose, int trace)
         if (tail)
             munmap(p + len, tail);
     }
-    hl_pagemap_register(p, len, purpose);
     if (trace)
         hl_trace_emit_os(1, p, len, purpose);
+    hl_pagemap_register(p, len, purpose); /* after the event: may map a page-map leaf */
     return p;
 }
 
@@ -113,10 +113,10 @@ void *hl_os_remap(void *addr, size_t old_len, size_t new_len, const char *purpos
         errno = saved;
         return NULL;
     }
-    hl_pagemap_unregister(addr, old_len);
-    hl_pagemap_register(p, new_len, purpose);
     hl_trace_emit_os(0, addr, old_len, purpose);
     hl_trace_emit_os(1, p, new_len, purpose);
+    hl_pagemap_unregister(addr, old_len);
+    hl_pagemap_register(p, new_len, purpose); /* after the events: may map a leaf */
     return p;
 }
 

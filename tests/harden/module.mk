@@ -23,9 +23,13 @@ $(HARDEN_DIR)/bugs/%: tests/harden/bugs/%.cc
 	$(CXX) -std=c++17 -O0 -g -fsized-deallocation -w -o $@ $<
 
 .PHONY: check-harden
-check-harden: $(HARDEN_TEST) $(HARDEN_BUGS) $(LIBHL_SO)
+check-harden: $(HARDEN_TEST) $(HARDEN_BUGS) $(LIBHL_SO) $(TEST_DIR)/stress
 	$(HARDEN_TEST) --jobs 2
 	tests/harden/run_bugs.sh $(abspath $(LIBHL_SO)) $(HARDEN_DIR)/bugs tests/harden/bugs
 	tests/harden/real_programs.sh $(abspath $(LIBHL_SO))
+	@# threads, cross-thread frees, thread churn, fork: no report, contents intact
+	HEAPLEDGER_OPTIONS=harden=1 LD_PRELOAD=$(abspath $(LIBHL_SO)) $(TEST_DIR)/stress 1
+	HEAPLEDGER_OPTIONS=harden=1,rotate=1,quarantine=64K LD_PRELOAD=$(abspath $(LIBHL_SO)) \
+	    $(TEST_DIR)/stress 1
 
 CHECK_TARGETS += check-harden
