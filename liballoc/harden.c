@@ -239,8 +239,7 @@ static inline int meta_valid(const hblk_t *b)
 /* Thread id for trailers (a syscall once per thread; reset in a forked child). */
 static inline uint32_t self_tid(void)
 {
-    if (hl_unlikely(!cached_tid))
-        cached_tid = hl_os_tid();
+    if (hl_unlikely(!cached_tid)) cached_tid = hl_os_tid();
     return cached_tid;
 }
 
@@ -590,7 +589,10 @@ static void report_loc(hl_heap_t *h, loc_t l, hblk_t *b, void *p, op_t op)
     hl_report(&r);
 }
 
-static inline int byte_bad(uint8_t b, uint8_t v, int zero_ok) { return b != v && !(zero_ok && !b); }
+static inline int byte_bad(uint8_t b, uint8_t v, int zero_ok)
+{
+    return b != v && !(zero_ok && !b);
+}
 
 /* Offset of the first byte in p[from, to) that is not v (nor 0 when zero_ok), or `to`.
  * Eight bytes at a time: canaries and poison are checked on every free in hardened mode. */
@@ -657,6 +659,18 @@ size_t hl_harden_pad(const hl_heap_t *h, size_t n)
     size_t m = n + HL_HARDEN_PAD;
     if (!h->arena_base && m > h->mid_max && h->opt.guard) m += hl_page_size;
     return m;
+}
+
+void *hl_harden_alloc_guarded(hl_heap_t *h, size_t req, hl_opinfo_t *info)
+{
+    static uint64_t counter;
+    if (h->arena_base || req > h->mid_max || req > SIZE_MAX / 2)
+        return NULL; /* no mappings in a fixed arena; large blocks are guarded anyway */
+    if (h->opt.guard == 3 &&
+        __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED) % h->opt.guard_sample != 0)
+        return NULL;
+    void *p = hl_large_alloc(h, req + HL_HARDEN_PAD + hl_page_size, 16, info);
+    return p ? hl_harden_on_alloc(h, p, req, info) : NULL;
 }
 
 void *hl_harden_on_alloc(hl_heap_t *h, void *vp, size_t req, hl_opinfo_t *info)

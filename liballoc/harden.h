@@ -61,6 +61,9 @@ void hl_harden_destroy(hl_heap_t *h);
 
 /* Request size to ask the tiers for, for an n-byte request (0 on overflow). */
 size_t hl_harden_pad(const hl_heap_t *h, size_t n);
+/* guard=all|sample:N: serve this request from a mapping of its own with a guard page after
+ * it (always, or every Nth request); NULL when it is not picked (or in a fixed arena). */
+void *hl_harden_alloc_guarded(hl_heap_t *h, size_t req, hl_opinfo_t *info);
 /* Finish a fresh block p of the padded request (info filled by the tier): trailer, canary,
  * guard page, allocated bit, poison check of a reused slot. Sets info->usable = req. */
 void *hl_harden_on_alloc(hl_heap_t *h, void *p, size_t req, hl_opinfo_t *info);

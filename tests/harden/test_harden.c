@@ -297,6 +297,13 @@ DEATH(use_after_free_mid_evicted, bug_uaf_write_evicted, MID, HARD ",quarantine=
 DEATH(use_after_free_large, bug_uaf_read_large, LARGE, HARD, "use-after-free",
       "(300000-byte block, large/mmap)")
 
+DEATH(heap_overflow_guard_all, bug_overflow_guard, TINY, HARD ",guard=all", "heap-overflow",
+      "(24-byte block, large/mmap)")
+DEATH(use_after_free_guard_all, bug_uaf_read_large, TINY, HARD ",guard=all", "use-after-free",
+      "(24-byte block, large/mmap)")
+DEATH(use_after_free_guard_sample, bug_uaf_read_large, TINY, HARD ",guard=sample:1",
+      "use-after-free", "(24-byte block, large/mmap)")
+
 DEATH(invalid_realloc_tiny, bug_realloc_freed, TINY, HARD, "invalid-realloc",
       "(24-byte block, tiny/")
 DEATH(invalid_realloc_mid, bug_realloc_freed, MID, HARD, "invalid-realloc",
@@ -413,6 +420,10 @@ Test(harden, silent_without_quarantine_with_zeroing)
 Test(harden, silent_in_fixed_arena)
 {
     workload(HARD ",arena=32M", 20000);
+}
+Test(harden, silent_with_sampled_guard_pages)
+{
+    workload(HARD ",guard=sample:7", 20000);
 }
 Test(harden, rotation_alone_is_consistent)
 {
