@@ -7,8 +7,8 @@
  *   [1, 4·mean]; "mix" draws each size from one of the three at random. Every new or resized
  *   block gets its first and last byte written.
  *   Heap-API build: the heap is created with "arena=8M" followed by CONFIG.
- *   Pass 1 (4 M actions, or fewer once it has run 0.3 s) measures throughput without
- *   timers. Pass 2 (1 M actions, or fewer after 0.3 s; same stream continued) times every
+ *   Pass 1 (2 M actions, or fewer once it has run 0.3 s) measures throughput without
+ *   timers. Pass 2 (500 k actions, or fewer after 0.3 s; same stream continued) times every
  *   malloc and every free with lfence-serialised rdtsc, subtracts the median empty-pair
  *   reading (the timer floor) and converts ticks to ns with the TSC rate calibrated against
  *   CLOCK_MONOTONIC. Realloc calls are not timed.
@@ -122,7 +122,7 @@ int main(int argc, char **argv)
      * BUDGET_NS, so a slow configuration cannot stretch the suite; fast ones do all. */
     enum { CHUNK = 1 << 16 };
     const uint64_t BUDGET_NS = 300000000ull;
-    uint64_t n1 = bench_iters(4000000), n2 = bench_iters(1000000), done = 0;
+    uint64_t n1 = bench_iters(2000000), n2 = bench_iters(500000), done = 0;
     uint64_t t0 = bench_now_ns(), t1 = t0;
     while (done < n1 && t1 - t0 < BUDGET_NS) {
         for (uint64_t k = 0; k < CHUNK && done < n1; k++, done++)

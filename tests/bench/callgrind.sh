@@ -12,12 +12,12 @@
 #     callgrind.free    the same for free
 #     callgrind.pair    malloc + free
 # BENCH_BIN: directory of the fastpath program (default build/bench/bin); BENCH_QUICK=1
-# uses N = 2000 instead of 200000.
+# uses N = 2000 instead of 50000.
 set -euo pipefail
 name=${1:?usage: callgrind.sh NAME [PRELOAD_LIB]}
 lib=${2:-}
 bin=${BENCH_BIN:-build/bench/bin}/fastpath
-n=200000
+n=50000
 [ "${BENCH_QUICK:-0}" != 0 ] && n=2000
 command -v valgrind >/dev/null || { echo "callgrind.sh: valgrind not installed" >&2; exit 1; }
 [ -x "$bin" ] || { echo "callgrind.sh: $bin not built" >&2; exit 1; }

@@ -1,6 +1,6 @@
 /* Closure-heavy interpreter: normalisation by evaluation of untyped lambda terms.
  *
- * usage: nbe [TERMS [ITERATIONS [RUNS [CONFIG]]]]     (defaults 100, 15 and 8)
+ * usage: nbe [TERMS [ITERATIONS [RUNS [CONFIG]]]]     (defaults 100, 15 and 5)
  *   TERMS random Church-numeral arithmetic expressions (plus, times, power over numerals
  *   0–6, value at most 3000) are built as de Bruijn terms and normalised by evaluation:
  *   eval builds closures and environment cells, quote reads values back under fresh
@@ -241,7 +241,7 @@ int main(int argc, char **argv)
     if (argc > 5) bench_die("usage: nbe [TERMS [ITERATIONS [RUNS [CONFIG]]]]");
     uint64_t nterms = argc > 1 ? bench_parse_size(argv[1], "term count") : 100;
     uint64_t iters = argc > 2 ? bench_parse_size(argv[2], "iterations") : 15;
-    uint64_t runs = bench_iters(argc > 3 ? bench_parse_size(argv[3], "runs") : 8);
+    uint64_t runs = bench_iters(argc > 3 ? bench_parse_size(argv[3], "runs") : 5);
     if (nterms == 0) bench_die("nbe: term count must be positive");
     expr_t **ex = bench_mem(nterms * sizeof *ex);
     bench_rng_t rng;

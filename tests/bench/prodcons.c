@@ -77,7 +77,7 @@ int main(int argc, char **argv)
     if (argc < 2 || argc > 3) bench_die("usage: prodcons NPAIRS [ITEMS]");
     unsigned np = (unsigned)bench_parse_size(argv[1], "pair count");
     if (np == 0 || np > 32) bench_die("prodcons: pair count must be 1..32");
-    g_items = bench_iters(argc > 2 ? bench_parse_size(argv[2], "items") : 3000000);
+    g_items = bench_iters(argc > 2 ? bench_parse_size(argv[2], "items") : 2000000);
     ring_t *q = bench_mem(np * sizeof *q);
     pthread_t *th = bench_mem(2 * np * sizeof *th);
     g_t0 = bench_mem(2 * np * sizeof *g_t0);

@@ -56,7 +56,7 @@ CONFIGS = [("baseline", ""), ("harden", "harden=1"), ("rotate", "rotate=1"),
 DISTS = ["g32", "g160", "g256", "mix"]
 MODES = ["plain", "realloc"]
 PCTS = ["p01", "p25", "p50", "p75", "p99"]
-SQL_ROWS = 10000 if QUICK else 150000
+SQL_ROWS = 10000 if QUICK else 100000
 
 
 def b(name):
@@ -76,13 +76,13 @@ def main_workloads():
     w = []
     for m in ["mixed", "128", "256", "512", "1024"]:
         w.append(Workload(f"tiny.{m}", [b("tiny"), m], [f"tiny.{m}"], group="1 tiny"))
-    for size, n, rounds in [(16, 25, 400000), (128, 100, 100000), (1024, 400, 10000)]:
+    for size, n, rounds in [(16, 25, 240000), (128, 100, 60000), (1024, 400, 5000)]:
         k = f"simple.{size}x{n}"
         w.append(Workload(k, [b("simple"), str(size), str(n), str(rounds)], [k], group="2 loops"))
     for t in [1, 2, 4]:
         w.append(Workload(f"thread.{t}t", [b("thread"), str(t)], [f"thread.{t}t"], group="2 loops"))
     for t in [2, 4]:
-        w.append(Workload(f"larson.{t}t", [b("larson"), str(t), "300"], [f"larson.{t}t"],
+        w.append(Workload(f"larson.{t}t", [b("larson"), str(t), "200"], [f"larson.{t}t"],
                           group="3 server"))
     w.append(Workload("prodcons.1p", [b("prodcons"), "1"], ["prodcons.1p"], group="3 server"))
     for d in DISTS:
@@ -111,7 +111,7 @@ def matrix_workloads():
             k = f"arena.{d}.{m}"
             w.append(Workload(k, [b("arena_heap"), d, m, "{config}"],
                               [f"{k}.kops"] + [f"{k}.{p}" for p in PCTS]))
-    w.append(Workload("nbe", [b("nbe_heap"), "100", "15", "8", "{config}"], ["nbe.runs"]))
+    w.append(Workload("nbe", [b("nbe_heap"), "100", "15", "5", "{config}"], ["nbe.runs"]))
     for size in ["1M", "256K"]:
         w.append(Workload(f"util.{size}", [b("util_heap"), size, "50", "{config}"],
                           [f"util.{size}", f"util.{size}.min"]))
@@ -236,6 +236,7 @@ class Report:
 def run_main(rep, workloads):
     cells = {(w.name, a): Cell() for w in workloads for a, _ in ALLOCATORS}
     for w in workloads:
+        t0 = time.monotonic()
         for r in range(REPS):
             for a, lib in ALLOCATORS:
                 c = cells[(w.name, a)]
@@ -243,7 +244,7 @@ def run_main(rep, workloads):
                     continue
                 run_once(w.argv, lib, w.stdin, c, w.wall)
         if not QUICK:
-            sys.stderr.write(f"bench: {w.name} done\n")
+            sys.stderr.write(f"bench: {w.name} done ({time.monotonic() - t0:.1f} s)\n")
     return cells
 
 
@@ -314,6 +315,7 @@ def main_table(rep, workloads, cells):
 def run_matrix(workloads):
     cells = {(w.name, c): Cell() for w in workloads for c, _ in CONFIGS}
     for w in workloads:
+        t0 = time.monotonic()
         for r in range(REPS):
             for cname, cfg in CONFIGS:
                 c = cells[(w.name, cname)]
@@ -322,7 +324,7 @@ def run_matrix(workloads):
                 argv = [x.replace("{config}", cfg) for x in w.argv]
                 run_once(argv, None, None, c, None)
         if not QUICK:
-            sys.stderr.write(f"bench: matrix {w.name} done\n")
+            sys.stderr.write(f"bench: matrix {w.name} done ({time.monotonic() - t0:.1f} s)\n")
     return cells
 
 
@@ -400,6 +402,7 @@ def matrix_tables(rep, workloads, cells):
 
 
 def run_callgrind(rep):
+    t0 = time.monotonic()
     script = os.path.join(HERE, "callgrind.sh")
     res = {}
     for a, lib in ALLOCATORS:
@@ -407,6 +410,8 @@ def run_callgrind(rep):
         env = {"BENCH_BIN": BIN}
         run_once([script, a, lib or ""], None, None, c, None, env)
         res[a] = c
+    if not QUICK:
+        sys.stderr.write(f"bench: callgrind done ({time.monotonic() - t0:.1f} s)\n")
     rep.add("### Fast path, callgrind (instructions per operation: Ir(2N) − Ir(N), divided by N)")
     rep.add()
     rep.add("| figure | " + " | ".join(a for a, _ in ALLOCATORS) + " |")

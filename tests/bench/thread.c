@@ -57,7 +57,7 @@ int main(int argc, char **argv)
     if (argc < 2 || argc > 3) bench_die("usage: thread NTHREADS [ITERS]");
     unsigned nt = (unsigned)bench_parse_size(argv[1], "thread count");
     if (nt == 0 || nt > 64) bench_die("thread: thread count must be 1..64");
-    g_iters = bench_iters(argc > 2 ? bench_parse_size(argv[2], "iterations") : 4000000);
+    g_iters = bench_iters(argc > 2 ? bench_parse_size(argv[2], "iterations") : 3000000);
     pthread_t *th = bench_mem(nt * sizeof *th);
     g_t0 = bench_mem(nt * sizeof *g_t0);
     g_t1 = bench_mem(nt * sizeof *g_t1);

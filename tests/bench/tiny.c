@@ -19,7 +19,7 @@ int main(int argc, char **argv)
     size_t fixed = mixed ? 0 : bench_parse_size(argv[1], "size");
     if (!mixed && (fixed == 0 || fixed > 1024)) bench_die("tiny: size %zu outside 1..1024", fixed);
     size_t slots = argc > 2 ? bench_parse_size(argv[2], "slot count") : 1024;
-    uint64_t ops = bench_iters(argc > 3 ? bench_parse_size(argv[3], "op count") : 15000000);
+    uint64_t ops = bench_iters(argc > 3 ? bench_parse_size(argv[3], "op count") : 10000000);
     if (slots == 0) bench_die("tiny: slot count must be positive");
 
     void **slot = bench_mem(slots * sizeof *slot);

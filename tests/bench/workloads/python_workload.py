@@ -8,7 +8,7 @@ import sys
 scale = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
 if os.environ.get("BENCH_QUICK", "0") not in ("", "0"):
     scale = 0.05
-n = int(60000 * scale)
+n = int(40000 * scale)
 rng = random.Random(1)
 records = [
     {"id": i, "name": "item-%d" % rng.randrange(1 << 20), "tags": [str(rng.random())[:6] for _ in range(3)],

@@ -1,5 +1,5 @@
 -- heapledger benchmark: an sqlite3 workload (in-memory database, deterministic sizes and keys). @ROWS@ is replaced by the
--- runner (150000 rows; 10000 with BENCH_QUICK=1).
+-- runner (100000 rows; 10000 with BENCH_QUICK=1).
 PRAGMA cache_size = -65536;
 CREATE TABLE t(id INTEGER PRIMARY KEY, k INTEGER, name TEXT, payload BLOB);
 WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < @ROWS@)
