@@ -18,6 +18,11 @@
  * every alloc/free/realloc/error, starting at the first frame outside libheapledger.so. Each
  * distinct stack is described once per process by a `stack` event emitted just before the
  * first event that uses its id.
+ *
+ * Process and thread ids. alloc/free/realloc carry vpid/vtid in their payload from
+ * hl_tr_who, a per-thread cache filled at the thread's first traced operation (which also
+ * emits the `thread` event naming it) and cleared in a forked child; the session needs no
+ * context on their channel (about 14 ns/event less than LTTng's vpid/vtid context callbacks).
  */
 #define LTTNG_UST_TRACEPOINT_DEFINE
 #define LTTNG_UST_TRACEPOINT_PROBE_DYNAMIC_LINKAGE
@@ -32,7 +37,10 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 #include <x86intrin.h>
 
 #ifndef HL_VERSION
@@ -54,6 +62,10 @@ static struct {
     uint64_t tsc0, ns0;           /* calibration start */
     _Atomic int started;          /* 0 = not yet, 1 = starting, 2 = config emitted, stacks ready */
 } hl_tr = {.stacks = HL_STACKS_DEFAULT};
+
+/* This thread's ids for the event payloads; tid 0 = not known yet (first traced operation of
+ * the thread, or the thread that forked, in the child). */
+static __thread struct hl_tp_who hl_tr_who __attribute__((tls_model("initial-exec")));
 
 static uint64_t trace_now_ns(void)
 {
@@ -138,6 +150,7 @@ static uint64_t trace_tsc_hz(void)
  * buffers; the child's first traced event emits them instead. */
 static void trace_atfork_child(void)
 {
+    hl_tr_who.tid = 0;
     atomic_store(&hl_tr.started, 0);
     hl_stack_fork_child();
 }
@@ -173,6 +186,17 @@ static __attribute__((noinline, cold)) void trace_process_start(void)
     atomic_store(&hl_tr.started, 2);
 }
 
+/* First traced operation of this thread (or of the forking thread in a child): cache its ids
+ * and name it with a `thread` event. Raw syscalls: nothing here allocates. */
+static __attribute__((noinline, cold)) void trace_thread_start(void)
+{
+    char name[17] = {0};
+    if (prctl(PR_GET_NAME, name, 0, 0, 0) != 0) name[0] = 0;
+    hl_tr_who.pid = (uint32_t)syscall(SYS_getpid);
+    hl_tr_who.tid = (uint32_t)syscall(SYS_gettid);
+    lttng_ust_tracepoint(heapledger, thread, name);
+}
+
 /* Per-event prologue: process start-up once, then the caller's stack id (0 when off). A
  * stack not yet described in this process gets a `stack` event before the event using it
  * (also when hardened mode interned it first). */
@@ -180,6 +204,7 @@ static inline uint32_t trace_begin(void)
 {
     if (__builtin_expect(atomic_load_explicit(&hl_tr.started, memory_order_acquire) != 2, 0))
         trace_process_start();
+    if (__builtin_expect(hl_tr_who.tid == 0, 0)) trace_thread_start();
     if (!hl_tr.stacks) return 0;
     uint64_t ips[HL_STACK_MAX_DEPTH];
     size_t depth = hl_stack_capture_user(ips, hl_tr.stacks, 2);
@@ -202,24 +227,25 @@ static inline uint32_t trace_sat32(uint64_t v)
 void hl_trace_emit_alloc(const void *ptr, size_t size, const hl_opinfo_t *info, uint64_t cycles)
 {
     uint32_t stack = trace_begin();
-    lttng_ust_tracepoint(heapledger, alloc, (uint64_t)(uintptr_t)ptr, size, info->usable,
-                         info->tier, info->cls, info->path, trace_sat32(cycles), stack);
+    lttng_ust_tracepoint(heapledger, alloc, &hl_tr_who, (uint64_t)(uintptr_t)ptr, size,
+                         info->usable, info->tier, info->cls, info->path, trace_sat32(cycles),
+                         stack);
 }
 
 void hl_trace_emit_free(const void *ptr, const hl_opinfo_t *info, uint64_t cycles)
 {
     uint32_t stack = trace_begin();
-    lttng_ust_tracepoint(heapledger, free, (uint64_t)(uintptr_t)ptr, info->usable, info->tier,
-                         info->cls, info->path, trace_sat32(cycles), stack);
+    lttng_ust_tracepoint(heapledger, free, &hl_tr_who, (uint64_t)(uintptr_t)ptr, info->usable,
+                         info->tier, info->cls, info->path, trace_sat32(cycles), stack);
 }
 
 void hl_trace_emit_realloc(const void *old, const void *ptr, size_t size, const hl_opinfo_t *info,
                            uint64_t cycles)
 {
     uint32_t stack = trace_begin();
-    lttng_ust_tracepoint(heapledger, realloc, (uint64_t)(uintptr_t)old, (uint64_t)(uintptr_t)ptr,
-                         size, info->usable, info->tier, info->cls, info->path, trace_sat32(cycles),
-                         stack);
+    lttng_ust_tracepoint(heapledger, realloc, &hl_tr_who, (uint64_t)(uintptr_t)old,
+                         (uint64_t)(uintptr_t)ptr, size, info->usable, info->tier, info->cls,
+                         info->path, trace_sat32(cycles), stack);
 }
 
 /* Called from the OS layer, possibly with heap locks held and outside the shim's traced

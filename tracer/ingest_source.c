@@ -7,9 +7,14 @@
  *
  * Per event the cost is a few babeltrace2 accessor calls: field positions are looked up
  * once per event class (cache keyed by the class pointer), integers read by index.
- * LTTng's own threads (procname ending in "-ust", the names liblttng-ust gives its listener
- * threads) are recognised here: their heapledger events are dropped (counted in
- * batch->filtered); their statedump events are kept (they carry the module maps).
+ * Process and thread ids come from the payload fields vpid/vtid when the event has them
+ * (layout 2: alloc/free/realloc), otherwise from the vpid/vtid contexts. Thread names come
+ * from `heapledger:thread` events (layout 2) or, in traces that have the procname context
+ * (layout 1, or sessions made by hand with it), from that context: there LTTng's own threads
+ * (procname ending in "-ust", the names liblttng-ust gives its listener threads) are
+ * recognised and their heapledger events dropped (counted in batch->filtered); their
+ * statedump events are kept (they carry the module maps). The allocator no longer traces
+ * those threads, so layout 2 needs no filter.
  */
 #include "ingest_internal.h"
 
@@ -21,7 +26,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-enum { MAXF = 9 };
+enum { MAXF = 10 };
 
 typedef enum ev_kind_e {
     EV_OTHER = 0,
@@ -36,6 +41,7 @@ typedef enum ev_kind_e {
     EV_MODULE,
     EV_BUILD_ID,
     EV_DLCLOSE,
+    EV_THREAD,
 } ev_kind_t;
 
 /* Event name → kind and the payload members read, in the order the converter uses them. */
@@ -44,13 +50,18 @@ static const struct {
     ev_kind_t kind;
     const char *fields[MAXF];
 } ev_table[] = {
+    /* Layout 2 packs tier/cls/path into tier_cls_path (the last member looked up); layout 1
+     * has them as three fields. */
     {"heapledger:alloc",
      EV_ALLOC,
-     {"ptr", "size", "usable", "tier", "cls", "path", "cycles", "stack"}},
-    {"heapledger:free", EV_FREE, {"ptr", "usable", "tier", "cls", "path", "cycles", "stack"}},
+     {"ptr", "size", "usable", "tier", "cls", "path", "cycles", "stack", "tier_cls_path"}},
+    {"heapledger:free",
+     EV_FREE,
+     {"ptr", "usable", "tier", "cls", "path", "cycles", "stack", "tier_cls_path"}},
     {"heapledger:realloc",
      EV_REALLOC,
-     {"old_ptr", "ptr", "size", "usable", "tier", "cls", "path", "cycles", "stack"}},
+     {"old_ptr", "ptr", "size", "usable", "tier", "cls", "path", "cycles", "stack",
+      "tier_cls_path"}},
     {"heapledger:stack", EV_STACK, {"id", "ips"}},
     {"heapledger:os_map", EV_OS_MAP, {"addr", "len", "purpose"}},
     {"heapledger:os_unmap", EV_OS_UNMAP, {"addr", "len", "purpose"}},
@@ -58,6 +69,7 @@ static const struct {
      EV_ERROR,
      {"kind", "addr", "size", "details", "stack", "alloc_stack", "free_stack"}},
     {"heapledger:config", EV_CONFIG, {"version", "options", "tsc_hz", "arena_size"}},
+    {"heapledger:thread", EV_THREAD, {"name"}},
     {"lttng_ust_statedump:bin_info", EV_MODULE, {"baddr", "memsz", "path"}},
     {"lttng_ust_dl:dlopen", EV_MODULE, {"baddr", "memsz", "path"}},
     {"lttng_ust_statedump:build_id", EV_BUILD_ID, {"baddr", "build_id"}},
@@ -72,6 +84,7 @@ typedef struct ev_info_s {
     int nf;
     int idx[MAXF];                  /* payload member index, -1 when absent */
     int ctx_pid, ctx_tid, ctx_name; /* common context member index, -1 when absent */
+    int pay_pid, pay_tid;           /* payload vpid/vtid index (layout 2), -1 when absent */
 } ev_info_t;
 
 #define EV_CACHE 512 /* event classes of all traces; open addressing by pointer */
@@ -234,6 +247,9 @@ static ev_info_t *info_of(hl_source_t *s, const bt_event_class *ec)
         memset(in, 0, sizeof *in);
         in->ec = ec;
         const char *name = bt_event_class_get_name(ec);
+        const bt_field_class *pl = bt_event_class_borrow_payload_field_class_const(ec);
+        in->pay_pid = member_index(pl, "vpid");
+        in->pay_tid = member_index(pl, "vtid");
         for (size_t k = 0; name && k < sizeof ev_table / sizeof ev_table[0]; k++) {
             if (strcmp(name, ev_table[k].name)) continue;
             in->kind = ev_table[k].kind;
@@ -333,6 +349,22 @@ static int track_thread(hl_source_t *s, uint32_t pid, uint32_t tid, const char *
     return ust;
 }
 
+/* tier, cls, path of an alloc/free/realloc: from the packed member (layout 2: tier | cls << 8
+ * | path << 16) when present, else from the three members at three[0..2] (layout 1). */
+static inline void op_fields(hl_rec_t *r, const bt_field *const *three, const bt_field *packed)
+{
+    if (packed) {
+        uint64_t v = fint(packed);
+        r->tier = (uint8_t)v;
+        r->cls = (uint8_t)(v >> 8);
+        r->path = (uint8_t)(v >> 16);
+    } else {
+        r->tier = (uint8_t)fint(three[0]);
+        r->cls = (uint8_t)fint(three[1]);
+        r->path = (uint8_t)fint(three[2]);
+    }
+}
+
 static int convert_event(hl_source_t *s, const bt_message *msg)
 {
     const bt_event *ev = bt_message_event_borrow_event_const(msg);
@@ -343,15 +375,23 @@ static int convert_event(hl_source_t *s, const bt_message *msg)
     uint64_t ts = 0;
     const bt_clock_snapshot *cs = bt_message_event_borrow_default_clock_snapshot_const(msg);
     if (cs) ts = bt_clock_snapshot_get_value(cs);
-    const bt_field *ctx = bt_event_borrow_common_context_field_const(ev);
-    uint32_t pid = (uint32_t)fint(member(ctx, in->ctx_pid));
-    uint32_t tid = (uint32_t)fint(member(ctx, in->ctx_tid));
-    const char *pname = in->ctx_name >= 0 ? fstr(member(ctx, in->ctx_name)) : "";
-    if (track_thread(s, pid, tid, pname, seq, ts) && in->heapledger) {
-        s->pending_filtered++;
-        return 0;
-    }
     const bt_field *p = bt_event_borrow_payload_field_const(ev);
+    uint32_t pid, tid;
+    if (in->pay_pid >= 0 && in->pay_tid >= 0) {
+        pid = (uint32_t)fint(member(p, in->pay_pid));
+        tid = (uint32_t)fint(member(p, in->pay_tid));
+    } else {
+        const bt_field *ctx = bt_event_borrow_common_context_field_const(ev);
+        pid = (uint32_t)fint(member(ctx, in->ctx_pid));
+        tid = (uint32_t)fint(member(ctx, in->ctx_tid));
+    }
+    if (in->ctx_name >= 0) { /* layout 1: thread names and the LTTng-thread filter */
+        const bt_field *ctx = bt_event_borrow_common_context_field_const(ev);
+        if (track_thread(s, pid, tid, fstr(member(ctx, in->ctx_name)), seq, ts) && in->heapledger) {
+            s->pending_filtered++;
+            return 0;
+        }
+    }
     const bt_field *f[MAXF];
     for (int i = 0; i < in->nf; i++)
         f[i] = member(p, in->idx[i]);
@@ -367,9 +407,7 @@ static int convert_event(hl_source_t *s, const bt_message *msg)
         r->a = fint(f[0]);
         r->b = fint(f[1]);
         r->c = fint(f[2]);
-        r->tier = (uint8_t)fint(f[3]);
-        r->cls = (uint8_t)fint(f[4]);
-        r->path = (uint8_t)fint(f[5]);
+        op_fields(r, f + 3, f[8]);
         r->cycles = (uint32_t)fint(f[6]);
         r->stack = (uint32_t)fint(f[7]);
         break;
@@ -377,9 +415,7 @@ static int convert_event(hl_source_t *s, const bt_message *msg)
         r->kind = HL_REC_FREE;
         r->a = fint(f[0]);
         r->c = fint(f[1]);
-        r->tier = (uint8_t)fint(f[2]);
-        r->cls = (uint8_t)fint(f[3]);
-        r->path = (uint8_t)fint(f[4]);
+        op_fields(r, f + 2, f[7]);
         r->cycles = (uint32_t)fint(f[5]);
         r->stack = (uint32_t)fint(f[6]);
         break;
@@ -389,9 +425,7 @@ static int convert_event(hl_source_t *s, const bt_message *msg)
         r->d = fint(f[1]);
         r->b = fint(f[2]);
         r->c = fint(f[3]);
-        r->tier = (uint8_t)fint(f[4]);
-        r->cls = (uint8_t)fint(f[5]);
-        r->path = (uint8_t)fint(f[6]);
+        op_fields(r, f + 4, f[9]);
         r->cycles = (uint32_t)fint(f[7]);
         r->stack = (uint32_t)fint(f[8]);
         break;
@@ -455,6 +489,14 @@ static int convert_event(hl_source_t *s, const bt_message *msg)
         r->kind = HL_REC_DLCLOSE;
         r->a = fint(f[0]);
         break;
+    case EV_THREAD: {
+        const char *name = fstr(f[0]);
+        size_t len = strlen(name);
+        r->kind = HL_REC_THREAD;
+        r->ext = strdup(name);
+        r->a = len >= 4 && !strcmp(name + len - 4, "-ust");
+        break;
+    }
     case EV_OTHER:
         break;
     }

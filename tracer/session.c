@@ -16,17 +16,35 @@
 /* How long destroy waits for the consumer to finish writing the trace. */
 #define HL_DESTROY_WAIT_MS 60000
 
-static const char *const hl_session_events[] = {
-    "heapledger:*",
-    "lttng_ust_statedump:*",
-    "lttng_ust_dl:*",
-    "lttng_ust_lib:*",
+/* The meta channel: rare events (stacks, mappings, errors, config, thread names, module
+ * maps); blocking like the main one, smaller. */
+#define HL_META_SUBBUF_SIZE  (1ull << 20)
+#define HL_META_SUBBUF_COUNT 4ull
+
+/* Events and the channel each goes to. The per-operation events carry vpid/vtid in their
+ * payload (schemas/heapledger_tp.h), so their channel has no context; every other event is
+ * on the meta channel, which has the vpid and vtid contexts. */
+static const struct {
+    const char *name;
+    const char *channel;
+} hl_session_events[] = {
+    {"heapledger:alloc", HL_SESSION_CHANNEL},
+    {"heapledger:free", HL_SESSION_CHANNEL},
+    {"heapledger:realloc", HL_SESSION_CHANNEL},
+    {"heapledger:stack", HL_SESSION_META_CHANNEL},
+    {"heapledger:os_map", HL_SESSION_META_CHANNEL},
+    {"heapledger:os_unmap", HL_SESSION_META_CHANNEL},
+    {"heapledger:error", HL_SESSION_META_CHANNEL},
+    {"heapledger:config", HL_SESSION_META_CHANNEL},
+    {"heapledger:thread", HL_SESSION_META_CHANNEL},
+    {"lttng_ust_statedump:*", HL_SESSION_META_CHANNEL},
+    {"lttng_ust_dl:*", HL_SESSION_META_CHANNEL},
+    {"lttng_ust_lib:*", HL_SESSION_META_CHANNEL},
 };
 
-static const enum lttng_event_context_type hl_session_contexts[] = {
+static const enum lttng_event_context_type hl_meta_contexts[] = {
     LTTNG_EVENT_CONTEXT_VPID,
     LTTNG_EVENT_CONTEXT_VTID,
-    LTTNG_EVENT_CONTEXT_PROCNAME,
 };
 
 static int fail(hl_session_t *s, int code, const char *fmt, ...)
@@ -60,32 +78,43 @@ static void session_domain(struct lttng_domain *dom)
     dom->buf_type = LTTNG_BUFFER_PER_UID;
 }
 
-/* Channel, contexts and events on a created session. */
-static int session_setup(hl_session_t *s, struct lttng_handle *h, struct lttng_domain *dom)
+/* One channel: count × size per CPU, discard mode (never overwrite), blocking unless lossy. */
+static int session_channel(hl_session_t *s, struct lttng_handle *h, struct lttng_domain *dom,
+                           const char *name, uint64_t size, uint64_t count)
 {
     struct lttng_channel *ch = lttng_channel_create(dom);
     if (!ch) {
         snprintf(s->err, sizeof s->err, "cannot allocate an LTTng channel");
         return -1;
     }
-    snprintf(ch->name, sizeof ch->name, "%s", HL_SESSION_CHANNEL);
+    snprintf(ch->name, sizeof ch->name, "%s", name);
     ch->enabled = 1;
     ch->attr.overwrite = 0;
-    ch->attr.subbuf_size = s->subbuf_size;
-    ch->attr.num_subbuf = s->subbuf_count;
+    ch->attr.subbuf_size = size;
+    ch->attr.num_subbuf = count;
     ch->attr.output = LTTNG_EVENT_MMAP;
     int rc = lttng_channel_set_blocking_timeout(ch, s->lossy ? 0 : -1);
     if (rc >= 0) rc = lttng_enable_channel(h, ch);
     lttng_channel_destroy(ch);
     if (rc < 0)
-        return fail(s, rc, "cannot create the channel (%llu × %llu B per CPU)",
-                    (unsigned long long)s->subbuf_count, (unsigned long long)s->subbuf_size);
+        return fail(s, rc, "cannot create the channel %s (%llu × %llu B per CPU)", name,
+                    (unsigned long long)count, (unsigned long long)size);
+    return 0;
+}
 
-    for (size_t i = 0; i < sizeof hl_session_contexts / sizeof *hl_session_contexts; i++) {
+/* Channels, contexts and events on a created session. */
+static int session_setup(hl_session_t *s, struct lttng_handle *h, struct lttng_domain *dom)
+{
+    if (session_channel(s, h, dom, HL_SESSION_CHANNEL, s->subbuf_size, s->subbuf_count) != 0 ||
+        session_channel(s, h, dom, HL_SESSION_META_CHANNEL, HL_META_SUBBUF_SIZE,
+                        HL_META_SUBBUF_COUNT) != 0)
+        return -1;
+    int rc;
+    for (size_t i = 0; i < sizeof hl_meta_contexts / sizeof *hl_meta_contexts; i++) {
         struct lttng_event_context ctx;
         memset(&ctx, 0, sizeof ctx);
-        ctx.ctx = hl_session_contexts[i];
-        rc = lttng_add_context(h, &ctx, NULL, HL_SESSION_CHANNEL);
+        ctx.ctx = hl_meta_contexts[i];
+        rc = lttng_add_context(h, &ctx, NULL, HL_SESSION_META_CHANNEL);
         if (rc < 0) return fail(s, rc, "cannot add context %d", (int)ctx.ctx);
     }
     for (size_t i = 0; i < sizeof hl_session_events / sizeof *hl_session_events; i++) {
@@ -93,9 +122,10 @@ static int session_setup(hl_session_t *s, struct lttng_handle *h, struct lttng_d
         memset(&ev, 0, sizeof ev);
         ev.type = LTTNG_EVENT_TRACEPOINT;
         ev.loglevel_type = LTTNG_EVENT_LOGLEVEL_ALL;
-        snprintf(ev.name, sizeof ev.name, "%s", hl_session_events[i]);
-        rc = lttng_enable_event_with_exclusions(h, &ev, HL_SESSION_CHANNEL, NULL, 0, NULL);
-        if (rc < 0) return fail(s, rc, "cannot enable events %s", hl_session_events[i]);
+        snprintf(ev.name, sizeof ev.name, "%s", hl_session_events[i].name);
+        rc =
+            lttng_enable_event_with_exclusions(h, &ev, hl_session_events[i].channel, NULL, 0, NULL);
+        if (rc < 0) return fail(s, rc, "cannot enable events %s", hl_session_events[i].name);
     }
     return 0;
 }
@@ -132,7 +162,7 @@ int hl_session_start(hl_session_t *s)
     return rc < 0 ? fail(s, rc, "cannot start session %s", s->name) : 0;
 }
 
-/* Discarded events and lost packets of our channel (bit 63 masked: lttng may report the
+/* Discarded events and lost packets of our channels, added (bit 63 masked: lttng may report the
  * counters with it set). */
 static void session_counts(hl_session_t *s, uint64_t *discarded, uint64_t *lost)
 {
@@ -143,13 +173,15 @@ static void session_counts(hl_session_t *s, uint64_t *discarded, uint64_t *lost)
     struct lttng_channel *chans = NULL;
     int n = lttng_list_channels(h, &chans);
     for (int i = 0; i < n; i++) {
-        if (strcmp(chans[i].name, HL_SESSION_CHANNEL)) continue;
+        if (strcmp(chans[i].name, HL_SESSION_CHANNEL) &&
+            strcmp(chans[i].name, HL_SESSION_META_CHANNEL))
+            continue;
         uint64_t v = 0;
         if (discarded && lttng_channel_get_discarded_event_count(&chans[i], &v) == 0)
-            *discarded = v & ~(1ull << 63);
+            *discarded += v & ~(1ull << 63);
         v = 0;
         if (lost && lttng_channel_get_lost_packet_count(&chans[i], &v) == 0)
-            *lost = v & ~(1ull << 63);
+            *lost += v & ~(1ull << 63);
     }
     free(chans);
     lttng_destroy_handle(h);

@@ -2,11 +2,13 @@
  *
  * Layout of what it sets up (user-space domain, per-UID buffers):
  *   session  <name>, output <dir> (local files; the UST trace lands in <dir>/ust/uid/…)
- *   channel  "heapledger": subbuf_count × subbuf_size per CPU, discard mode (never
- *            overwrite), blocking timeout infinite unless lossy
- *   contexts vpid, vtid, procname
- *   events   heapledger:*, lttng_ust_statedump:*, lttng_ust_dl:*, lttng_ust_lib:* (module
- *            base addresses and build ids for offline symbolisation)
+ *   channel  "heapledger": subbuf_count × subbuf_size per CPU, no context;
+ *            events heapledger:alloc, free, realloc (vpid/vtid are in their payload)
+ *   channel  "heapledger_meta": 4 × 1 MiB per CPU, contexts vpid, vtid; events the other
+ *            heapledger:* (stack, os_map, os_unmap, error, config, thread),
+ *            lttng_ust_statedump:*, lttng_ust_dl:*, lttng_ust_lib:* (module base addresses
+ *            and build ids for offline symbolisation)
+ *   both     discard mode (never overwrite), blocking timeout infinite unless lossy
  * Blocking mode also needs LTTNG_UST_ALLOW_BLOCKING=1 in the traced process (record.c).
  * Every function returns 0, or -1 with a one-line message in s->err.
  */
@@ -15,7 +17,8 @@
 
 #include <stdint.h>
 
-#define HL_SESSION_CHANNEL "heapledger"
+#define HL_SESSION_CHANNEL      "heapledger"
+#define HL_SESSION_META_CHANNEL "heapledger_meta"
 
 typedef struct hl_session_s {
     char name[64];         /* unique: heapledger-<pid>-<ns> */

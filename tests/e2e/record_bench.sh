@@ -3,7 +3,7 @@
 #
 #   1. untraced allocator, tracepoints compiled in (libheapledger.so) vs compiled out
 #      (libheapledger-notrace.so): CPU ns per malloc/free, best of RUNS alternating runs
-#   2. cost per traced event: `heapledger record` (blocking, vpid/vtid/procname contexts) with
+#   2. cost per traced event: `heapledger record` (blocking, vpid/vtid in the payload) with
 #      --stacks 0 and --stacks 16, minus the untraced cost; best of RUNS
 #   3. losslessness: a 10-million-event run in blocking mode; LTTng's discarded counter and the
 #      database's counts must show every event

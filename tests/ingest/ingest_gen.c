@@ -39,6 +39,16 @@
 
 #define P(i) (0x1000u + (i)*0x100u)
 
+/* The vpid/vtid payload fields of alloc/free/realloc (layout 2), per calling thread. */
+static const struct hl_tp_who *who(void)
+{
+    static __thread struct hl_tp_who w;
+    w.pid = (uint32_t)getpid();
+    w.tid = (uint32_t)gettid();
+    return &w;
+}
+#define WHO who()
+
 /* The frames of stack 1: fixed offsets into these functions (symbolisation test). */
 void __attribute__((noinline)) ingest_gen_leaf(void)
 {
@@ -61,7 +71,7 @@ static void *worker(void *arg)
 {
     (void)arg;
     for (unsigned i = 5; i < 8; i++)
-        lttng_ust_tracepoint(heapledger, free, P(i), 16 * (i + 1), HL_TIER_TINY, 1,
+        lttng_ust_tracepoint(heapledger, free, WHO, P(i), 16 * (i + 1), HL_TIER_TINY, 1,
                              HL_PATH_TINY_CACHE_PUSH, 7, 0);
     return NULL;
 }
@@ -69,8 +79,8 @@ static void *worker(void *arg)
 static void *fake_ust(void *arg)
 {
     (void)arg;
-    lttng_ust_tracepoint(heapledger, alloc, 0x7000, 8, 15, HL_TIER_TINY, 0, HL_PATH_TINY_CACHE_HIT,
-                         5, 0);
+    lttng_ust_tracepoint(heapledger, alloc, WHO, 0x7000, 8, 15, HL_TIER_TINY, 0,
+                         HL_PATH_TINY_CACHE_HIT, 5, 0);
     return NULL;
 }
 
@@ -104,28 +114,28 @@ static void basic(void)
     emit_stack();
     lttng_ust_tracepoint(heapledger, os_map, 0x100000, 1 << 20, "slab_segment");
     for (unsigned i = 0; i < 10; i++)
-        lttng_ust_tracepoint(heapledger, alloc, P(i), 16 * (i + 1), 16 * (i + 1) + 15, HL_TIER_TINY,
-                             1, HL_PATH_TINY_CACHE_HIT, 10 + i, 1);
+        lttng_ust_tracepoint(heapledger, alloc, WHO, P(i), 16 * (i + 1), 16 * (i + 1) + 15,
+                             HL_TIER_TINY, 1, HL_PATH_TINY_CACHE_HIT, 10 + i, 1);
     for (unsigned i = 0; i < 5; i++)
-        lttng_ust_tracepoint(heapledger, free, P(i), 16 * (i + 1) + 15, HL_TIER_TINY, 1,
+        lttng_ust_tracepoint(heapledger, free, WHO, P(i), 16 * (i + 1) + 15, HL_TIER_TINY, 1,
                              HL_PATH_TINY_CACHE_PUSH, 20 + i, 1);
     run_named(worker, "_wkr");
     /* realloc chain */
-    lttng_ust_tracepoint(heapledger, alloc, 0x9000, 100, 112, HL_TIER_MID, 255, HL_PATH_TLSF, 300,
-                         1);
-    lttng_ust_tracepoint(heapledger, realloc, 0x9000, 0x9000, 90, 112, HL_TIER_MID, 255,
+    lttng_ust_tracepoint(heapledger, alloc, WHO, 0x9000, 100, 112, HL_TIER_MID, 255, HL_PATH_TLSF,
+                         300, 1);
+    lttng_ust_tracepoint(heapledger, realloc, WHO, 0x9000, 0x9000, 90, 112, HL_TIER_MID, 255,
                          HL_PATH_REALLOC_INPLACE, 40, 1);
-    lttng_ust_tracepoint(heapledger, realloc, 0x9000, 0xa000, 4000, 4016, HL_TIER_MID, 255,
+    lttng_ust_tracepoint(heapledger, realloc, WHO, 0x9000, 0xa000, 4000, 4016, HL_TIER_MID, 255,
                          HL_PATH_REALLOC_MOVE, 900, 1);
-    lttng_ust_tracepoint(heapledger, free, 0xa000, 4016, HL_TIER_MID, 255, HL_PATH_TLSF_FREE, 200,
-                         1);
-    lttng_ust_tracepoint(heapledger, realloc, 0, 0xb000, 64, 79, HL_TIER_TINY, 3,
+    lttng_ust_tracepoint(heapledger, free, WHO, 0xa000, 4016, HL_TIER_MID, 255, HL_PATH_TLSF_FREE,
+                         200, 1);
+    lttng_ust_tracepoint(heapledger, realloc, WHO, 0, 0xb000, 64, 79, HL_TIER_TINY, 3,
                          HL_PATH_TINY_CACHE_HIT, 30, 1);
-    lttng_ust_tracepoint(heapledger, realloc, 0xb100, 0, 0, 0, HL_TIER_TINY, 3,
+    lttng_ust_tracepoint(heapledger, realloc, WHO, 0xb100, 0, 0, 0, HL_TIER_TINY, 3,
                          HL_PATH_REALLOC_INPLACE, 31, 1);
-    lttng_ust_tracepoint(heapledger, free, 0xdead0, 0, HL_TIER_TINY, 0, HL_PATH_TINY_CACHE_PUSH, 9,
-                         0);
-    lttng_ust_tracepoint(heapledger, alloc, 0, 1ull << 40, 0, HL_TIER_LARGE, 255,
+    lttng_ust_tracepoint(heapledger, free, WHO, 0xdead0, 0, HL_TIER_TINY, 0,
+                         HL_PATH_TINY_CACHE_PUSH, 9, 0);
+    lttng_ust_tracepoint(heapledger, alloc, WHO, 0, 1ull << 40, 0, HL_TIER_LARGE, 255,
                          HL_PATH_ALLOC_FAIL, 1000, 1);
     lttng_ust_tracepoint(heapledger, error, "double-free", P(0), 16, "freed twice", 1, 1, 1);
     lttng_ust_tracepoint(heapledger, os_unmap, 0x100000, 1 << 20, "slab_segment");
@@ -138,10 +148,10 @@ static void *bench_thread(void *arg)
     uint64_t base = (uint64_t)(uintptr_t)&n & ~0xfffull;
     for (long i = 0; i < n; i++) {
         uint64_t p = base + (uint64_t)(i & 63) * 64;
-        lttng_ust_tracepoint(heapledger, alloc, p, 48, 63, HL_TIER_TINY, 3, HL_PATH_TINY_CACHE_HIT,
-                             12, 1);
-        lttng_ust_tracepoint(heapledger, free, p, 63, HL_TIER_TINY, 3, HL_PATH_TINY_CACHE_PUSH, 9,
-                             1);
+        lttng_ust_tracepoint(heapledger, alloc, WHO, p, 48, 63, HL_TIER_TINY, 3,
+                             HL_PATH_TINY_CACHE_HIT, 12, 1);
+        lttng_ust_tracepoint(heapledger, free, WHO, p, 63, HL_TIER_TINY, 3, HL_PATH_TINY_CACHE_PUSH,
+                             9, 1);
     }
     return NULL;
 }

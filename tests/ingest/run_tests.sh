@@ -48,6 +48,17 @@ check "threads" 1 "$(q $db "select count(*) from thread where name = '${TAG}_wkr
 check "process name" "$TAG" "$(q $db 'select procname from process')"
 check "path_cycles free count (5 + 3 + 1 orphan)" 9 "$(q $db "select count from path_cycles where path = 'tiny_cache_push'")"
 check "status" complete "$(q $db "select value from meta where key = 'ingest_status'")"
+
+# --- layout 1 (before vpid/vtid moved into the payload): a kept trace of `basic` ----------
+# tests/ingest/layout1 was recorded by the layout-1 ingest_gen (process "ig1gen") with the
+# vpid/vtid/procname contexts and separate tier/cls/path fields; it must stay readable.
+"$HL" collect "$here/layout1" -o "$work/layout1.db" -q; check "layout 1: collect exit" 0 $?
+db=$work/layout1.db
+check "layout 1: blocks" 15 "$(q $db 'select count(*) from block')"
+check "layout 1: live at exit" 3 "$(q $db 'select count(*) from live_at_exit')"
+check "layout 1: tier/class/path" "1|1|1|10" "$(q $db 'select tier, class, alloc_path, count(*) from block where ptr between 4096 and 8191 group by 1, 2, 3')"
+check "layout 1: LTTng thread filtered" 1 "$(q $db "select value from meta where key = 'filtered_lttng_thread_events'")"
+check "layout 1: threads" "ig1gen|ig1gen_wkr" "$(q $db "select group_concat(name, '|') from (select name from thread where name not like '%-ust' order by tid)")"
 check "indexes" 1 "$(q $db "select count(*) from sqlite_master where name = 'block_ptr'")"
 check "schema version" 1 "$(q $db 'pragma user_version')"
 
@@ -156,6 +167,7 @@ if [ -x "$prog" ] && "$HL" record --help >/dev/null 2>&1; then
         check "$n: cross-thread calloc frees" 20 "$(q $db "select count(*) from block where size = 4321 and free_tid != alloc_tid and $P")"
         check "$n: symbolised main" 1 "$(q $db "select count(*) > 0 from block b join frame f on f.stack_id = b.alloc_stack where b.size = 12345 and f.function = 'main' and b.$P")"
         check "$n: nothing discarded" 0 "$(q $db 'select discarded_events from run')"
+        check "$n: every allocating thread named (heapledger:thread)" 0 "$(q $db "select count(*) from (select distinct pid, alloc_tid from block where $P) b left join thread t on t.pid = b.pid and t.tid = b.alloc_tid where t.name is null")"
     done
     check "record and collect agree" "$(q $work/rec.db 'select count(*) from block')" "$(q $work/rec-collect.db 'select count(*) from block')"
 else
