@@ -48,10 +48,8 @@ OTHERS = [a for a, _ in ALLOCATORS if a != "heapledger"]
 
 # Heapledger fixed-arena configurations (the hardening options may not exist yet: a
 # configuration hl_options_parse rejects is reported as skipped).
-# "tiny=0" (everything through TLSF) is informative: it shows what the tiny tier costs in
-# utilisation and buys in speed inside a fixed arena.
 CONFIGS = [("baseline", ""), ("harden", "harden=1"), ("rotate", "rotate=1"),
-           ("rotate+harden", "rotate=1,harden=1"), ("tiny=0", "tiny=0")]
+           ("rotate+harden", "rotate=1,harden=1")]
 
 DISTS = ["g32", "g160", "g256", "mix"]
 MODES = ["plain", "realloc"]
