@@ -173,7 +173,7 @@ int hl_harden_setup(hl_heap_t *h)
         hl_quarantine_fini(&st->qlarge);
         hl_os_unmap(st, hl_align_up(sizeof *st, hl_page_size), "harden");
     }
-    if (o->guard) hl_fault_install();
+    hl_fault_install(); /* guard pages, freed large blocks, wild pointers */
     return 0;
 }
 
@@ -996,4 +996,40 @@ int hl_harden_on_fault(const void *addr, int is_write)
     r.abort_on_error = 1; /* a faulting access cannot be resumed */
     hl_report(&r);
     return 1;
+}
+
+int hl_harden_on_wild_fault(const void *addr, uintptr_t ip)
+{
+    static const struct {
+        const char *fn, *kind, *op;
+    } entries[] = {
+        {"free", "invalid-free", "free"},
+        {"__libc_free", "invalid-free", "free"},
+        {"free_sized", "invalid-free", "free_sized"},
+        {"free_aligned_sized", "invalid-free", "free_aligned_sized"},
+        {"_ZdlPvm", "invalid-free", "operator delete"},
+        {"_ZdaPvm", "invalid-free", "operator delete[]"},
+        {"hl_heap_free", "invalid-free", "free"},
+    };
+    char name[64];
+    if (!hl_report_function(ip, name, sizeof name)) return 0;
+    for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
+        if (strcmp(name, entries[i].fn) != 0) continue;
+        const char *p = (const char *)addr + 1; /* the header byte is read first */
+        hblk_t b;
+        memset(&b, 0, sizeof b);
+        hl_hreport_t r;
+        dbuf_t d = {.n = 0};
+        report_fill(&r, NULL, entries[i].kind, p, &b);
+        memcpy(r.cls, "wild", 5);
+        d_str(&d, entries[i].op);
+        d_str(&d, "(");
+        d_num(&d, (uintptr_t)p, 1);
+        d_str(&d, "): the pointer is not in any heap region (unmapped memory)");
+        r.details = d.s;
+        r.abort_on_error = 1; /* the faulting access cannot be resumed */
+        hl_report(&r);
+        return 1;
+    }
+    return 0;
 }

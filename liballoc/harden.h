@@ -81,6 +81,10 @@ int hl_harden_drain(hl_heap_t *h);
 void hl_harden_check_delete(hl_heap_t *h, void *p, size_t size, size_t align, const char *what);
 /* SIGSEGV at addr: report it if it hit a guard page or a freed large block (1), else 0. */
 int hl_harden_on_fault(const void *addr, int is_write);
+/* SIGSEGV at addr with the faulting instruction at ip: when ip is in free/realloc/
+ * malloc_usable_size/operator delete and addr is the header byte before a pointer, the
+ * program passed a wild pointer into unmapped memory: report it (1), else 0. */
+int hl_harden_on_wild_fault(const void *addr, uintptr_t ip);
 /* Errors reported so far in this process. */
 size_t hl_harden_errors(void);
 
@@ -101,6 +105,8 @@ typedef struct hl_hreport_s {
 /* Write the report to stderr without allocating, emit the `error` event, count it; abort()
  * when r->abort_on_error. Serialised between threads. */
 void hl_report(const hl_hreport_t *r);
+/* Name of the function holding code address ip (module symbol table); 0 if unknown. */
+int hl_report_function(uintptr_t ip, char *name, size_t nlen);
 /* Where a non-heap address lives: "stack", "global" (a module's data), or "wild". */
 const char *hl_report_where(const void *addr);
 

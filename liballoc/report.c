@@ -216,6 +216,16 @@ static void print_stack_id(hl_out_t *o, uint32_t id)
     print_stack(o, ips, ips ? depth : 0);
 }
 
+int hl_report_function(uintptr_t ip, char *name, size_t nlen)
+{
+    uintptr_t start;
+    uint64_t off, delta;
+    char path[256];
+    maps_load();
+    if (!maps_find(ip, &start, &off, path, sizeof path)) return 0;
+    return elf_symbol(path, (uint64_t)(ip - start) + off, name, nlen, &delta);
+}
+
 const char *hl_report_where(const void *addr)
 {
     uintptr_t a = (uintptr_t)addr, sp = (uintptr_t)__builtin_frame_address(0);
@@ -270,7 +280,8 @@ void hl_report(const hl_hreport_t *r)
             hl_out_str(&o, r->offset == -1 ? " byte before the " : " bytes before the ");
         } else if ((size_t)r->offset >= r->size) {
             hl_out_u64(&o, (uint64_t)r->offset - r->size);
-            hl_out_str(&o, (uint64_t)r->offset - r->size == 1 ? " byte after the " : " bytes after the ");
+            hl_out_str(&o, (uint64_t)r->offset - r->size == 1 ? " byte after the "
+                                                              : " bytes after the ");
         } else {
             hl_out_str(&o, "inside the ");
         }

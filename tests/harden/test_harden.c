@@ -141,6 +141,12 @@ static __attribute__((noinline)) void bug_wild_free(hl_heap_t *h, size_t n)
     hl_heap_free(h, m + 64);
 }
 
+static __attribute__((noinline)) void bug_unmapped_free(hl_heap_t *h, size_t n)
+{
+    (void)n;
+    hl_heap_free(h, (void *)(uintptr_t)0x100000000010ull);
+}
+
 static __attribute__((noinline)) void bug_overflow(hl_heap_t *h, size_t n)
 {
     char *p = hl_heap_malloc(h, n);
@@ -262,6 +268,9 @@ DEATH(invalid_free_interior_arena, bug_interior_free, MID, HARD ",arena=1M", "in
 DEATH(invalid_free_stack, bug_stack_free, 0, HARD, "invalid-free", "(0-byte block, none/stack)")
 DEATH(invalid_free_global, bug_global_free, 0, HARD, "invalid-free", "(0-byte block, none/global)")
 DEATH(invalid_free_wild, bug_wild_free, 0, HARD, "invalid-free", "(0-byte block, none/wild)")
+
+DEATH(invalid_free_unmapped, bug_unmapped_free, 0, HARD, "invalid-free",
+      "(0-byte block, none/wild)")
 
 DEATH(misaligned_free_tiny, bug_misaligned_free, TINY, HARD, "misaligned-free",
       "(24-byte block, tiny/")
