@@ -799,13 +799,13 @@ int hl_harden_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
         hl_os_decommit(p, b.usable);
         size_t len = ((const uint64_t *)(b.p - 16))[0];
         release_all(h, out, hl_quarantine_push(&st->qlarge, p, len, out, EVICT_BATCH));
-        hl_tls.paths[HL_PATH_QUARANTINE]++;
+        hl_count(h, HL_PATH_QUARANTINE);
         return 0;
     }
     if (h->opt.poison) memset(b.p, HL_POISON_BYTE, b.moff);
     if (st && st->q.ring) {
         release_all(h, out, hl_quarantine_push(&st->q, p, b.usable, out, EVICT_BATCH));
-        hl_tls.paths[HL_PATH_QUARANTINE]++;
+        hl_count(h, HL_PATH_QUARANTINE);
         return 0;
     }
     if (h->opt.zero_on_free) memset(b.p, 0, b.usable);

@@ -32,6 +32,17 @@ static int report_lock;
 static __thread int in_report __attribute__((tls_model("initial-exec")));
 static size_t error_count;
 
+static void report_lock_take(void)
+{
+    while (__atomic_exchange_n(&report_lock, 1, __ATOMIC_ACQUIRE))
+        sched_yield();
+}
+
+static void report_lock_drop(void)
+{
+    __atomic_store_n(&report_lock, 0, __ATOMIC_RELEASE);
+}
+
 size_t hl_harden_errors(void)
 {
     return __atomic_load_n(&error_count, __ATOMIC_RELAXED);
@@ -221,12 +232,16 @@ int hl_report_function(uintptr_t ip, char *name, size_t nlen)
     uintptr_t start;
     uint64_t off, delta;
     char path[256];
+    if (in_report) return 0; /* a fault inside the reporter */
+    report_lock_take();
     maps_load();
-    if (!maps_find(ip, &start, &off, path, sizeof path)) return 0;
-    return elf_symbol(path, (uint64_t)(ip - start) + off, name, nlen, &delta);
+    int found = maps_find(ip, &start, &off, path, sizeof path) &&
+                elf_symbol(path, (uint64_t)(ip - start) + off, name, nlen, &delta);
+    report_lock_drop();
+    return found;
 }
 
-const char *hl_report_where(const void *addr)
+static const char *where_locked(const void *addr)
 {
     uintptr_t a = (uintptr_t)addr, sp = (uintptr_t)__builtin_frame_address(0);
     if (a >= sp - 4096 && a < sp + (8u << 20)) return "stack";
@@ -245,12 +260,21 @@ const char *hl_report_where(const void *addr)
     return "wild";
 }
 
+/* The maps buffer is shared: classify under the report lock. */
+const char *hl_report_where(const void *addr)
+{
+    if (in_report) return where_locked(addr);
+    report_lock_take();
+    const char *w = where_locked(addr);
+    report_lock_drop();
+    return w;
+}
+
 void hl_report(const hl_hreport_t *r)
 {
     if (in_report) abort(); /* a fault while reporting */
     in_report = 1;
-    while (__atomic_exchange_n(&report_lock, 1, __ATOMIC_ACQUIRE))
-        sched_yield();
+    report_lock_take();
     __atomic_add_fetch(&error_count, 1, __ATOMIC_RELAXED);
     uint64_t ips[HL_STACK_MAX_DEPTH];
     size_t depth = hl_stack_capture_user(ips, 16, 1);
@@ -312,7 +336,7 @@ void hl_report(const hl_hreport_t *r)
     hl_trace_emit_error_stacks(r->kind, r->addr, r->size, r->details ? r->details : "",
                                r->meta ? r->meta->astack : 0,
                                r->meta && r->meta->state == HL_META_FREED ? r->meta->fstack : 0);
-    __atomic_store_n(&report_lock, 0, __ATOMIC_RELEASE);
+    report_lock_drop();
     in_report = 0;
     if (r->abort_on_error) abort();
 }
