@@ -8,6 +8,7 @@
 
 #include "hl_schema.h"
 #include "hmap.h"
+#include "kview.h"
 #include "metrics.h"
 #include "progress.h"
 #include "stream.h"
@@ -92,15 +93,35 @@ static hl_report_t *analyze_pass(sqlite3 *db, const char *path, const hl_analyze
         hl_report_free(hl_metrics_finish(m));
         return NULL;
     }
+    /* The kernel's view, when the run has kernel events: its cursor catches up with each
+     * allocator event's time before the event (kview.h). */
+    hl_kview_t *kv = hl_kview_open(db, hl_metrics_report(m), err, errlen);
+    if (!kv && err[0]) {
+        hl_stream_close(s);
+        hl_report_free(hl_metrics_finish(m));
+        return NULL;
+    }
     hl_progress_t prog;
     hl_progress_begin(&prog, "analysing");
     hl_event_t ev;
     int rc;
     uint64_t n = 0;
     while ((rc = hl_stream_next(s, &ev, err, errlen)) > 0) {
-        if (!hl_metrics_event(m, &ev)) break;
+        if (kv) {
+            if (hl_kview_until(kv, ev.ts, err, errlen) < 0) {
+                rc = -1;
+                break;
+            }
+            int64_t peak = hl_metrics_peak_seq(m);
+            if (!hl_metrics_event(m, &ev)) break;
+            hl_kview_event(kv, &ev);
+            if (hl_metrics_peak_seq(m) != peak) hl_kview_peak(kv);
+        } else if (!hl_metrics_event(m, &ev)) {
+            break;
+        }
         if ((++n & 0xffff) == 0) hl_progress_update(&prog, (uint64_t)ev.seq, (uint64_t)max_seq);
     }
+    if (kv && rc >= 0 && hl_kview_until(kv, INT64_MAX, err, errlen) < 0) rc = -1;
     hl_progress_done(&prog);
     if (getenv("HEAPLEDGER_STATS")) {
         struct timespec ts;
@@ -112,10 +133,12 @@ static hl_report_t *analyze_pass(sqlite3 *db, const char *path, const hl_analyze
     hl_stream_close(s);
     *reorder = rc == HL_STREAM_REORDER;
     if (rc < 0) {
+        hl_kview_close(kv);
         hl_report_free(hl_metrics_finish(m));
         return NULL;
     }
     hl_report_t *r = hl_metrics_finish(m);
+    if (kv) hl_kview_finish(kv, r);
     r->db = db;
     load_errors(db, r);
     return r;

@@ -1,7 +1,7 @@
 /* analyzer/cmd_diff.c — `heapledger diff A.db B.db [C.db ...] [--pid N]`: runs side by side
  * with deltas against the first, in the style of an allocator configuration comparison
  * (baseline vs hardened vs rotated): throughput, cycles per path, peak utilisation (points),
- * fragmentation, leaks. */
+ * fragmentation, leaks; the kernel view when every run has kernel events. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -77,7 +77,58 @@ GETTER(g_leak_blocks, r->leak_blocks)
 GETTER(g_leak_bytes, r->leak_bytes)
 GETTER(g_temp, r->temporary)
 GETTER(g_errors, r->nerrors)
+#define KGETTER(fn, expr)                                                                          \
+    static double fn(const hl_report_t *r)                                                         \
+    {                                                                                              \
+        const hl_kernel_report_t *k = r->kernel;                                                   \
+        return (double)(expr);                                                                     \
+    }
+KGETTER(k_rss_peak, k->rss_peak)
+KGETTER(k_rss_at_peak, k->peak_has_rss ? (double)k->peak_rss : NAN)
+KGETTER(k_heap_res, k->peak_heap_resident)
+KGETTER(k_frag_cost, k->frag_rss_cost)
+KGETTER(k_fault_pages, k->fault_pages)
+KGETTER(k_fault_runs, k->fault_runs)
+KGETTER(k_pages_blocks, k->pages_in_blocks)
+KGETTER(k_pages_free, k->pages_heap_free)
+KGETTER(k_never, k->never_touched_bytes)
+#undef KGETTER
 #undef GETTER
+
+/* The kernel view side by side (docs/metrics.md, "Kernel view"), when every run has it. */
+static void kernel_rows(hl_report_t **r, int n)
+{
+    for (int k = 0; k < n; k++) {
+        if (!r[k]->kernel) {
+            printf("\nkernel: %c has no kernel events (record with --kernel)\n", 'A' + k);
+            return;
+        }
+    }
+    printf("\nkernel\n");
+    row("peak RSS (B, sampled)", r, n, k_rss_peak, K_COUNT);
+    row("RSS at peak of R (B)", r, n, k_rss_at_peak, K_COUNT);
+    row("heap resident at peak", r, n, k_heap_res, K_COUNT);
+    row("frag RSS cost at peak", r, n, k_frag_cost, K_COUNT);
+    row("faulting pages", r, n, k_fault_pages, K_COUNT);
+    row("fault runs", r, n, k_fault_runs, K_COUNT);
+    row("pages in live blocks", r, n, k_pages_blocks, K_COUNT);
+    row("pages in free heap", r, n, k_pages_free, K_COUNT);
+    row("never touched (B)", r, n, k_never, K_COUNT);
+    for (int p = 0; p < HL_MAX_PATHS; p++) {
+        int any = 0;
+        for (int k = 0; k < n; k++)
+            any |= r[k]->kernel->path[p].runs != 0;
+        if (!any) continue;
+        char name[40];
+        snprintf(name, sizeof name, "pages %s",
+                 p < (int)HL_PATH_COUNT ? hl_path_name((unsigned)p) : "(unknown path)");
+        printf("  %-24s", name);
+        double a = (double)r[0]->kernel->path[p].pages;
+        for (int k = 0; k < n; k++)
+            cell(a, (double)r[k]->kernel->path[p].pages, K_COUNT, k == 0);
+        printf("\n");
+    }
+}
 
 static const hl_path_stat_t *find(const hl_report_t *r, int op, int path)
 {
@@ -218,6 +269,7 @@ int hl_cmd_diff(int argc, char **argv)
         row("errors", r, n, g_errors, K_COUNT);
         for (int op = 1; op <= 3; op++)
             paths(r, n, op);
+        kernel_rows(r, n);
     }
     for (int k = 0; k < n; k++) {
         hl_report_free(r[k]);

@@ -332,6 +332,11 @@ int64_t hl_metrics_peak_seq(const hl_metrics_t *m)
     return m->r->peak_seq;
 }
 
+const hl_report_t *hl_metrics_report(const hl_metrics_t *m)
+{
+    return m->r;
+}
+
 static int cmp_path(const void *a, const void *b)
 {
     const hl_path_stat_t *x = a, *y = b;
@@ -488,5 +493,6 @@ void hl_report_free(hl_report_t *r)
     free(r->errors);
     if (r->replay) free(r->replay->options);
     free(r->replay);
+    free(r->kernel);
     free(r);
 }

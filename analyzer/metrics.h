@@ -24,6 +24,8 @@ void hl_metrics_set_held(hl_metrics_t *m, uint64_t held);
 void hl_metrics_set_external(hl_metrics_t *m, double ext);
 /* Current peak seq (so a caller can compute something at the peak afterwards). */
 int64_t hl_metrics_peak_seq(const hl_metrics_t *m);
+/* The report being filled (run, window and pid are set; the rest is in progress). */
+const hl_report_t *hl_metrics_report(const hl_metrics_t *m);
 /* Finish and hand over the report; the accumulator is freed. */
 hl_report_t *hl_metrics_finish(hl_metrics_t *m);
 

@@ -24,4 +24,9 @@ size_t *hl_sites_by_count(const hl_report_t *r);
  * *idx with the indices of leaking sites, by live bytes descending (caller frees). */
 size_t hl_leak_sites(const hl_report_t *r, size_t **idx);
 
+/* The kernel view's names: region purpose (hl_region_t, HL_KREGIONS), tier group label. */
+extern const char *const hl_kregion_names[HL_KREGIONS];
+/* Message of a report without kernel events. */
+#define HL_NO_KERNEL_MSG "no kernel events (record with --kernel)"
+
 #endif

@@ -4,7 +4,8 @@
  *
  * Charts (each an <svg class="hl-chart" data-chart=NAME>, data marks carry class hl-datum):
  * bytes over time (R, U, CH), utilisation and fragmentation over time, cycle histograms per
- * path, request size histogram, flame graphs of allocation sites by bytes and of leaks.
+ * path, request size histogram, flame graphs of allocation sites by bytes and of leaks; with
+ * kernel events, RSS as a fourth series of the bytes chart and faulting pages per path.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -136,8 +137,17 @@ static void line_chart(FILE *f, const char *name, const char *title, const hl_re
     fputs("</svg>\n", f);
 }
 
+static const hl_report_t *bytes_r; /* the report whose samples get_bytes() reads */
+
+/* R, U, H, then (with kernel events) the sampled RSS at the same point, -1 before the first
+ * sample. */
 static double get_bytes(const hl_sample_t *s, int k)
 {
+    if (k == 3) {
+        long i = s - bytes_r->samples;
+        const hl_kernel_report_t *kr = bytes_r->kernel;
+        return kr && kr->has_rss[i] ? (double)kr->rss[i] : -1;
+    }
     return k == 0 ? (double)s->R : k == 1 ? (double)s->U : (double)s->H;
 }
 
@@ -251,6 +261,101 @@ static void flame_chart(FILE *f, const char *name, const char *title, const hl_f
     fputs("</svg>\n", f);
 }
 
+/* The kernel section (docs/metrics.md, "Kernel view"): the tables and a bar chart of the
+ * faulting pages per allocation path. */
+static void kernel_html(FILE *f, const hl_report_t *r)
+{
+    const hl_kernel_report_t *k = r->kernel;
+    char b1[32], b2[32], b3[32], b4[32], b5[32];
+    fputs("<h2>Kernel view</h2>\n", f);
+    if (!k) {
+        fputs("<p>" HL_NO_KERNEL_MSG "</p>\n", f);
+        return;
+    }
+    fprintf(f,
+            "<p>%" PRIu64 " kernel events, %" PRIu64 " dropped. RSS is sampled (when it moved by "
+            "256 KiB or more): %" PRIu64 " samples, peak %s (anonymous %s) at %.6f s.</p>\n",
+            k->events, k->dropped, k->rss_samples, human((double)k->rss_peak, b1, sizeof b1),
+            human((double)k->anon_peak, b2, sizeof b2), (double)k->rss_peak_ts / 1e9);
+    fputs("<h3>At the peak of R</h3><table>\n", f);
+    if (k->peak_has_rss)
+        fprintf(f, "<tr><td class=\"l\">RSS</td><td>%s</td></tr>\n",
+                human((double)k->peak_rss, b1, sizeof b1));
+    fprintf(f,
+            "<tr><td class=\"l\">heap resident</td><td>%s</td></tr>\n"
+            "<tr><td class=\"l\">resident in live blocks</td><td>%s</td></tr>\n"
+            "<tr><td class=\"l\">live usable U</td><td>%s</td></tr>\n"
+            "<tr><td class=\"l\">held H</td><td>%s</td></tr>\n"
+            "<tr><td class=\"l\">fragmentation RSS cost (held free but touched)</td><td>%s</td>"
+            "</tr>\n",
+            human((double)k->peak_heap_resident, b1, sizeof b1),
+            human((double)k->peak_res_blocks, b5, sizeof b5),
+            human((double)k->peak_U, b2, sizeof b2), human((double)k->peak_H, b3, sizeof b3),
+            human((double)k->frag_rss_cost, b4, sizeof b4));
+    if (k->peak_has_rss)
+        fprintf(f, "<tr><td class=\"l\">resident outside the heap</td><td>%s</td></tr>\n",
+                human((double)k->other_rss, b1, sizeof b1));
+    fprintf(f,
+            "<tr><td class=\"l\">live but not resident</td><td>%s</td></tr>\n"
+            "<tr><td class=\"l\">held but not resident</td><td>%s</td></tr>\n</table>\n",
+            human((double)k->live_untouched, b1, sizeof b1),
+            human((double)k->held_untouched, b2, sizeof b2));
+    fprintf(f,
+            "<h3>Page faults</h3><p>%" PRIu64 " pages in %" PRIu64 " runs: %" PRIu64
+            " pages in live blocks, %" PRIu64 " in free allocator memory, %" PRIu64
+            " outside the allocator's regions.</p>\n",
+            k->fault_pages, k->fault_runs, k->pages_in_blocks, k->pages_heap_free,
+            k->pages_outside);
+    double v[HL_MAX_PATHS];
+    char labels[HL_MAX_PATHS][24];
+    int n = 0;
+    fputs("<table><tr><th>group</th><th>pages</th><th>runs</th></tr>\n", f);
+    for (int p = 0; p < HL_MAX_PATHS; p++) {
+        if (!k->path[p].runs) continue;
+        if (p < (int)HL_PATH_COUNT)
+            snprintf(labels[n], sizeof labels[n], "%s", hl_path_name((unsigned)p));
+        else
+            snprintf(labels[n], sizeof labels[n], "path#%d", p);
+        v[n] = (double)k->path[p].pages;
+        fprintf(f,
+                "<tr><td class=\"l\">path %s</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td></tr>\n",
+                labels[n], k->path[p].pages, k->path[p].runs);
+        n++;
+    }
+    for (int c = 0; c < HL_NCLASSES; c++)
+        if (k->cls[c].runs)
+            fprintf(f,
+                    "<tr><td class=\"l\">class %d (%u B)</td><td>%" PRIu64 "</td><td>%" PRIu64
+                    "</td></tr>\n",
+                    c, hl_class_slot((unsigned)c), k->cls[c].pages, k->cls[c].runs);
+    for (int t = HL_TIER_MID; t <= HL_TIER_LARGE; t++)
+        if (k->tier[t].runs)
+            fprintf(f,
+                    "<tr><td class=\"l\">tier %s</td><td>%" PRIu64 "</td><td>%" PRIu64
+                    "</td></tr>\n",
+                    hl_tier_name((unsigned)t), k->tier[t].pages, k->tier[t].runs);
+    fputs("</table>\n", f);
+    if (n)
+        bar_chart(f, "faults", "Faulting pages per allocation path", n, v, labels, "#8c564b", CW,
+                  180);
+    fprintf(f,
+            "<h3>Held but never touched: %s of %s mapped</h3><table><tr><th>purpose</th>"
+            "<th>mappings</th><th>bytes</th><th>touched</th><th>never touched</th></tr>\n",
+            human((double)k->never_touched_bytes, b1, sizeof b1),
+            human((double)k->mapped_bytes, b2, sizeof b2));
+    for (int g = 0; g < HL_KREGIONS; g++) {
+        const hl_kregion_t *x = &k->region[g];
+        if (!x->mappings) continue;
+        fprintf(f,
+                "<tr><td class=\"l\">%s</td><td>%" PRIu64 "</td><td>%s</td><td>%s</td>"
+                "<td>%s</td></tr>\n",
+                hl_kregion_names[g], x->mappings, human((double)x->bytes, b1, sizeof b1),
+                human((double)x->touched, b2, sizeof b2),
+                human((double)x->never_touched, b3, sizeof b3));
+    }
+    fputs("</table>\n", f);
+}
+
 static void kv(FILE *f, const char *k, const char *v)
 {
     fputs("<tr><th>", f);
@@ -351,9 +456,10 @@ int hl_render_html(const char *out_path, hl_report_t *r, const hl_render_opts_t 
                 r->fail_size, (double)r->fail_ts / 1e9, r->fail_R,
                 pcts(r->fail_util, p1, sizeof p1));
 
-    const char *bl[] = {"requested R", "usable U", "held H"};
-    const char *bc[] = {"#1f77b4", "#ff7f0e", "#2ca02c"};
-    line_chart(f, "bytes", "Bytes over time", r, 3, get_bytes, bl, bc, 0);
+    const char *bl[] = {"requested R", "usable U", "held H", "RSS (sampled)"};
+    const char *bc[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#7f7f7f"};
+    bytes_r = r;
+    line_chart(f, "bytes", "Bytes over time", r, r->kernel ? 4 : 3, get_bytes, bl, bc, 0);
     const char *fl[] = {"utilisation R/H", "internal (U-R)/U", "external (mid)"};
     const char *fc[] = {"#1f77b4", "#d62728", "#9467bd"};
     line_chart(f, "fractions", "Utilisation and fragmentation over time", r, 3, get_frac, fl, fc,
@@ -450,6 +556,8 @@ int hl_render_html(const char *out_path, hl_report_t *r, const hl_render_opts_t 
     free(lx);
     flame_chart(f, "flame-leaks", "Flame graph of leaked bytes by allocation stack", &flame);
     hl_flame_free(&flame);
+
+    if (!r->replay) kernel_html(f, r);
 
     fprintf(f, "<h2>Errors: %zu</h2><table>\n", r->nerrors);
     for (size_t i = 0; i < r->nerrors && i < (size_t)top * 5; i++) {

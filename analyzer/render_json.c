@@ -59,6 +59,138 @@ static void site_obj(hl_json_t *j, sqlite3 *db, const hl_site_t *s)
     hl_json_obj_end(j);
 }
 
+static void kv_u64(hl_json_t *j, const char *key, uint64_t v)
+{
+    hl_json_key(j, key);
+    hl_json_u64(j, v);
+}
+
+static void kfault(hl_json_t *j, const hl_kfault_t *x)
+{
+    kv_u64(j, "pages", x->pages);
+    kv_u64(j, "runs", x->runs);
+}
+
+/* The kernel view (docs/metrics.md, "Kernel view"); null without kernel events. */
+static void kernel_obj(hl_json_t *j, const hl_report_t *r)
+{
+    const hl_kernel_report_t *k = r->kernel;
+    hl_json_key(j, "kernel");
+    if (!k) {
+        hl_json_null(j);
+        return;
+    }
+    hl_json_obj(j);
+    kv_u64(j, "events", k->events);
+    kv_u64(j, "dropped", k->dropped);
+    kv_u64(j, "page_size", k->page);
+    hl_json_key(j, "rss");
+    hl_json_obj(j);
+    kv_u64(j, "samples", k->rss_samples);
+    kv_u64(j, "peak", k->rss_peak);
+    kv_u64(j, "peak_anon", k->anon_peak);
+    hl_json_key(j, "peak_ts_ns");
+    hl_json_i64(j, k->rss_peak_ts);
+    kv_u64(j, "end", k->rss_end);
+    kv_u64(j, "end_anon", k->anon_end);
+    hl_json_obj_end(j);
+    hl_json_key(j, "at_peak");
+    hl_json_obj(j);
+    hl_json_key(j, "rss");
+    if (k->peak_has_rss)
+        hl_json_u64(j, k->peak_rss);
+    else
+        hl_json_null(j);
+    hl_json_key(j, "rss_anon");
+    if (k->peak_has_rss)
+        hl_json_u64(j, k->peak_anon);
+    else
+        hl_json_null(j);
+    kv_u64(j, "heap_resident", k->peak_heap_resident);
+    kv_u64(j, "resident_in_blocks", k->peak_res_blocks);
+    kv_u64(j, "usable", k->peak_U);
+    kv_u64(j, "held", k->peak_H);
+    kv_u64(j, "fragmentation_rss_cost", k->frag_rss_cost);
+    hl_json_key(j, "outside_heap_rss");
+    if (k->peak_has_rss)
+        hl_json_i64(j, k->other_rss);
+    else
+        hl_json_null(j);
+    kv_u64(j, "live_not_resident", k->live_untouched);
+    kv_u64(j, "held_not_resident", k->held_untouched);
+    hl_json_obj_end(j);
+    hl_json_key(j, "faults");
+    hl_json_obj(j);
+    kv_u64(j, "pages", k->fault_pages);
+    kv_u64(j, "runs", k->fault_runs);
+    kv_u64(j, "pages_in_blocks", k->pages_in_blocks);
+    kv_u64(j, "runs_in_blocks", k->runs_in_blocks);
+    kv_u64(j, "pages_heap_free", k->pages_heap_free);
+    kv_u64(j, "pages_outside", k->pages_outside);
+    hl_json_key(j, "by_path");
+    hl_json_arr(j);
+    for (int p = 0; p < HL_MAX_PATHS; p++) {
+        if (!k->path[p].runs) continue;
+        hl_json_obj(j);
+        hl_json_key(j, "path");
+        if (p < (int)HL_PATH_COUNT) {
+            hl_json_str(j, hl_path_name((unsigned)p));
+        } else {
+            char name[32];
+            snprintf(name, sizeof name, "path#%d", p);
+            hl_json_str(j, name);
+        }
+        kfault(j, &k->path[p]);
+        hl_json_obj_end(j);
+    }
+    hl_json_arr_end(j);
+    hl_json_key(j, "by_class");
+    hl_json_arr(j);
+    for (int c = 0; c < HL_NCLASSES; c++) {
+        if (!k->cls[c].runs) continue;
+        hl_json_obj(j);
+        hl_json_key(j, "class");
+        hl_json_i64(j, c);
+        kv_u64(j, "slot", hl_class_slot((unsigned)c));
+        kfault(j, &k->cls[c]);
+        hl_json_obj_end(j);
+    }
+    hl_json_arr_end(j);
+    hl_json_key(j, "by_tier");
+    hl_json_arr(j);
+    for (int t = HL_TIER_TINY; t <= HL_TIER_LARGE; t++) {
+        if (!k->tier[t].runs) continue;
+        hl_json_obj(j);
+        hl_json_key(j, "tier");
+        hl_json_str(j, hl_tier_name((unsigned)t));
+        kfault(j, &k->tier[t]);
+        hl_json_obj_end(j);
+    }
+    hl_json_arr_end(j);
+    hl_json_obj_end(j);
+    hl_json_key(j, "never_touched");
+    hl_json_obj(j);
+    kv_u64(j, "bytes", k->never_touched_bytes);
+    kv_u64(j, "mapped", k->mapped_bytes);
+    hl_json_key(j, "by_purpose");
+    hl_json_arr(j);
+    for (int g = 0; g < HL_KREGIONS; g++) {
+        const hl_kregion_t *x = &k->region[g];
+        if (!x->mappings) continue;
+        hl_json_obj(j);
+        hl_json_key(j, "purpose");
+        hl_json_str(j, hl_kregion_names[g]);
+        kv_u64(j, "mappings", x->mappings);
+        kv_u64(j, "bytes", x->bytes);
+        kv_u64(j, "touched", x->touched);
+        kv_u64(j, "never_touched", x->never_touched);
+        hl_json_obj_end(j);
+    }
+    hl_json_arr_end(j);
+    hl_json_obj_end(j);
+    hl_json_obj_end(j);
+}
+
 void hl_render_json(FILE *f, hl_report_t *r, const hl_render_opts_t *o)
 {
     int top = o && o->top > 0 ? o->top : 10;
@@ -178,6 +310,18 @@ void hl_render_json(FILE *f, hl_report_t *r, const hl_render_opts_t *o)
         hl_json_u64(&j, s->H);
         hl_json_key(&j, "external");
         hl_json_frac(&j, s->external);
+        if (r->kernel) { /* the last RSS sample at this point, null before the first */
+            hl_json_key(&j, "rss");
+            if (r->kernel->has_rss[i])
+                hl_json_u64(&j, r->kernel->rss[i]);
+            else
+                hl_json_null(&j);
+            hl_json_key(&j, "rss_anon");
+            if (r->kernel->has_rss[i])
+                hl_json_u64(&j, r->kernel->anon[i]);
+            else
+                hl_json_null(&j);
+        }
         hl_json_obj_end(&j);
     }
     hl_json_arr_end(&j);
@@ -410,6 +554,8 @@ void hl_render_json(FILE *f, hl_report_t *r, const hl_render_opts_t *o)
         }
         hl_json_obj_end(&j);
     }
+
+    if (!r->replay) kernel_obj(&j, r);
 
     hl_json_key(&j, "errors");
     hl_json_arr(&j);

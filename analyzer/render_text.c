@@ -81,6 +81,96 @@ static void paths_table(FILE *f, const hl_report_t *r, int op)
             r->op_mean[op], "", r->op_mean[op]);
 }
 
+static void path_label(char *buf, size_t n, int path)
+{
+    if (path < (int)HL_PATH_COUNT)
+        snprintf(buf, n, "%s", hl_path_name((unsigned)path));
+    else
+        snprintf(buf, n, "path#%d", path);
+}
+
+/* The kernel view (docs/metrics.md, "Kernel view"). */
+static void kernel_section(FILE *f, const hl_report_t *r)
+{
+    const hl_kernel_report_t *k = r->kernel;
+    if (!k) {
+        fprintf(f, "\nkernel: " HL_NO_KERNEL_MSG "\n");
+        return;
+    }
+    fprintf(f, "\nkernel: %" PRIu64 " events, %" PRIu64 " dropped, pages of %" PRIu64 " B\n",
+            k->events, k->dropped, k->page);
+    if (k->rss_samples)
+        fprintf(f,
+                "  RSS (sampled)  %" PRIu64 " samples, peak %" PRIu64 " B (anonymous %" PRIu64
+                ") at %.6f s, end %" PRIu64 " B\n",
+                k->rss_samples, k->rss_peak, k->anon_peak, (double)k->rss_peak_ts / 1e9,
+                k->rss_end);
+    else
+        fprintf(f, "  RSS (sampled)  no samples\n");
+    fprintf(f,
+            "  at the peak of R: heap resident %" PRIu64 " B, live usable %" PRIu64
+            " B, held %" PRIu64 " B",
+            k->peak_heap_resident, k->peak_U, k->peak_H);
+    if (k->peak_has_rss)
+        fprintf(f, ", RSS %" PRIu64 " B\n", k->peak_rss);
+    else
+        fprintf(f, ", RSS not sampled yet\n");
+    fprintf(f, "    resident in live blocks                        %14" PRIu64 " B\n",
+            k->peak_res_blocks);
+    fprintf(f, "    fragmentation RSS cost (held free but touched) %14" PRIu64 " B\n",
+            k->frag_rss_cost);
+    if (k->peak_has_rss)
+        fprintf(f, "    resident outside the heap (RSS - heap resident) %13" PRId64 " B\n",
+                k->other_rss);
+    fprintf(f, "    live but not resident                          %14" PRIu64 " B\n",
+            k->live_untouched);
+    fprintf(f, "    held but not resident                          %14" PRIu64 " B\n",
+            k->held_untouched);
+    fprintf(f,
+            "  page faults  %" PRIu64 " pages in %" PRIu64 " runs: %" PRIu64 " pages (%" PRIu64
+            " runs) in live blocks, %" PRIu64 " in free allocator memory, %" PRIu64
+            " outside the allocator's regions\n",
+            k->fault_pages, k->fault_runs, k->pages_in_blocks, k->runs_in_blocks,
+            k->pages_heap_free, k->pages_outside);
+    int any = 0;
+    for (int p = 0; p < HL_MAX_PATHS; p++)
+        any |= k->path[p].runs != 0;
+    if (any) {
+        fprintf(f, "  page faults per allocation path\n    %-18s %10s %10s\n", "path", "pages",
+                "runs");
+        for (int p = 0; p < HL_MAX_PATHS; p++) {
+            if (!k->path[p].runs) continue;
+            char name[32];
+            path_label(name, sizeof name, p);
+            fprintf(f, "    %-18s %10" PRIu64 " %10" PRIu64 "\n", name, k->path[p].pages,
+                    k->path[p].runs);
+        }
+        fprintf(f, "  page faults per size class\n    %-18s %10s %10s\n", "class", "pages", "runs");
+        for (int c = 0; c < HL_NCLASSES; c++) {
+            if (!k->cls[c].runs) continue;
+            char name[32];
+            snprintf(name, sizeof name, "%d (%u B)", c, hl_class_slot((unsigned)c));
+            fprintf(f, "    %-18s %10" PRIu64 " %10" PRIu64 "\n", name, k->cls[c].pages,
+                    k->cls[c].runs);
+        }
+        for (int t = HL_TIER_MID; t <= HL_TIER_LARGE; t++)
+            if (k->tier[t].runs)
+                fprintf(f, "    %-18s %10" PRIu64 " %10" PRIu64 "\n",
+                        t == HL_TIER_MID ? "mid (no class)" : "large (no class)", k->tier[t].pages,
+                        k->tier[t].runs);
+    }
+    fprintf(f, "  held but never touched: %" PRIu64 " of %" PRIu64 " B mapped\n",
+            k->never_touched_bytes, k->mapped_bytes);
+    fprintf(f, "    %-14s %9s %14s %14s %14s\n", "purpose", "mappings", "bytes", "touched",
+            "never touched");
+    for (int g = 0; g < HL_KREGIONS; g++) {
+        const hl_kregion_t *x = &k->region[g];
+        if (!x->mappings) continue;
+        fprintf(f, "    %-14s %9" PRIu64 " %14" PRIu64 " %14" PRIu64 " %14" PRIu64 "\n",
+                hl_kregion_names[g], x->mappings, x->bytes, x->touched, x->never_touched);
+    }
+}
+
 void hl_render_text(FILE *f, hl_report_t *r, const hl_render_opts_t *o)
 {
     const hl_run_t *run = &r->run;
@@ -263,4 +353,5 @@ void hl_render_text(FILE *f, hl_report_t *r, const hl_render_opts_t *o)
             print_stack(f, r->db, e->free_stack, "      ");
         }
     }
+    if (!r->replay) kernel_section(f, r);
 }

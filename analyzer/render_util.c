@@ -44,3 +44,6 @@ size_t hl_leak_sites(const hl_report_t *r, size_t **idx)
     *idx = ix;
     return n;
 }
+
+const char *const hl_kregion_names[HL_KREGIONS] = {"other", "slab_segment", "tlsf_pool", "large",
+                                                   "arena"};

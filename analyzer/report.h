@@ -75,6 +75,57 @@ typedef struct hl_error_rec_s {
     int64_t stack, alloc_stack, free_stack;
 } hl_error_rec_t;
 
+/* Page faults attributed to one allocator path, size class or tier (docs/metrics.md). */
+typedef struct hl_kfault_s {
+    uint64_t pages; /* faulting pages that lay in a live block of this group */
+    uint64_t runs;  /* fault runs with at least one such page */
+} hl_kfault_t;
+
+/* Allocator regions of one purpose (os_region), over the run. */
+typedef struct hl_kregion_s {
+    uint64_t mappings, bytes; /* regions mapped and their bytes (every mapping counts) */
+    uint64_t touched;         /* bytes faulted in while mapped (at most bytes per region) */
+    uint64_t never_touched;   /* bytes - touched: held but never touched */
+} hl_kregion_t;
+
+#define HL_KREGIONS 5 /* hl_region_t: other, slab_segment, tlsf_pool, large, arena */
+
+/* The kernel's view of the run (kernel_event, heapledger record --kernel); NULL in the report
+ * when the run has no kernel events. Definitions in docs/metrics.md, "Kernel view". */
+typedef struct hl_kernel_report_s {
+    uint64_t events;  /* kernel events in the window */
+    uint64_t dropped; /* meta.kernel_dropped: records the kernel could not deliver */
+    uint64_t page;    /* page size assumed (4096) */
+    /* RSS (sampled: kind 'rss'; summed over the processes). */
+    uint64_t rss_samples;
+    uint64_t rss_peak, anon_peak; /* largest sampled RSS and its anonymous part */
+    int64_t rss_peak_ts;          /* ns since the start */
+    uint64_t rss_end, anon_end;
+    uint64_t rss[HL_TL_SAMPLES], anon[HL_TL_SAMPLES]; /* last sample at each timeline edge */
+    int has_rss[HL_TL_SAMPLES];                       /* 0: no sample yet at that edge */
+    /* Page faults. */
+    uint64_t fault_runs, fault_pages;
+    uint64_t pages_in_blocks, runs_in_blocks; /* pages that lay in a live block */
+    uint64_t pages_heap_free;                 /* in an allocator region, in no live block */
+    uint64_t pages_outside;                   /* outside the allocator's regions */
+    hl_kfault_t path[HL_MAX_PATHS];           /* by the block's allocation path */
+    hl_kfault_t cls[HL_NCLASSES];             /* tiny blocks by size class */
+    hl_kfault_t tier[4];                      /* by tier (hl_tier_t) */
+    /* Held but never touched, per region purpose. */
+    hl_kregion_t region[HL_KREGIONS];
+    uint64_t mapped_bytes, never_touched_bytes; /* all purposes */
+    /* At the peak of R. */
+    int peak_has_rss;
+    uint64_t peak_rss, peak_anon;
+    uint64_t peak_heap_resident; /* resident bytes of the allocator's regions */
+    uint64_t peak_res_blocks;    /* resident bytes inside live blocks */
+    uint64_t peak_U, peak_H;
+    uint64_t frag_rss_cost;  /* heap resident - resident in live blocks: held free, touched */
+    uint64_t live_untouched; /* U - resident in live blocks: live bytes not resident */
+    int64_t other_rss;       /* RSS - heap resident: not the heap (code, stacks, buffers) */
+    uint64_t held_untouched; /* H - heap resident: held, not resident */
+} hl_kernel_report_t;
+
 /* What a replay adds (heapledger replay): the what-if outcome and the live-set comparison
  * with the recording. */
 typedef struct hl_replay_info_s {
@@ -154,7 +205,8 @@ typedef struct hl_report_s {
     hl_error_rec_t *errors;
     size_t nerrors;
 
-    hl_replay_info_t *replay; /* NULL for a recorded run */
+    hl_replay_info_t *replay;   /* NULL for a recorded run */
+    hl_kernel_report_t *kernel; /* NULL: the run has no kernel events */
 } hl_report_t;
 
 void hl_report_free(hl_report_t *r);

@@ -56,6 +56,11 @@ golden report-basic.json "$hl" report --json "$dir/basic.db"
 golden report-arena.txt "$hl" report "$dir/arena.db"
 golden report-window.txt "$hl" report "$dir/basic.db" --from 1us --to 4.5us --top 2
 
+golden report-kernel.txt "$hl" report "$dir/kernel.db"
+golden report-kernel.json "$hl" report --json "$dir/kernel.db"
+golden diff-kernel.txt "$hl" diff "$dir/kernel.db" "$dir/kernel.db"
+golden diff-kernel-basic.txt "$hl" diff "$dir/kernel.db" "$dir/basic.db"
+
 golden diff-basic-arena.txt "$hl" diff "$dir/basic.db" "$dir/arena.db"
 golden diff-three.txt "$hl" diff "$dir/basic.db" "$dir/arena.db" "$dir/realloc.db"
 fails diff-one-run 2 "usage: heapledger diff" "$hl" diff "$dir/basic.db"
@@ -66,11 +71,12 @@ fails history-unknown 1 "no block recorded at 0x99999" "$hl" history "$dir/basic
 fails history-bad-address 2 "bad address 'zz'" "$hl" history "$dir/basic.db" zz
 fails diff-bad-version 1 "schema version 2" "$hl" diff "$dir/basic.db" "$dir/badversion.db"
 
-# The JSON document parses and has the keys the schema requires.
-if python3 - "$out/report-basic.json" "$here/../../schemas/report.schema.json" <<'PY'
+# The JSON documents parse and have the keys the schema requires.
+if python3 - "$out/report-basic.json" "$here/../../schemas/report.schema.json" "$out/report-kernel.json" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
 schema = json.load(open(sys.argv[2]))
+kdoc = json.load(open(sys.argv[3]))
 def check(d, s, where):
     for k in s.get("required", []):
         assert k in d, f"{where}: missing {k}"
@@ -81,6 +87,11 @@ def check(d, s, where):
             for i, item in enumerate(d[k]):
                 check(item, sub["items"], f"{where}.{k}[{i}]")
 check(doc, schema, "$")
+assert doc["kernel"] is None
+check(kdoc, schema, "$")
+check(kdoc["kernel"], schema["properties"]["kernel"], "$.kernel")
+assert kdoc["kernel"]["faults"]["pages"] == 26
+assert all("rss" in s for s in kdoc["utilisation"]["timeline"])
 assert 0 < doc["utilisation"]["peak"] < 1
 assert doc["leaks"]["by_size"][0] == {"size": 200, "blocks": 1, "bytes": 200}
 PY

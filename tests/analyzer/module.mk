@@ -5,7 +5,7 @@
 AN_TEST_DIR := $(TEST_DIR)/analyzer
 AN_SCHEMA := schemas/heapledger.sql schemas/heapledger_index.sql
 AN_DBS := $(addprefix $(AN_TEST_DIR)/,basic.db arena.db empty.db discarded.db badversion.db \
-          reorder.db realloc.db churn.db \
+          reorder.db realloc.db churn.db kernel.db \
           notadb.db)
 
 # A hand-made database: the v1 schema, the test's rows, the indexes.
@@ -13,6 +13,12 @@ $(AN_TEST_DIR)/%.db: tests/analyzer/%.sql $(AN_SCHEMA)
 	@mkdir -p $(dir $@)
 	@rm -f $@
 	cat schemas/heapledger.sql $< schemas/heapledger_index.sql | sqlite3 $@
+
+# With kernel events: the kernel's tables and views too (tracer/bpf stores them with the rows).
+$(AN_TEST_DIR)/kernel.db: tests/analyzer/kernel.sql $(AN_SCHEMA) schemas/kernel_views.sql
+	@mkdir -p $(dir $@)
+	@rm -f $@
+	cat schemas/heapledger.sql schemas/kernel_views.sql $< schemas/heapledger_index.sql | sqlite3 $@
 
 # basic.sql with one more statement on top.
 $(AN_TEST_DIR)/discarded.db $(AN_TEST_DIR)/badversion.db: $(AN_TEST_DIR)/%.db: \
@@ -95,3 +101,16 @@ analyzer-bench: $(AN_BENCH_DB) $(BIN_DIR)/heapledger
 	tests/analyzer/bench.sh $(BIN_DIR)/heapledger $(AN_BENCH_DB)
 
 BENCH_TARGETS += analyzer-bench
+
+# The kernel view end to end: `heapledger record --kernel` of a program whose page faults are
+# known (tests/analyzer/ktouch.c). Skips with the recorder's message without kernel events.
+AN_KTOUCH := $(AN_TEST_DIR)/ktouch
+$(AN_KTOUCH): tests/analyzer/ktouch.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -O0 -o $@ $<
+
+.PHONY: analyzer-kernel-e2e
+analyzer-kernel-e2e: $(AN_KTOUCH) $(BIN_DIR)/heapledger
+	tests/analyzer/kernel_e2e.sh $(BIN_DIR)/heapledger $(AN_KTOUCH) $(AN_TEST_DIR)
+
+analyzer-check: analyzer-kernel-e2e

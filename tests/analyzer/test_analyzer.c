@@ -13,6 +13,8 @@
 #include "hl_schema.h"
 #include "hmap.h"
 #include "midstate.h"
+#include "omap.h"
+#include "stream.h"
 #include "pctl.h"
 #include "rundb.h"
 
@@ -413,4 +415,114 @@ Test(midstate, marked_state_is_restored_from_the_undo_log)
     cr_assert_eq(m.free_bytes, at_mark2.free_bytes);
     cr_assert_eq(m.spans, at_mark2.spans);
     hl_midstate_free(ms);
+}
+
+/* tests/analyzer/kernel.sql, worked by hand in tests/analyzer/README.md. */
+Test(kernel, by_hand)
+{
+    sqlite3 *db;
+    hl_report_t *r = analyze("kernel", (hl_analyze_opts_t){0, -1, -1}, &db);
+    const hl_kernel_report_t *k = r->kernel;
+    cr_assert_not_null(k);
+    cr_assert_eq(k->events, 13);
+    /* RSS samples: 1.0 MB at 1200, 1.3 MB at 4500, 1.2 MB at 12000. */
+    cr_assert_eq(k->rss_samples, 3);
+    cr_assert_eq(k->rss_peak, 1300000);
+    cr_assert_eq(k->anon_peak, 600000);
+    cr_assert_eq(k->rss_peak_ts, 3500);
+    cr_assert_eq(k->rss_end, 1200000);
+    /* Timeline edges every 95 ns from 1095: none before 1200, 1.0 MB until 4500. */
+    cr_assert(!k->has_rss[0] && !k->has_rss[1] && k->has_rss[2]);
+    cr_assert_eq(k->rss[2], 1000000);
+    cr_assert_eq(k->rss[35], 1000000);
+    cr_assert_eq(k->rss[36], 1300000);
+    cr_assert_eq(k->rss[HL_TL_SAMPLES - 1], 1200000);
+    /* Faults. */
+    cr_assert_eq(k->fault_runs, 7);
+    cr_assert_eq(k->fault_pages, 26);
+    cr_assert_eq(k->pages_in_blocks, 13);
+    cr_assert_eq(k->runs_in_blocks, 4);
+    cr_assert_eq(k->pages_heap_free, 11);
+    cr_assert_eq(k->pages_outside, 2);
+    cr_assert_eq(k->path[HL_PATH_LARGE_MMAP].pages, 9);
+    cr_assert_eq(k->path[HL_PATH_LARGE_MMAP].runs, 2);
+    cr_assert_eq(k->path[HL_PATH_TLSF_SPLIT].pages, 2);
+    cr_assert_eq(k->path[HL_PATH_TLSF_SPLIT].runs, 1);
+    cr_assert_eq(k->path[HL_PATH_TLSF].runs, 0);
+    cr_assert_eq(k->path[HL_PATH_TINY_NEW_SLAB].pages, 1);
+    cr_assert_eq(k->path[HL_PATH_TINY_CACHE_HIT].pages, 1);
+    cr_assert_eq(k->path[HL_PATH_TINY_CACHE_HIT].runs, 1);
+    cr_assert_eq(k->cls[3].pages, 2);
+    cr_assert_eq(k->cls[3].runs, 1);
+    cr_assert_eq(k->tier[HL_TIER_TINY].pages, 2);
+    cr_assert_eq(k->tier[HL_TIER_MID].pages, 2);
+    cr_assert_eq(k->tier[HL_TIER_LARGE].pages, 9);
+    /* Held but never touched. */
+    cr_assert_eq(k->region[HL_REG_TLSF_POOL].touched, 20480);
+    cr_assert_eq(k->region[HL_REG_TLSF_POOL].never_touched, 45056);
+    cr_assert_eq(k->region[HL_REG_LARGE].touched, 36864);
+    cr_assert_eq(k->region[HL_REG_LARGE].never_touched, 225280);
+    cr_assert_eq(k->region[HL_REG_SLAB].never_touched, 24576);
+    cr_assert_eq(k->mapped_bytes, 393216);
+    cr_assert_eq(k->never_touched_bytes, 294912);
+    /* At the peak of R (205100 B, after M2's allocation at 5100). */
+    cr_assert_eq(r->peak_R, 205100);
+    cr_assert(k->peak_has_rss);
+    cr_assert_eq(k->peak_rss, 1300000);
+    cr_assert_eq(k->peak_heap_resident, 69632);
+    cr_assert_eq(k->peak_res_blocks, 36848);
+    cr_assert_eq(k->peak_U, 270416);
+    cr_assert_eq(k->frag_rss_cost, 32784);
+    cr_assert_eq(k->live_untouched, 233568);
+    cr_assert_eq(k->held_untouched, 323584);
+    cr_assert_eq(k->other_rss, 1230368);
+    hl_report_free(r);
+    sqlite3_close(db);
+}
+
+Test(kernel, window_counts_only_its_faults)
+{
+    sqlite3 *db;
+    /* 4.5 us .. 10 us after the start (absolute 5500 .. 11000): runs at 6000, 8000, 10000. */
+    hl_report_t *r = analyze("kernel", (hl_analyze_opts_t){0, 4500, 10000}, &db);
+    const hl_kernel_report_t *k = r->kernel;
+    cr_assert_not_null(k);
+    cr_assert_eq(k->fault_runs, 3);
+    cr_assert_eq(k->fault_pages, 7);
+    cr_assert_eq(k->path[HL_PATH_LARGE_MMAP].runs, 0);
+    cr_assert_eq(k->path[HL_PATH_TLSF_SPLIT].pages, 2);
+    cr_assert_eq(k->rss_samples, 0);
+    hl_report_free(r);
+    sqlite3_close(db);
+}
+
+Test(kernel, absent_without_kernel_events)
+{
+    sqlite3 *db;
+    hl_report_t *r = analyze("basic", (hl_analyze_opts_t){0, -1, -1}, &db);
+    cr_assert_null(r->kernel);
+    hl_report_free(r);
+    sqlite3_close(db);
+}
+
+Test(omap, floor_next_and_delete)
+{
+    hl_omap_t m = {0};
+    for (uint64_t i = 0; i < 1000; i++)
+        hl_omap_put(&m, (int64_t)(i % 3), i * 16, i * 16 + 8);
+    cr_assert_eq(m.len, 1000);
+    hl_onode_t *e = hl_omap_floor(&m, 1, 100 * 16 + 5); /* 100 % 3 == 1 */
+    cr_assert(e && e->start == 1600 && e->pid == 1);
+    e = hl_omap_next(&m, 1, 1600);
+    cr_assert(e && e->start == 103 * 16);
+    cr_assert_null(hl_omap_floor(&m, 2, 0)); /* pid 2 starts at 2 * 16 */
+    cr_assert(hl_omap_first_overlap(&m, 0, 5, 7) != NULL);
+    cr_assert_null(hl_omap_first_overlap(&m, 0, 8, 16));
+    for (uint64_t i = 0; i < 1000; i += 2)
+        cr_assert(hl_omap_del(&m, (int64_t)(i % 3), i * 16, NULL));
+    cr_assert_eq(m.len, 500);
+    cr_assert(!hl_omap_del(&m, 0, 0, NULL));
+    e = hl_omap_floor(&m, 1, 100 * 16 + 5); /* 100 was deleted: 97 is pid 1 and odd */
+    cr_assert(e && e->start == 97 * 16);
+    hl_omap_free(&m);
 }
