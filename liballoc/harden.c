@@ -764,6 +764,7 @@ int hl_harden_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
     if (l != LOC_OK) {
         if (!h->opt.check_free)
             return 1; /* validation reports off: behave like the plain allocator */
+        info->path = HL_PATH_NONE; /* rejected: nothing was freed */
         report_loc(h, l, &b, p, OP_FREE);
         return 0; /* continuing: the block is left alone */
     }
@@ -772,6 +773,7 @@ int hl_harden_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
     if (b.tier == HL_TIER_TINY) {
         uint64_t bit = 1ull << (b.idx % 64);
         if (!(__atomic_fetch_and(&b.slab->state[b.idx / 64], ~bit, __ATOMIC_ACQ_REL) & bit)) {
+            info->path = HL_PATH_NONE;
             report_loc(h, LOC_FREED, &b, p, OP_FREE);
             return 0;
         }
@@ -780,6 +782,7 @@ int hl_harden_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
         uint32_t live = HL_META_LIVE;
         if (!__atomic_compare_exchange_n(&m->state, &live, HL_META_FREED, 0, __ATOMIC_ACQ_REL,
                                          __ATOMIC_ACQUIRE)) {
+            info->path = HL_PATH_NONE;
             report_loc(h, LOC_FREED, &b, p, OP_FREE);
             return 0;
         }
