@@ -48,6 +48,23 @@ done
 # The flame graph names the allocation sites, the leak graph the leaking ones.
 grep -q '<title>make_node — 300 B' "$out/dom.html" && ok "flame-site-titles" || ko "flame-site-titles"
 
+grep -q "no kernel events (record with --kernel)" "$out/basic.html" && ok "no-kernel-events-said" ||
+    ko "no-kernel-events-said"
+
+# With kernel events (kernel.db): RSS is the fourth series of the bytes chart, and the faults
+# chart has a bar per allocation path with faults (4).
+"$hl" report "$dir/kernel.db" --html "$out/kernel.html" 2>/dev/null
+chrome --dump-dom "file://$out/kernel.html" >"$out/kdom.html"
+kstatus=$(grep -o '<p id="hl-status"[^>]*>[^<]*' "$out/kdom.html")
+echo "     $kstatus"
+kcharts=$(sed -n 's/.*data-charts="\([0-9]*\)".*/\1/p' <<<"$kstatus")
+kwith=$(sed -n 's/.*data-with-data="\([0-9]*\)".*/\1/p' <<<"$kstatus")
+[ -n "$kwith" ] && [ "$kwith" = "$kcharts" ] && ok "kernel: every-chart-has-data" ||
+    ko "kernel: every chart has data ($kwith of $kcharts)"
+for c in bytes=4 faults=4; do
+    grep -q " $c\b" <<<"$kstatus" && ok "kernel: chart $c" || ko "kernel: chart $c"
+done
+
 chrome --window-size=1000,2600 --screenshot="$out/basic.png" "file://$out/basic.html" >/dev/null
 size=$(stat -c %s "$out/basic.png" 2>/dev/null || echo 0)
 [ "$size" -gt 20000 ] && ok "screenshot ($size bytes)" || ko "screenshot ($size bytes)"
