@@ -163,6 +163,11 @@ static void resident_remove(hl_kview_t *k, int64_t pid, uint64_t a, uint64_t b)
 
 static uint64_t resident_in(const hl_kview_t *k, int64_t pid, uint64_t a, uint64_t b)
 {
+    /* Most blocks lie inside one resident range, or start in none: one descent then. */
+    const hl_onode_t *f = hl_omap_floor(&k->resident, pid, a);
+    if (f && f->end >= b) return b - a;
+    const hl_onode_t *nx = hl_omap_next(&k->resident, pid, a);
+    if (!nx || nx->start >= b) return f && f->end > a ? f->end - a : 0;
     uint64_t n = 0;
     for (hl_onode_t *e = hl_omap_first_overlap(&k->resident, pid, a, b); e && e->start < b;
          e = hl_omap_next(&k->resident, pid, e->start))

@@ -60,42 +60,71 @@ static uint32_t merge(hl_omap_t *m, uint32_t l, uint32_t r)
     return r;
 }
 
+static inline int same(const hl_onode_t *n, int64_t pid, uint64_t start)
+{
+    return n->pid == pid && n->start == start;
+}
+
+/* One descent: down to the first node of lower priority, then split that subtree around the
+ * new node (an equal key found on the way is updated in place instead). */
 hl_onode_t *hl_omap_put(hl_omap_t *m, int64_t pid, uint64_t start, uint64_t end)
 {
-    hl_onode_t *old = hl_omap_floor(m, pid, start);
-    if (old && old->start == start) {
-        old->end = end;
-        old->aux = 0;
-        old->a = old->b = 0;
-        return old;
+    uint32_t i = new_node(m); /* may move the array: before taking any pointer */
+    hl_onode_t *nw = &m->node[i];
+    nw->pid = pid;
+    nw->start = start;
+    nw->end = end;
+    uint32_t *link = &m->root;
+    while (*link && m->node[*link].prio >= nw->prio) {
+        hl_onode_t *n = &m->node[*link];
+        if (same(n, pid, start)) {
+            n->end = end;
+            n->aux = 0;
+            n->a = n->b = 0;
+            m->node[i].left = m->free_list; /* give the new node back */
+            m->free_list = i;
+            return n;
+        }
+        link = before(pid, start, n->pid, n->start) ? &n->left : &n->right;
     }
-    uint32_t i = new_node(m);
-    m->node[i].pid = pid;
-    m->node[i].start = start;
-    m->node[i].end = end;
     uint32_t l, r;
-    split(m, m->root, pid, start, &l, &r);
-    m->root = merge(m, merge(m, l, i), r);
+    split(m, *link, pid, start, &l, &r);
+    /* r holds keys >= start: an equal key is its leftmost node. */
+    uint32_t *lm = &r;
+    while (*lm && m->node[*lm].left)
+        lm = &m->node[*lm].left;
+    if (*lm && same(&m->node[*lm], pid, start)) {
+        uint32_t dup = *lm;
+        *lm = m->node[dup].right;
+        m->node[dup].left = m->free_list;
+        m->free_list = dup;
+        m->len--;
+    }
+    m->node[i].left = l;
+    m->node[i].right = r;
+    *link = i;
     m->len++;
     return &m->node[i];
 }
 
 int hl_omap_del(hl_omap_t *m, int64_t pid, uint64_t start, hl_onode_t *out)
 {
-    uint32_t l, mid, r;
-    split(m, m->root, pid, start, &l, &mid);
-    /* mid holds keys >= start: split off exactly (pid, start). */
-    split(m, mid, pid, start + 1, &mid, &r);
-    int found = mid != 0;
-    if (found) {
-        if (out) *out = m->node[mid];
-        /* mid is a single node (keys are unique); give it back. */
-        m->node[mid].left = m->free_list;
-        m->free_list = mid;
-        m->len--;
+    uint32_t *link = &m->root;
+    while (*link) {
+        hl_onode_t *n = &m->node[*link];
+        if (same(n, pid, start)) {
+            uint32_t t = *link;
+            if (out) *out = *n;
+            *link = merge(m, n->left, n->right);
+            m->node[t].left = m->free_list;
+            m->node[t].right = 0;
+            m->free_list = t;
+            m->len--;
+            return 1;
+        }
+        link = before(pid, start, n->pid, n->start) ? &n->left : &n->right;
     }
-    m->root = merge(m, l, r);
-    return found;
+    return 0;
 }
 
 hl_onode_t *hl_omap_floor(const hl_omap_t *m, int64_t pid, uint64_t addr)
