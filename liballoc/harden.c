@@ -268,7 +268,7 @@ static void describe_tiny(hblk_t *b, hl_slab_t *s, size_t idx)
 {
     b->tier = HL_TIER_TINY;
     b->slab = s;
-    b->gen = s->reserved; /* bumped by slab_init (tiny.c) */
+    b->gen = s->gen; /* bumped by slab_init (tiny.c) */
     b->idx = idx;
     b->cls = s->cls;
     b->p = s->first + idx * s->slot_size;

@@ -67,17 +67,16 @@ size-tables: ## regenerate liballoc/size_tables.c from schemas/classes.def
 
 ALL_TARGETS += $(LIBHL_SO) $(LIBHL_A) $(LIBHL_CORE_A) $(LIBHL_NOTRACE)
 
-$(BUILD)/heapledger.pc: liballoc/heapledger.pc.in
-	@mkdir -p $(dir $@)
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
-
+# The pkg-config file names PREFIX: it is written by the install itself, so that a later
+# install with another PREFIX never ships a stale one.
 .PHONY: install-liballoc
-install-liballoc: $(LIBHL_SO) $(LIBHL_A) $(BUILD)/heapledger.pc
+install-liballoc: $(LIBHL_SO) $(LIBHL_A) liballoc/heapledger.pc.in
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 755 $(LIBHL_SO) $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 $(LIBHL_A) $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 liballoc/heapledger.h $(DESTDIR)$(PREFIX)/include/
-	install -m 644 $(BUILD)/heapledger.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' liballoc/heapledger.pc.in \
+	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/heapledger.pc
 INSTALL_TARGETS += install-liballoc
 
 -include $(ALLOC_PIC_OBJS:.o=.d) $(ALLOC_CORE_OBJS:.o=.d) $(ALLOC_ASAN_OBJS:.o=.d)

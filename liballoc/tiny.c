@@ -144,7 +144,7 @@ static void slab_init(hl_tiny_t *t, hl_slab_t *s, unsigned cls)
 {
     uint32_t S = hl_class_slot(cls);
     s->magic = HL_SLAB_MAGIC;
-    s->reserved++; /* hardening hook: slab generation, makes old trailers stale (harden.c) */
+    s->gen++; /* slab generation: hardened trailers of earlier lives become stale (harden.c) */
     s->cls = (uint8_t)cls;
     s->on_partial = 0;
     s->slot_size = S;
