@@ -5,7 +5,7 @@
 AN_TEST_DIR := $(TEST_DIR)/analyzer
 AN_SCHEMA := schemas/heapledger.sql schemas/heapledger_index.sql
 AN_DBS := $(addprefix $(AN_TEST_DIR)/,basic.db arena.db empty.db discarded.db badversion.db \
-          reorder.db realloc.db churn.db kernel.db \
+          reorder.db realloc.db churn.db kernel.db kshare.db \
           notadb.db)
 
 # A hand-made database: the v1 schema, the test's rows, the indexes.
@@ -15,7 +15,8 @@ $(AN_TEST_DIR)/%.db: tests/analyzer/%.sql $(AN_SCHEMA)
 	cat schemas/heapledger.sql $< schemas/heapledger_index.sql | sqlite3 $@
 
 # With kernel events: the kernel's tables and views too (tracer/bpf stores them with the rows).
-$(AN_TEST_DIR)/kernel.db: tests/analyzer/kernel.sql $(AN_SCHEMA) schemas/kernel_views.sql
+$(AN_TEST_DIR)/kernel.db $(AN_TEST_DIR)/kshare.db: $(AN_TEST_DIR)/%.db: tests/analyzer/%.sql \
+		$(AN_SCHEMA) schemas/kernel_views.sql
 	@mkdir -p $(dir $@)
 	@rm -f $@
 	cat schemas/heapledger.sql schemas/kernel_views.sql $< schemas/heapledger_index.sql | sqlite3 $@

@@ -526,3 +526,40 @@ Test(omap, floor_next_and_delete)
     cr_assert(e && e->start == 97 * 16);
     hl_omap_free(&m);
 }
+
+/* tests/analyzer/kshare.sql: a page shared by two paths, two processes. */
+Test(kernel, shared_page_and_processes)
+{
+    sqlite3 *db;
+    hl_report_t *r = analyze("kshare", (hl_analyze_opts_t){0, -1, -1}, &db);
+    const hl_kernel_report_t *k = r->kernel;
+    cr_assert_not_null(k);
+    cr_assert_eq(k->fault_runs, 2);
+    cr_assert_eq(k->fault_pages, 2);
+    cr_assert_eq(k->pages_in_blocks, 2);
+    /* Page 0x400 of process 300 lies in A and B: once for each path, once for class 2. */
+    cr_assert_eq(k->path[HL_PATH_TINY_NEW_SLAB].pages, 1);
+    cr_assert_eq(k->path[HL_PATH_TINY_CACHE_HIT].pages, 1);
+    cr_assert_eq(k->cls[2].pages, 1);
+    cr_assert_eq(k->cls[2].runs, 1);
+    cr_assert_eq(k->tier[HL_TIER_TINY].pages, 1);
+    /* The same address in process 301 is C's (no region there: attach-like). */
+    cr_assert_eq(k->path[HL_PATH_TLSF].pages, 1);
+    cr_assert_eq(k->pages_outside, 0);
+    /* RSS summed over the processes: 1 000 000 + 500 000 from 1600 on. */
+    cr_assert_eq(k->rss_peak, 1500000);
+    cr_assert_eq(k->rss_peak_ts, 600);
+    cr_assert_eq(k->anon_peak, 3);
+    hl_report_free(r);
+    sqlite3_close(db);
+
+    r = analyze("kshare", (hl_analyze_opts_t){301, -1, -1}, &db);
+    k = r->kernel;
+    cr_assert_not_null(k);
+    cr_assert_eq(k->fault_runs, 1);
+    cr_assert_eq(k->path[HL_PATH_TLSF].pages, 1);
+    cr_assert_eq(k->path[HL_PATH_TINY_NEW_SLAB].pages, 0);
+    cr_assert_eq(k->rss_peak, 500000);
+    hl_report_free(r);
+    sqlite3_close(db);
+}
