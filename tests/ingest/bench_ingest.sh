@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tests/ingest/bench_ingest.sh HEAPLEDGER INGEST_GEN [PAIRS] — ingest throughput, end to end:
-# records PAIRS alloc/free pairs (2 threads) with the lttng CLI, then times
+# records PAIRS alloc/free pairs (2 threads) with the lttng CLI in a session shaped like
+# `heapledger record`'s, then times
 # `heapledger collect` and babeltrace2's own decoding (to a dummy sink) of the same trace.
 set -u
 HL=$(realpath "$1"); GEN=$(realpath "$2"); pairs=${3:-1000000}
@@ -9,7 +10,24 @@ here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d /tmp/hl-ingest-bench.XXXXXX); trap 'rm -rf "$work"' EXIT
 ensure_sessiond
 cp "$GEN" "$work/$TAG" && GEN=$work/$TAG   # unique process name, see lib.sh
-record_trace "$work/t" "$GEN" bench "$pairs" || { echo "recording failed"; exit 1; }
+# The session has the shape `heapledger record` uses (tracer/session.c): alloc/free/realloc
+# (vpid/vtid in their payload) on a channel without contexts, the rare events on a second
+# channel with the vpid/vtid contexts (plus procname here, to keep other programs' rare
+# events out; the per-operation events of another heapledger-traced program running at the
+# same time would be counted too: `events` below says how many were ingested).
+s="hlib_$$_$RANDOM"
+rm -rf "$work/t"
+lttng create "$s" --output="$work/t" >/dev/null &&
+    lttng enable-channel -u -s "$s" ch --subbuf-size=8M --num-subbuf=8 --blocking-timeout=inf >/dev/null &&
+    lttng enable-channel -u -s "$s" meta --subbuf-size=1M --num-subbuf=4 --blocking-timeout=inf >/dev/null &&
+    lttng enable-event -u -s "$s" -c ch heapledger:alloc,heapledger:free,heapledger:realloc >/dev/null &&
+    lttng enable-event -u -s "$s" -c meta 'heapledger:*' -x heapledger:alloc,heapledger:free,heapledger:realloc \
+        --filter "\$ctx.procname == \"$TAG*\"" >/dev/null &&
+    lttng enable-event -u -s "$s" -c meta 'lttng_ust_statedump:*' --filter "\$ctx.procname == \"$TAG*\"" >/dev/null &&
+    lttng add-context -u -s "$s" -c meta -t vpid -t vtid -t procname >/dev/null &&
+    lttng start "$s" >/dev/null || { lttng destroy "$s" >/dev/null 2>&1; echo "recording failed"; exit 1; }
+LTTNG_UST_ALLOW_BLOCKING=1 "$GEN" bench "$pairs"
+lttng stop "$s" >/dev/null; lttng destroy "$s" >/dev/null
 du -sh "$work/t" | awk '{print "trace size: " $1}'
 t0=$(date +%s.%N); babeltrace2 "$work/t" -c sink.utils.dummy; t1=$(date +%s.%N)
 "$HL" collect "$work/t" -o "$work/t.db" -q --stats; t2=$(date +%s.%N)
