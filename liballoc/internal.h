@@ -237,9 +237,9 @@ extern const uint16_t hl_size_bin[(HL_TINY_MAX + 16) / 16 + 1];
 /* Allocation fast path: pop from the thread cache. About 20 instructions with the shim;
  * one unlikely branch (empty bin, or cache of another heap) into hl_malloc_slow(). For the
  * default heap the "which heap" test folds away: its cache is bound to it or empty. */
-hl_inline void *hl_malloc_fast(hl_heap_t *h, size_t n, hl_opinfo_t *info)
+hl_inline void *hl_malloc_fast_below(hl_heap_t *h, size_t n, size_t limit, hl_opinfo_t *info)
 {
-    if (hl_likely(n <= HL_TINY_MAX)) {
+    if (hl_likely(n < limit)) {
         unsigned off = hl_size_bin[(n + 16) >> 4];
         hl_tls_t *t = hl_tls_of(h);
         hl_tbin_t *b = (hl_tbin_t *)((char *)t->bins + off);
@@ -256,6 +256,13 @@ hl_inline void *hl_malloc_fast(hl_heap_t *h, size_t n, hl_opinfo_t *info)
         }
     }
     return hl_malloc_slow(h, n, info);
+}
+
+/* The same with the tiny limit itself as the gate (the shim passes a limit that drops to 0
+ * when tracing may be on; limit <= HL_TINY_MAX + 1). */
+hl_inline void *hl_malloc_fast(hl_heap_t *h, size_t n, hl_opinfo_t *info)
+{
+    return hl_malloc_fast_below(h, n, HL_TINY_MAX + 1, info);
 }
 
 /* Free fast path: the header byte indexes the bin; push when it has room. About 17

@@ -136,7 +136,23 @@ static hl_noinline void *traced_realloc(void *old, size_t n)
 
 /* ---- the malloc family ----------------------------------------------------------------------- */
 
-HL_API void *malloc(size_t n)
+/* The fast-path gate. Tracing is possible only once the probe provider
+ * (libheapledger-tp.so) is loaded; its constructor calls hl_trace_gate_close() before it
+ * registers the probes. Until then malloc's fast path compares the size against the tiny
+ * limit and free's against NULL, as they must anyway, and pay nothing for tracing (the
+ * tracepoints compiled in cost no instruction there); afterwards the limit is 0 and the floor
+ * the top of the address space, so every call takes the out-of-line path, which asks
+ * hl_trace_active() exactly. */
+static size_t gate_limit = HL_TINY_MAX + 1;
+static uintptr_t gate_floor = 0;
+
+HL_API void hl_trace_gate_close(void)
+{
+    __atomic_store_n(&gate_limit, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&gate_floor, UINTPTR_MAX, __ATOMIC_RELEASE);
+}
+
+static hl_noinline void *malloc_gated(size_t n)
 {
     if (hl_unlikely(hl_trace_active()))
         return traced_alloc(0, n, 0);
@@ -144,7 +160,7 @@ HL_API void *malloc(size_t n)
     return hl_malloc_fast(H, n, &info);
 }
 
-HL_API void free(void *p)
+static hl_noinline void free_gated(void *p)
 {
     if (!p)
         return;
@@ -154,6 +170,28 @@ HL_API void free(void *p)
     }
     hl_opinfo_t info;
     hl_free_fast(H, p, &info);
+}
+
+HL_API void *malloc(size_t n)
+{
+    size_t limit = __atomic_load_n(&gate_limit, __ATOMIC_RELAXED);
+    if (limit > HL_TINY_MAX + 1) /* never: lets the compiler drop the tiny-limit test below */
+        __builtin_unreachable();
+    if (hl_likely(n < limit)) {
+        hl_opinfo_t info;
+        return hl_malloc_fast_below(H, n, HL_TINY_MAX + 1, &info);
+    }
+    return malloc_gated(n);
+}
+
+HL_API void free(void *p)
+{
+    if (hl_likely((uintptr_t)p > __atomic_load_n(&gate_floor, __ATOMIC_RELAXED))) {
+        hl_opinfo_t info;
+        hl_free_fast(H, p, &info);
+        return;
+    }
+    free_gated(p);
 }
 
 HL_API void *calloc(size_t n, size_t size)
