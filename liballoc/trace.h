@@ -1,8 +1,9 @@
 /* liballoc/trace.h — the one tracing hook header (STYLE.md habit 8).
  *
  * The heap core never talks to a tracer directly. The malloc shim asks hl_trace_active()
- * (one predictable branch, false when no tracing session listens) and, only when it is true,
- * takes the out-of-line traced path: a per-thread guard so that only the outermost allocator
+ * (one predictable branch, false when no tracing session listens; malloc and free ask only
+ * once the probe provider has closed their fast-path gate, see shim.c) and, only when it is
+ * true, takes the out-of-line traced path: a per-thread guard so that only the outermost allocator
  * call of a thread emits, TSC reads around the operation itself, then one hl_trace_emit_*().
  *
  * Backends: HL_TRACE_LTTNG (tracer/…, LTTng-UST provider "heapledger", see
