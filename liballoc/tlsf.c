@@ -145,12 +145,37 @@ static hl_tblock_t *store_find(hl_tlsf_store_t *s, size_t size)
     return s->heads[fl][sl];
 }
 
-/* Find a free block of at least size bytes, rotating stores when allowed. */
+/* First fit inside the list a size maps to (its blocks straddle the size). */
+static hl_tblock_t *list_fit(hl_tlsf_store_t *s, size_t size)
+{
+    unsigned fl, sl;
+    mapping_insert(size, &fl, &sl);
+    if (fl >= HL_TLSF_FL_COUNT)
+        return NULL;
+    for (hl_tblock_t *b = s->heads[fl][sl]; b; b = b->next_free)
+        if (block_size(b) >= size)
+            return b;
+    return NULL;
+}
+
+/* Find a free block of at least size bytes, rotating stores when allowed. The O(1) search
+ * looks only at lists whose every block fits; when it finds none, the request's own list may
+ * still hold a block large enough: scan it (first fit) before giving up, so that a nearly
+ * full fixed arena serves what it can (peak utilisation before exhaustion). */
 static hl_tblock_t *find_block(hl_tlsf_t *t, size_t size)
 {
     hl_tblock_t *b = store_find(&t->store[t->active], size);
     if (!b && t->rotate) {
         b = store_find(&t->store[t->active ^ 1], size);
+        if (b) {
+            t->active ^= 1;
+            t->swaps++;
+        }
+    }
+    if (!b)
+        b = list_fit(&t->store[t->active], size);
+    if (!b && t->rotate) {
+        b = list_fit(&t->store[t->active ^ 1], size);
         if (b) {
             t->active ^= 1;
             t->swaps++;
