@@ -383,8 +383,9 @@ static void bin_flush_half(hl_heap_t *h, hl_tbin_t *b, unsigned cls)
         chain = *(void **)cut;
         *(void **)cut = NULL;
     }
+    uint32_t n = hl_bin_count(b) - keep;
     b->avail = (int32_t)(b->cap - keep);
-    hl_tiny_return_chain(h, cls, chain);
+    hl_tiny_flush_batch(h, cls, chain, n);
 }
 
 void hl_free_slow(hl_heap_t *h, void *p, hl_opinfo_t *info)

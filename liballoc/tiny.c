@@ -6,6 +6,8 @@
 
 _Static_assert(HL_CLASS_SLOT_27 >= HL_TINY_MAX + 1, "last class serves HL_TINY_MAX");
 
+static void drain_xfer(hl_heap_t *h);
+
 void hl_tiny_setup(hl_heap_t *h)
 {
     hl_tiny_t *t = &h->tiny;
@@ -112,6 +114,7 @@ size_t hl_tiny_trim(hl_heap_t *h, int all)
 {
     hl_tiny_t *t = &h->tiny;
     size_t released = 0;
+    drain_xfer(h);
     hl_lock(&t->src_lock);
     hl_slab_t *list = NULL;
     if (h->arena_base) {
@@ -247,6 +250,13 @@ void *hl_tiny_alloc_slow(hl_heap_t *h, hl_tls_t *tl, unsigned cls, hl_opinfo_t *
     hl_path_t path = HL_PATH_TINY_REFILL;
 
     hl_lock(&c->lock);
+    if (c->nxfer && b->cap) {
+        /* A batch another bin handed over: taken whole, no slab touched. */
+        c->nxfer--;
+        head = c->xfer[c->nxfer];
+        got = c->xfer_n[c->nxfer];
+        want = 0;
+    }
     while (got < want) {
         hl_slab_t *s = c->partial;
         if (!s) {
@@ -284,6 +294,37 @@ void *hl_tiny_alloc_slow(hl_heap_t *h, hl_tls_t *tl, unsigned cls, hl_opinfo_t *
     info->path = (uint8_t)path;
     info->usable = hl_class_slot(cls) - 1;
     return p;
+}
+
+void hl_tiny_flush_batch(hl_heap_t *h, unsigned cls, void *chain, uint32_t n)
+{
+    hl_tiny_class_t *c = &h->tiny.cls[cls];
+    hl_lock(&c->lock);
+    if (c->nxfer < HL_XFER_SLOTS) {
+        c->xfer[c->nxfer] = chain;
+        c->xfer_n[c->nxfer] = n;
+        c->nxfer++;
+        hl_unlock(&c->lock);
+        return;
+    }
+    hl_unlock(&c->lock);
+    hl_tiny_return_chain(h, cls, chain);
+}
+
+/* Give every batch of the transfer caches back to the slabs (trim, fixed-arena reclaim). */
+static void drain_xfer(hl_heap_t *h)
+{
+    for (unsigned cls = 0; cls < HL_CLASS_COUNT; cls++) {
+        hl_tiny_class_t *c = &h->tiny.cls[cls];
+        void *chains[HL_XFER_SLOTS];
+        unsigned n = 0;
+        hl_lock(&c->lock);
+        while (c->nxfer)
+            chains[n++] = c->xfer[--c->nxfer];
+        hl_unlock(&c->lock);
+        while (n)
+            hl_tiny_return_chain(h, cls, chains[--n]);
+    }
 }
 
 void hl_tiny_return_chain(hl_heap_t *h, unsigned cls, void *chain)
@@ -324,6 +365,8 @@ void hl_tiny_class_counts(hl_heap_t *h, unsigned cls, size_t *slabs, size_t *use
         u += s->used;
         n += s->nslots;
     }
+    for (unsigned i = 0; i < c->nxfer; i++) /* out of their slabs, but free */
+        u -= c->xfer_n[i];
     *slabs = c->slabs;
     hl_unlock(&c->lock);
     *used = u;

@@ -56,12 +56,20 @@ struct hl_segment_s {
     uint32_t reported; /* os_map emitted for this process's trace (hl_region_report) */
 };
 
+/* Batches a class keeps between thread caches and slabs (a transfer cache): a full thread
+ * bin hands its older half over as one chain in O(1), and an empty bin takes one back in
+ * O(1), so blocks that move between threads (freed by one, allocated by another) never go
+ * back to their slabs one by one. */
+#define HL_XFER_SLOTS 8u
+
 typedef struct hl_tiny_class_s {
     hl_lock_t lock;
     hl_slab_t *partial;
     hl_slab_t *all;
     size_t slabs;
-    char pad[64 - (sizeof(hl_lock_t) + 3 * sizeof(void *)) % 64];
+    unsigned nxfer;                 /* batches held */
+    uint32_t xfer_n[HL_XFER_SLOTS]; /* slots in each batch */
+    void *xfer[HL_XFER_SLOTS];      /* chains linked through their first word */
 } hl_tiny_class_t;
 
 typedef struct hl_tiny_s {
@@ -87,8 +95,11 @@ void hl_tiny_setup(struct hl_heap_s *h);
  * when it caches nothing). Caller: t bound to h, bin cls empty. NULL when out of memory. */
 void *hl_tiny_alloc_slow(struct hl_heap_s *h, struct hl_tls_s *t, unsigned cls,
                          hl_opinfo_t *info);
-/* Return `count` slots linked through their first word (ends at NULL) of class cls. */
+/* Return slots linked through their first word (ends at NULL) of class cls to their slabs. */
 void hl_tiny_return_chain(struct hl_heap_s *h, unsigned cls, void *chain);
+/* Hand a chain of n slots of class cls to the transfer cache (or to the slabs when it is
+ * full). */
+void hl_tiny_flush_batch(struct hl_heap_s *h, unsigned cls, void *chain, uint32_t n);
 /* Free one slot without any cache. */
 void hl_tiny_free_direct(struct hl_heap_s *h, void *p, unsigned cls);
 /* Give empty slabs back (to the OS or the arena); returns bytes released. */
