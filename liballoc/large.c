@@ -77,6 +77,8 @@ static void *cache_take(hl_heap_t *h, size_t len, size_t *got)
         base = l->cache[best].base;
         *got = l->cache[best].len;
         l->cache_bytes -= *got;
+        if (l->cache_budget < HL_LARGE_CACHE_BYTES) /* a reuse: worth keeping more */
+            l->cache_budget = l->cache_budget ? l->cache_budget * 2 : 2 * HL_LARGE_CACHE_MIN;
         /* Fill the hole with the oldest entry and advance the head. */
         l->cache[best] = l->cache[l->cache_head];
         l->cache_head = (l->cache_head + 1) % HL_LARGE_CACHE_SLOTS;
@@ -93,15 +95,22 @@ static int cache_put(hl_heap_t *h, void *base, size_t len)
     hl_large_t *l = &h->large;
     hl_large_cached_t evict[HL_LARGE_CACHE_SLOTS];
     unsigned nevict = 0;
-    if (len > HL_LARGE_CACHE_MAX)
-        return 0;
     hl_lock(&l->lock);
+    if (!l->cache_budget)
+        l->cache_budget = HL_LARGE_CACHE_MIN;
+    if (len > l->cache_budget) {
+        hl_unlock(&l->lock);
+        return 0;
+    }
     while (l->cache_count &&
-           (l->cache_count == HL_LARGE_CACHE_SLOTS || l->cache_bytes + len > HL_LARGE_CACHE_BYTES)) {
+           (l->cache_count == HL_LARGE_CACHE_SLOTS || l->cache_bytes + len > l->cache_budget)) {
         evict[nevict++] = l->cache[l->cache_head];
         l->cache_bytes -= l->cache[l->cache_head].len;
         l->cache_head = (l->cache_head + 1) % HL_LARGE_CACHE_SLOTS;
         l->cache_count--;
+        /* A mapping left unused: keep less. */
+        if (l->cache_budget / 2 >= HL_LARGE_CACHE_MIN)
+            l->cache_budget /= 2;
     }
     unsigned k = (l->cache_head + l->cache_count) % HL_LARGE_CACHE_SLOTS;
     l->cache[k].base = base;

@@ -7,11 +7,15 @@
  *   user-8        HL_TAG_LARGE << 56 | off       (byte user-1 is the tag)
  *   user = base+off   user data, usable = length - off
  *
- * realloc of a block with off == 48 uses mremap. A freed mapping (unaligned, at most
- * HL_LARGE_CACHE_MAX bytes) is kept in a small FIFO cache and handed out again to a request
- * it fits without wasting more than a quarter: steady large-block churn then costs neither
- * mmap/munmap nor page faults. The cache holds at most HL_LARGE_CACHE_SLOTS mappings and
- * HL_LARGE_CACHE_BYTES bytes; malloc_trim empties it.
+ * realloc of a block with off == 48 uses mremap. A freed mapping (unaligned) is kept in a
+ * small FIFO cache and handed out again to a request it fits without wasting more than a
+ * quarter: steady large-block churn then costs neither mmap/munmap nor page faults. The
+ * cache's byte budget adapts to its use: it starts at HL_LARGE_CACHE_MIN, doubles at every
+ * reuse and halves whenever a mapping leaves it unused, within [HL_LARGE_CACHE_MIN,
+ * HL_LARGE_CACHE_BYTES]; a mapping larger than the budget is not kept. So a program that
+ * frees big buffers it never reallocates keeps at most about 1 MiB of them resident (RSS),
+ * and one that churns large blocks keeps them. At most HL_LARGE_CACHE_SLOTS mappings;
+ * malloc_trim empties it.
  */
 #ifndef HL_LARGE_H
 #define HL_LARGE_H
@@ -25,7 +29,7 @@ typedef struct hl_large_link_s {
 
 #define HL_LARGE_CACHE_SLOTS 16u
 #define HL_LARGE_CACHE_BYTES (32u << 20)
-#define HL_LARGE_CACHE_MAX   (16u << 20)
+#define HL_LARGE_CACHE_MIN   (1u << 20)
 
 typedef struct hl_large_cached_s {
     void *base;
@@ -38,6 +42,7 @@ typedef struct hl_large_s {
     hl_large_cached_t cache[HL_LARGE_CACHE_SLOTS]; /* FIFO ring */
     unsigned cache_head, cache_count;
     size_t cache_bytes;
+    size_t cache_budget; /* adaptive, see above (0: not yet set = HL_LARGE_CACHE_MIN) */
     size_t bytes;   /* mapped bytes (atomic) */
     size_t blocks;  /* live blocks (atomic) */
 } hl_large_t;
