@@ -228,7 +228,7 @@ static void global_init(void)
 
 void hl_global_init(void) { pthread_once(&global_once, global_init); }
 
-/* ---- public object API ------------------------------------------------------------------------ */
+/* ---- public object API -------------------------------------------------------------------- */
 
 hl_heap_t *hl_heap_create(const hl_options_t *options)
 {
@@ -298,10 +298,7 @@ static void set_fail(hl_heap_t *h, hl_opinfo_t *info)
 {
     errno = ENOMEM;
     hl_count(h, HL_PATH_ALLOC_FAIL);
-    info->tier = HL_TIER_NONE;
-    info->cls = 0xff;
-    info->path = HL_PATH_ALLOC_FAIL;
-    info->usable = 0;
+    hl_info(info, HL_TIER_NONE, 0xff, HL_PATH_ALLOC_FAIL, 0);
 }
 
 /* Fixed-arena mode, out of memory: give back what the calling thread caches and every empty
@@ -418,10 +415,7 @@ void hl_free_slow(hl_heap_t *h, void *p, hl_opinfo_t *info)
             path = HL_PATH_TINY_DIRECT_FREE;
         }
         hl_count(h, path);
-        info->tier = HL_TIER_TINY;
-        info->cls = (uint8_t)cls;
-        info->path = (uint8_t)path;
-        info->usable = hl_class_slot(cls) - 1;
+        hl_info(info, HL_TIER_TINY, cls, path, hl_class_slot(cls) - 1);
         return;
     }
     switch (tag) {
@@ -507,10 +501,7 @@ void *hl_heap_realloc_info(hl_heap_t *h, void *p, size_t n, hl_opinfo_t *info)
         /* Same slot when it fits and would not waste more than half of it. */
         if (n <= old && (n > old / 2 || old <= 32)) {
             hl_count(h, HL_PATH_REALLOC_INPLACE);
-            info->tier = HL_TIER_TINY;
-            info->cls = (uint8_t)(tag & 31);
-            info->path = HL_PATH_REALLOC_INPLACE;
-            info->usable = old;
+            hl_info(info, HL_TIER_TINY, (tag & 31), HL_PATH_REALLOC_INPLACE, old);
             return p;
         }
     } else if (tag == HL_TAG_MID) {
@@ -518,10 +509,7 @@ void *hl_heap_realloc_info(hl_heap_t *h, void *p, size_t n, hl_opinfo_t *info)
         int stay = n > h->tiny_max || n > old / 2;
         if (stay && n <= h->mid_max && hl_mid_resize(h, p, n)) {
             hl_count(h, HL_PATH_REALLOC_INPLACE);
-            info->tier = HL_TIER_MID;
-            info->cls = 0xff;
-            info->path = HL_PATH_REALLOC_INPLACE;
-            info->usable = hl_tlsf_usable(p);
+            hl_info(info, HL_TIER_MID, 0xff, HL_PATH_REALLOC_INPLACE, hl_tlsf_usable(p));
             return p;
         }
     } else if (tag == HL_TAG_LARGE) {
@@ -547,7 +535,7 @@ void *hl_heap_realloc_info(hl_heap_t *h, void *p, size_t n, hl_opinfo_t *info)
     return q;
 }
 
-/* ---- public wrappers -------------------------------------------------------------------------- */
+/* ---- public wrappers ---------------------------------------------------------------------- */
 
 void *hl_heap_malloc(hl_heap_t *h, size_t n)
 {

@@ -189,6 +189,15 @@ extern hl_heap_t hl_main_heap;
 
 hl_inline hl_tls_t *hl_tls_of(hl_heap_t *h) { return h == &hl_main_heap ? &hl_tls : &hl_tls_x; }
 
+/* Describe what an operation did (for stats and tracing). */
+hl_inline void hl_info(hl_opinfo_t *info, unsigned tier, unsigned cls, unsigned path, size_t usable)
+{
+    info->tier = (uint8_t)tier;
+    info->cls = (uint8_t)cls;
+    info->path = (uint8_t)path;
+    info->usable = usable;
+}
+
 /* Count an operation's path against heap h: on the thread's counters when its cache belongs
  * to h, else directly on the heap (atomic). */
 hl_inline void hl_count(hl_heap_t *h, unsigned path)

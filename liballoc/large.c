@@ -166,10 +166,7 @@ void *hl_large_alloc(hl_heap_t *h, size_t n, size_t align, hl_opinfo_t *info)
     }
     void *p = finish(h, base, len, off);
     hl_count(h, path);
-    info->tier = HL_TIER_LARGE;
-    info->cls = 0xff;
-    info->path = (uint8_t)path;
-    info->usable = len - off;
+    hl_info(info, HL_TIER_LARGE, 0xff, path, len - off);
     return p;
 }
 
@@ -188,10 +185,7 @@ void hl_large_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
         path = HL_PATH_LARGE_MUNMAP;
     }
     hl_count(h, path);
-    info->tier = HL_TIER_LARGE;
-    info->cls = 0xff;
-    info->path = (uint8_t)path;
-    info->usable = len - off;
+    hl_info(info, HL_TIER_LARGE, 0xff, path, len - off);
 }
 
 void *hl_large_realloc(hl_heap_t *h, void *p, size_t n, hl_opinfo_t *info)
@@ -216,10 +210,7 @@ void *hl_large_realloc(hl_heap_t *h, void *p, size_t n, hl_opinfo_t *info)
         path = HL_PATH_LARGE_MREMAP;
     }
     hl_count(h, path);
-    info->tier = HL_TIER_LARGE;
-    info->cls = 0xff;
-    info->path = (uint8_t)path;
-    info->usable = nlen - off;
+    hl_info(info, HL_TIER_LARGE, 0xff, path, nlen - off);
     return base + off;
 }
 

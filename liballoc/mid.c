@@ -71,10 +71,7 @@ void *hl_mid_alloc(hl_heap_t *h, size_t n, size_t align, hl_opinfo_t *info)
     if (!p)
         return NULL;
     hl_count(h, path);
-    info->tier = HL_TIER_MID;
-    info->cls = 0xff;
-    info->path = (uint8_t)path;
-    info->usable = usable;
+    hl_info(info, HL_TIER_MID, 0xff, path, usable);
     return p;
 }
 
@@ -107,10 +104,7 @@ void hl_mid_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
     }
     hl_path_t path = fr.coalesced ? HL_PATH_TLSF_COALESCE : HL_PATH_TLSF_FREE;
     hl_count(h, path);
-    info->tier = HL_TIER_MID;
-    info->cls = 0xff;
-    info->path = (uint8_t)path;
-    info->usable = usable;
+    hl_info(info, HL_TIER_MID, 0xff, path, usable);
 }
 
 int hl_mid_resize(hl_heap_t *h, void *p, size_t n)

@@ -3,9 +3,10 @@
  * Normal mode: `narenas` arenas; a thread uses arena (its index % narenas); an arena grows by
  * pools mapped from the OS (1 MiB, doubling up to 8 MiB, or larger for big requests), gives
  * an entirely free pool back when it has another one, and decommits the pages of big freed
- * blocks when it holds far more free memory than it uses. A block's arena is the owner byte of its header, so a free from any thread
- * goes to the right arena. Fixed-arena mode: one arena whose only pool is the whole arena;
- * every tier (tiny slabs included) carves from it and nothing is mapped afterwards.
+ * blocks when it holds far more free memory than it uses. A block's arena is the owner byte
+ * of its header, so a free from any thread goes to the right arena. Fixed-arena mode: one
+ * arena whose only pool is the whole arena; every tier (tiny slabs too, when on) carves from
+ * it and nothing is mapped afterwards.
  */
 #ifndef HL_MID_H
 #define HL_MID_H

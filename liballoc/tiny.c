@@ -289,10 +289,7 @@ void *hl_tiny_alloc_slow(hl_heap_t *h, hl_tls_t *tl, unsigned cls, hl_opinfo_t *
     b->head = *(void **)head;
     b->avail = (int32_t)b->cap - (int32_t)(got - 1);
     tl->paths[path]++;
-    info->tier = HL_TIER_TINY;
-    info->cls = (uint8_t)cls;
-    info->path = (uint8_t)path;
-    info->usable = hl_class_slot(cls) - 1;
+    hl_info(info, HL_TIER_TINY, cls, path, hl_class_slot(cls) - 1);
     return p;
 }
 
