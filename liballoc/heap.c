@@ -434,17 +434,6 @@ void hl_free_slow(hl_heap_t *h, void *p, hl_opinfo_t *info)
 
 /* ---- operations with path reporting ------------------------------------------------------- */
 
-void *hl_heap_malloc_info(hl_heap_t *h, size_t n, hl_opinfo_t *info)
-{
-    return hl_malloc_fast(h, n, info);
-}
-
-void hl_heap_free_info(hl_heap_t *h, void *p, hl_opinfo_t *info)
-{
-    if (p)
-        hl_free_fast(h, p, info);
-}
-
 void *hl_heap_calloc_info(hl_heap_t *h, size_t n, size_t size, hl_opinfo_t *info)
 {
     size_t total;

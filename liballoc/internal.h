@@ -143,7 +143,6 @@ typedef struct hl_tls_s {
     uint16_t in_trace;            /* reentrancy guard (hl_tls only): nested calls untraced */
     uint16_t trace_kind;          /* hl_tls only: 0 not known yet, 1 traced, 2 never traced
                                      (LTTng-UST's own "-ust" threads) */
-    uint32_t tid;
     uint64_t heap_uid;            /* uid of heap when bound (detects a destroyed heap) */
     uint64_t paths[HL_PATH_COUNT];
     struct hl_tls_s *next, *prev; /* registry of live thread caches (thread.c) */
@@ -217,11 +216,9 @@ hl_inline void hl_heap_ensure(hl_heap_t *h)
 }
 
 /* Core operations with path reporting (heap.c). info may not be NULL. */
-void *hl_heap_malloc_info(hl_heap_t *h, size_t n, hl_opinfo_t *info);
 void *hl_heap_calloc_info(hl_heap_t *h, size_t n, size_t size, hl_opinfo_t *info);
 void *hl_heap_memalign_info(hl_heap_t *h, size_t align, size_t n, hl_opinfo_t *info);
 void *hl_heap_realloc_info(hl_heap_t *h, void *p, size_t n, hl_opinfo_t *info);
-void hl_heap_free_info(hl_heap_t *h, void *p, hl_opinfo_t *info);
 /* Slow paths of the inline fast paths (heap.c). */
 void *hl_malloc_slow(hl_heap_t *h, size_t n, hl_opinfo_t *info);
 void hl_free_slow(hl_heap_t *h, void *p, hl_opinfo_t *info);

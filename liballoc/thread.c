@@ -106,7 +106,6 @@ hl_tls_t *hl_tls_bind(hl_heap_t *h)
         memset(t->paths, 0, sizeof t->paths);
     }
     if (t->state == HL_TLS_FRESH) {
-        t->tid = hl_os_tid();
         hl_thread_init_once();
         registry_add(t);
         t->state = HL_TLS_BOUND;
@@ -168,15 +167,7 @@ void hl_thread_fork_child(void)
     hl_lock_init(&registry_lock);
     registry = NULL;
     hl_tls_t *selves[2] = {&hl_tls, &hl_tls_x};
-    for (int i = 0; i < 2; i++) {
-        hl_tls_t *self = selves[i];
-        if (self->state == HL_TLS_BOUND) {
-            self->prev = NULL;
-            self->next = registry;
-            if (registry)
-                registry->prev = self;
-            registry = self;
-        }
-        self->tid = hl_os_tid();
-    }
+    for (int i = 0; i < 2; i++)
+        if (selves[i]->state == HL_TLS_BOUND)
+            registry_add(selves[i]);
 }
