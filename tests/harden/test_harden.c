@@ -7,6 +7,7 @@
  * programs (random workloads with content checks and full heap checks), the option parser,
  * abort_on_error=0, quarantine, rotation and the page map.
  */
+#include "../test_rand.h"
 #include "harden.h"
 #include "pagemap.h"
 
@@ -341,13 +342,7 @@ DEATH(size_mismatch_delete_large, bug_delete_size, LARGE, HARD, "size-mismatch-d
 /* ---- correct programs stay silent ------------------------------------------------------------ */
 
 static uint64_t rng = 88172645463325252ull;
-static uint64_t next_rand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
+static uint64_t next_rand(void) { return hl_test_rand(&rng); }
 
 static size_t rand_size(void)
 {

@@ -1,5 +1,6 @@
 /* Heap-object tests: every tier, class boundaries, alignment, realloc semantics, the fixed
  * arena (mapped, and in a static buffer), threads, and the checker after random sequences. */
+#include "../test_rand.h"
 #include "internal.h"
 
 #include <criterion/criterion.h>
@@ -20,13 +21,7 @@ static hl_heap_t *make(const char *opts)
 }
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static uint64_t next_rand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
+static uint64_t next_rand(void) { return hl_test_rand(&rng); }
 
 Test(heap, tiers_and_headers)
 {

@@ -1,5 +1,6 @@
 /* TLSF module tests on pools in static buffers: random sequences with content checks and the
  * invariant checker after every step batch. */
+#include "../test_rand.h"
 #include "internal.h"
 
 #include <criterion/criterion.h>
@@ -16,13 +17,7 @@ typedef struct live_s {
 } live_t;
 
 static uint64_t rng = 88172645463325252ull;
-static uint64_t next_rand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
+static uint64_t next_rand(void) { return hl_test_rand(&rng); }
 
 static void verify(const live_t *l)
 {
