@@ -1,115 +1,271 @@
 /* analyzer/blockreader.c — see blockreader.h. */
 #include "blockreader.h"
 
-#include <pthread.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#define HL_BR_CHUNKS 4
-#define HL_BR_ROWS   2048
-
-typedef struct chunk_s {
-    hl_block_row_t rows[HL_BR_ROWS];
-    size_t n;
-    int end; /* last chunk: the query is done (rc says how) */
-    int rc;  /* 0 or -1 */
-} chunk_t;
+#include "btree.h"
 
 struct hl_blockreader_s {
-    sqlite3 *db; /* the reader's own connection */
-    sqlite3_stmt *st;
-    pthread_t thread;
-    pthread_mutex_t lock;
-    pthread_cond_t not_full, not_empty;
-    chunk_t *chunk;    /* HL_BR_CHUNKS */
-    size_t nfull;      /* chunks filled and not yet consumed (guarded by lock) */
-    size_t prod, cons; /* ring indices */
-    int stop;          /* consumer asks the reader to stop (guarded by lock) */
-    chunk_t *cur;      /* consumer's chunk */
-    size_t pos;
-    char err[256]; /* reader's error message */
-    double cpu_s;  /* reader thread's CPU time, set when it ends */
+    sqlite3 *db;        /* the reader's own connection, in a read transaction */
+    sqlite3_stmt *st;   /* the SQL reader (NULL while reading the file directly) */
+    hl_btree_t *bt;     /* the direct reader */
+    int fd;             /* the database file, for bt */
+    int ncols;          /* columns of the block table */
+    int cid[32];        /* position of each fields[] column in a record */
+    int64_t pid;        /* > 0: rows of that process only */
+    int64_t last_id;    /* last rowid the direct reader returned */
+    hl_block_row_t row; /* the row hl_blockreader_next returned */
+    char err[256];
 };
 
-static double thread_cpu(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+/* The block columns a row needs, in the order of the query and of f[] below, with the
+ * value a NULL stands for. The SQL reader selects coalesce(column, null_value); the direct
+ * reader finds each column's position in the record through PRAGMA table_info. */
+enum {
+    F_ID,
+    F_PID,
+    F_PTR,
+    F_SIZE,
+    F_USABLE,
+    F_TIER,
+    F_CLASS,
+    F_FLAGS,
+    F_ALLOC_SEQ,
+    F_ALLOC_TS,
+    F_ALLOC_TID,
+    F_ALLOC_PATH,
+    F_ALLOC_CYCLES,
+    F_ALLOC_STACK,
+    F_PREV_BLOCK,
+    F_FREE_SEQ,
+    F_FREE_TS,
+    F_FREE_TID,
+    F_FREE_PATH,
+    F_FREE_CYCLES,
+    F_FREE_STACK,
+    F_N
+};
+static const struct {
+    const char *name;
+    int64_t null_value;
+} fields[F_N] = {
+    {"id", 0},
+    {"pid", 0},
+    {"ptr", 0},
+    {"size", 0},
+    {"usable", 0},
+    {"tier", 0},
+    {"class", -1},
+    {"flags", 0},
+    {"alloc_seq", 0},
+    {"alloc_ts", 0},
+    {"alloc_tid", -1},
+    {"alloc_path", 0},
+    {"alloc_cycles", -1},
+    {"alloc_stack", -1},
+    {"prev_block", 0},
+    {"free_seq", -1},
+    {"free_ts", 0},
+    {"free_tid", -1},
+    {"free_path", 0},
+    {"free_cycles", -1},
+    {"free_stack", -1},
+};
 
-/* Columns of the block query (see hl_blockreader_open): NULLs come back as -1 (0 for
- * paths) and tier, class and flags share one integer, so a row costs 16 column reads. */
-static void decode(sqlite3_stmt *st, hl_block_row_t *row)
+static void fill(hl_block_row_t *row, const int64_t *f)
 {
     hl_event_t *e = &row->alloc;
-    int64_t packed = sqlite3_column_int64(st, 5);
     e->kind = HL_EV_ALLOC;
-    e->block = sqlite3_column_int64(st, 0);
-    e->pid = sqlite3_column_int64(st, 1);
-    e->ptr = (uint64_t)sqlite3_column_int64(st, 2);
-    e->size = (uint64_t)sqlite3_column_int64(st, 3);
-    e->usable = (uint64_t)sqlite3_column_int64(st, 4);
-    e->tier = (int)(packed & 0xff);
-    e->cls = (int)((packed >> 8) & 0xffff) - 1;
-    e->flags = (int)(packed >> 24);
-    e->seq = e->alloc_seq = sqlite3_column_int64(st, 6);
-    e->ts = e->alloc_ts = sqlite3_column_int64(st, 7);
-    e->tid = sqlite3_column_int64(st, 8);
-    e->path = sqlite3_column_int(st, 9);
-    e->cycles = e->alloc_cycles = sqlite3_column_int64(st, 10);
-    e->stack = e->alloc_stack = sqlite3_column_int64(st, 11);
-    e->prev_block = sqlite3_column_int64(st, 12);
+    e->block = f[F_ID];
+    e->pid = f[F_PID];
+    e->ptr = (uint64_t)f[F_PTR];
+    e->size = (uint64_t)f[F_SIZE];
+    e->usable = (uint64_t)f[F_USABLE];
+    e->tier = (int)f[F_TIER];
+    e->cls = (int)f[F_CLASS];
+    e->flags = (int)f[F_FLAGS];
+    e->seq = e->alloc_seq = f[F_ALLOC_SEQ];
+    e->ts = e->alloc_ts = f[F_ALLOC_TS];
+    e->tid = f[F_ALLOC_TID];
+    e->path = (int)f[F_ALLOC_PATH];
+    e->cycles = e->alloc_cycles = f[F_ALLOC_CYCLES];
+    e->stack = e->alloc_stack = f[F_ALLOC_STACK];
+    e->prev_block = f[F_PREV_BLOCK];
     e->purpose = HL_REG_OTHER;
-    int64_t free_seq = sqlite3_column_int64(st, 13);
-    row->has_free = free_seq >= 0;
+    row->has_free = f[F_FREE_SEQ] >= 0;
     if (row->has_free) {
-        hl_event_t *f = &row->free;
-        *f = *e;
-        f->kind = HL_EV_FREE;
-        f->prev_block = 0;
-        f->seq = free_seq;
-        f->ts = sqlite3_column_int64(st, 14);
-        f->tid = sqlite3_column_int64(st, 15);
-        f->path = sqlite3_column_int(st, 16);
-        f->cycles = sqlite3_column_int64(st, 17);
-        f->stack = sqlite3_column_int64(st, 18);
+        hl_event_t *x = &row->free;
+        *x = *e;
+        x->kind = HL_EV_FREE;
+        x->prev_block = 0;
+        x->seq = f[F_FREE_SEQ];
+        x->ts = f[F_FREE_TS];
+        x->tid = f[F_FREE_TID];
+        x->path = (int)f[F_FREE_PATH];
+        x->cycles = f[F_FREE_CYCLES];
+        x->stack = f[F_FREE_STACK];
     }
 }
 
-static void *reader_main(void *arg)
+/* Next row through SQLite: 1, 0 at the end, -1 on error. */
+static int next_sql(hl_blockreader_t *r, hl_block_row_t *row)
 {
-    hl_blockreader_t *r = arg;
+    int rc = sqlite3_step(r->st);
+    if (rc == SQLITE_ROW) {
+        int64_t f[F_N];
+        for (int i = 0; i < F_N; i++)
+            f[i] = sqlite3_column_int64(r->st, i);
+        fill(row, f);
+        return 1;
+    }
+    if (rc == SQLITE_DONE) return 0;
+    snprintf(r->err, sizeof r->err, "reading blocks: %s", sqlite3_errmsg(r->db));
+    return -1;
+}
+
+/* Prepare the SQL reader: rows after after_id (0: all) in rowid or alloc_seq order. */
+static int prepare_sql(hl_blockreader_t *r, int by_index, int64_t after_id)
+{
+    char q[1024], *p = q, *end = q + sizeof q;
+    p += snprintf(p, (size_t)(end - p), "SELECT ");
+    for (int i = 0; i < F_N; i++)
+        p += snprintf(p, (size_t)(end - p), "%scoalesce(%s, %lld)", i ? ", " : "", fields[i].name,
+                      (long long)fields[i].null_value);
+    p += snprintf(p, (size_t)(end - p), " FROM block WHERE id > %lld", (long long)after_id);
+    if (r->pid > 0) p += snprintf(p, (size_t)(end - p), " AND pid = %lld", (long long)r->pid);
+    snprintf(p, (size_t)(end - p), " ORDER BY %s", by_index ? "alloc_seq" : "id");
+    sqlite3_finalize(r->st);
+    r->st = NULL;
+    return sqlite3_prepare_v2(r->db, q, -1, &r->st, NULL) == SQLITE_OK ? 0 : -1;
+}
+
+/* Next row straight from the file: 1, 0 at the end; when the walker cannot go on, the rest
+ * comes through SQLite from the last row read. */
+static int next_direct(hl_blockreader_t *r, hl_block_row_t *row)
+{
     for (;;) {
-        pthread_mutex_lock(&r->lock);
-        while (r->nfull == HL_BR_CHUNKS && !r->stop)
-            pthread_cond_wait(&r->not_full, &r->lock);
-        int stop = r->stop;
-        chunk_t *c = &r->chunk[r->prod];
-        pthread_mutex_unlock(&r->lock);
-        if (stop) {
-            r->cpu_s = thread_cpu();
-            return NULL;
+        int64_t rowid, v[64], f[F_N];
+        uint64_t nulls;
+        const uint8_t *rec;
+        uint32_t len;
+        char why[200];
+        int rc = hl_btree_next(r->bt, &rowid, &rec, &len, why, sizeof why);
+        if (rc == 1 && hl_record_ints(rec, len, r->ncols, v, &nulls) < 0) {
+            snprintf(why, sizeof why, "block row %lld: a column is not an integer",
+                     (long long)rowid);
+            rc = -1;
         }
-        int rc = SQLITE_ROW;
-        c->n = 0;
-        while (c->n < HL_BR_ROWS && (rc = sqlite3_step(r->st)) == SQLITE_ROW)
-            decode(r->st, &c->rows[c->n++]);
-        c->end = rc != SQLITE_ROW;
-        c->rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
-        if (c->rc) snprintf(r->err, sizeof r->err, "reading blocks: %s", sqlite3_errmsg(r->db));
-        pthread_mutex_lock(&r->lock);
-        r->nfull++;
-        r->prod = (r->prod + 1) % HL_BR_CHUNKS;
-        pthread_cond_signal(&r->not_empty);
-        pthread_mutex_unlock(&r->lock);
-        if (c->end) {
-            r->cpu_s = thread_cpu();
-            return NULL;
+        if (rc == 0) return 0;
+        if (rc < 0) {
+            if (getenv("HEAPLEDGER_STATS"))
+                fprintf(stderr, "heapledger: block reader: %s; going on through SQLite\n", why);
+            hl_btree_close(r->bt);
+            r->bt = NULL;
+            if (prepare_sql(r, 0, r->last_id) < 0) {
+                snprintf(r->err, sizeof r->err, "preparing the block query: %s",
+                         sqlite3_errmsg(r->db));
+                return -1;
+            }
+            return next_sql(r, row);
+        }
+        r->last_id = rowid;
+        for (int i = 0; i < F_N; i++)
+            f[i] = (nulls >> r->cid[i] & 1) ? fields[i].null_value : v[r->cid[i]];
+        f[F_ID] = rowid;
+        if (r->pid > 0 && f[F_PID] != r->pid) continue;
+        fill(row, f);
+        return 1;
+    }
+}
+
+/* Whether the database file itself holds the snapshot of r's read transaction: in rollback
+ * mode the shared lock keeps writers out; in WAL mode the write-ahead log must hold no
+ * frames (checked after the snapshot is taken: a log emptied since can only have been
+ * checkpointed into the file). Then find the block table's root page and its columns. */
+static int direct_setup(hl_blockreader_t *r, const char *file, char *why, size_t whylen)
+{
+    sqlite3_stmt *st = NULL;
+    int wal = 0;
+    if (sqlite3_prepare_v2(r->db, "PRAGMA journal_mode", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+        const char *m = (const char *)sqlite3_column_text(st, 0);
+        wal = m && !strcmp(m, "wal");
+    }
+    sqlite3_finalize(st);
+    if (wal) {
+        char walfile[4096];
+        struct stat sb;
+        snprintf(walfile, sizeof walfile, "%s-wal", file);
+        if (stat(walfile, &sb) == 0 && sb.st_size > 0) {
+            snprintf(why, whylen, "the write-ahead log holds data");
+            return -1;
         }
     }
+    uint32_t root = 0;
+    if (sqlite3_prepare_v2(r->db,
+                           "SELECT rootpage, sql FROM sqlite_schema WHERE type = 'table' AND "
+                           "name = 'block'",
+                           -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+        const char *sql = (const char *)sqlite3_column_text(st, 1);
+        if (sql && !strcasestr(sql, "without rowid")) root = (uint32_t)sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    if (!root) {
+        snprintf(why, whylen, "no rowid table 'block'");
+        return -1;
+    }
+    for (int i = 0; i < F_N; i++)
+        r->cid[i] = -1;
+    r->ncols = 0;
+    int id_alias = 0;
+    if (sqlite3_prepare_v2(r->db, "SELECT cid, name, type, pk FROM pragma_table_info('block')", -1,
+                           &st, NULL) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            int cid = sqlite3_column_int(st, 0);
+            const char *name = (const char *)sqlite3_column_text(st, 1);
+            const char *type = (const char *)sqlite3_column_text(st, 2);
+            if (cid + 1 > r->ncols) r->ncols = cid + 1;
+            for (int i = 0; name && i < F_N; i++)
+                if (!strcmp(name, fields[i].name)) r->cid[i] = cid;
+            if (name && !strcmp(name, "id"))
+                id_alias = sqlite3_column_int(st, 3) == 1 && type && !strcasecmp(type, "integer");
+        }
+    }
+    sqlite3_finalize(st);
+    for (int i = 0; i < F_N; i++)
+        if (r->cid[i] < 0) {
+            snprintf(why, whylen, "the block table has no column '%s'", fields[i].name);
+            return -1;
+        }
+    if (!id_alias || r->ncols > 64) {
+        snprintf(why, whylen, "unexpected block table layout");
+        return -1;
+    }
+    if ((r->fd = open(file, O_RDONLY | O_CLOEXEC)) < 0) {
+        snprintf(why, whylen, "%s: %s", file, strerror(errno));
+        return -1;
+    }
+    posix_fadvise(r->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    if (!(r->bt = hl_btree_open(r->fd, root, why, whylen))) return -1;
+    return 0;
+}
+
+static void reader_free(hl_blockreader_t *r)
+{
+    sqlite3_finalize(r->st);
+    hl_btree_close(r->bt);
+    if (r->fd >= 0) close(r->fd);
+    if (r->db) sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL);
+    sqlite3_close(r->db);
+    free(r);
 }
 
 hl_blockreader_t *hl_blockreader_open(sqlite3 *db, int64_t pid, int by_index, char *err,
@@ -117,103 +273,68 @@ hl_blockreader_t *hl_blockreader_open(sqlite3 *db, int64_t pid, int by_index, ch
 {
     const char *file = sqlite3_db_filename(db, "main");
     hl_blockreader_t *r = calloc(1, sizeof *r);
-    if (!r || !(r->chunk = calloc(HL_BR_CHUNKS, sizeof *r->chunk))) {
+    if (!r) {
         snprintf(err, errlen, "out of memory");
-        free(r);
         return NULL;
     }
-    if (!file || sqlite3_open_v2(file, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
-                     SQLITE_OK) {
+    r->fd = -1;
+    r->pid = pid;
+    if (!file || !*file ||
+        sqlite3_open_v2(file, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
+            SQLITE_OK) {
         snprintf(err, errlen, "opening a second connection: %s",
                  r->db ? sqlite3_errmsg(r->db) : "no file name");
-        sqlite3_close(r->db);
-        free(r->chunk);
-        free(r);
+        reader_free(r);
         return NULL;
     }
     sqlite3_exec(r->db, "PRAGMA cache_size=-32768;", NULL, NULL, NULL);
-    char q[512], where[64] = "";
-    if (pid > 0) snprintf(where, sizeof where, "WHERE pid = %lld", (long long)pid);
-    snprintf(q, sizeof q,
-             "SELECT id, pid, ptr, size, usable, "
-             "tier | ((class + 1) << 8) | (flags << 24), alloc_seq, alloc_ts, "
-             "coalesce(alloc_tid, -1), coalesce(alloc_path, 0), coalesce(alloc_cycles, -1), "
-             "coalesce(alloc_stack, -1), coalesce(prev_block, 0), coalesce(free_seq, -1), "
-             "free_ts, coalesce(free_tid, -1), coalesce(free_path, 0), "
-             "coalesce(free_cycles, -1), coalesce(free_stack, -1) FROM block %s ORDER BY %s",
-             where, by_index ? "alloc_seq" : "id");
-    if (sqlite3_prepare_v2(r->db, q, -1, &r->st, NULL) != SQLITE_OK) {
+    /* One read transaction for the whole scan: the snapshot both readers see. */
+    if (sqlite3_exec(r->db, "BEGIN; SELECT count(*) FROM (SELECT 1 FROM block LIMIT 1);", NULL,
+                     NULL, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "reading blocks: %s", sqlite3_errmsg(r->db));
+        reader_free(r);
+        return NULL;
+    }
+    /* Rowid order goes straight to the file when that is safe (HEAPLEDGER_READER=sqlite
+     * forces SQLite); alloc_seq order always goes through SQLite and the index. */
+    const char *force = getenv("HEAPLEDGER_READER");
+    char why[256] = "";
+    if (by_index)
+        snprintf(why, sizeof why, "allocation order through the index");
+    else if (force && !strcmp(force, "sqlite"))
+        snprintf(why, sizeof why, "HEAPLEDGER_READER=sqlite");
+    else if (direct_setup(r, file, why, sizeof why) == 0)
+        why[0] = 0;
+    if (r->bt == NULL && prepare_sql(r, by_index, INT64_MIN) < 0) {
         snprintf(err, errlen, "preparing the block query: %s", sqlite3_errmsg(r->db));
-        sqlite3_close(r->db);
-        free(r->chunk);
-        free(r);
+        reader_free(r);
         return NULL;
     }
-    pthread_mutex_init(&r->lock, NULL);
-    pthread_cond_init(&r->not_full, NULL);
-    pthread_cond_init(&r->not_empty, NULL);
-    if (pthread_create(&r->thread, NULL, reader_main, r) != 0) {
-        snprintf(err, errlen, "cannot start the reader thread");
-        sqlite3_finalize(r->st);
-        sqlite3_close(r->db);
-        free(r->chunk);
-        free(r);
-        return NULL;
-    }
+    if (getenv("HEAPLEDGER_STATS"))
+        fprintf(stderr, "heapledger: block reader: %s%s\n",
+                r->bt ? "database file" : "SQLite: ", why);
     return r;
 }
 
 int hl_blockreader_next(hl_blockreader_t *r, const hl_block_row_t **row, char *err, size_t errlen)
 {
-    for (;;) {
-        if (r->cur && r->pos < r->cur->n) {
-            *row = &r->cur->rows[r->pos++];
-            return 1;
-        }
-        if (r->cur) {
-            if (r->cur->end) {
-                if (r->cur->rc) {
-                    snprintf(err, errlen, "%s", r->err);
-                    return -1;
-                }
-                return 0;
-            }
-            pthread_mutex_lock(&r->lock);
-            r->nfull--;
-            r->cons = (r->cons + 1) % HL_BR_CHUNKS;
-            pthread_cond_signal(&r->not_full);
-            pthread_mutex_unlock(&r->lock);
-            r->cur = NULL;
-        }
-        pthread_mutex_lock(&r->lock);
-        while (r->nfull == 0)
-            pthread_cond_wait(&r->not_empty, &r->lock);
-        r->cur = &r->chunk[r->cons];
-        pthread_mutex_unlock(&r->lock);
-        r->pos = 0;
-    }
+    int rc = r->bt ? next_direct(r, &r->row) : next_sql(r, &r->row);
+    if (rc < 0) snprintf(err, errlen, "%s", r->err);
+    *row = &r->row;
+    return rc;
 }
 
-double hl_blockreader_cpu(const hl_blockreader_t *r)
+int hl_blockreader_direct(const hl_blockreader_t *r)
 {
-    return r->cpu_s;
+    return r->bt != NULL;
+}
+
+sqlite3 *hl_blockreader_db(hl_blockreader_t *r)
+{
+    return r->db;
 }
 
 void hl_blockreader_close(hl_blockreader_t *r)
 {
-    if (!r) return;
-    pthread_mutex_lock(&r->lock);
-    r->stop = 1;
-    pthread_cond_signal(&r->not_full);
-    pthread_mutex_unlock(&r->lock);
-    pthread_join(r->thread, NULL);
-    if (getenv("HEAPLEDGER_STATS"))
-        fprintf(stderr, "heapledger: block reader thread: %.3f s CPU\n", r->cpu_s);
-    pthread_mutex_destroy(&r->lock);
-    pthread_cond_destroy(&r->not_full);
-    pthread_cond_destroy(&r->not_empty);
-    sqlite3_finalize(r->st);
-    sqlite3_close(r->db);
-    free(r->chunk);
-    free(r);
+    if (r) reader_free(r);
 }

@@ -13,12 +13,15 @@
  */
 #include "stream.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "blockreader.h"
+#include "evqueue.h"
 #include "hmap.h"
 
 enum { CUR_BLOCK, CUR_ORPHAN, CUR_OS, CUR_N };
@@ -106,8 +109,15 @@ struct hl_stream_s {
     size_t nspare, spare_cap;
     hl_heap_ent_t *heap; /* min-heap on seq of (seq, pool slot) */
     size_t nheap, cap;
-    hl_blockreader_t *blocks;  /* the block rows, decoded on the reader thread */
+    hl_blockreader_t *blocks;  /* the block rows; s->db is its connection */
     const hl_block_row_t *row; /* head block row: its alloc end is ev[CUR_BLOCK] */
+    /* The merge runs on its own thread and hands events over in chunks. */
+    pthread_t thread;
+    int started;
+    hl_evq_t *q;
+    hl_evchunk_t *cur; /* consumer's chunk */
+    size_t pos;
+    double cpu_s; /* the merge thread's CPU time, when it ended */
 };
 
 /* Column lists are fixed: the loaders below read them by position. */
@@ -273,11 +283,12 @@ static int advance(hl_stream_t *s, int c, char *err, size_t errlen)
     return 0;
 }
 
+static void *merge_main(void *arg);
+
 hl_stream_t *hl_stream_open(sqlite3 *db, int64_t pid, int by_index, char *err, size_t errlen)
 {
     hl_stream_t *s = calloc(1, sizeof *s);
     if (!s) return NULL;
-    s->db = db;
     s->by_index = by_index;
     s->last_alloc_seq = INT64_MIN;
     char where[64] = "", q[512];
@@ -287,11 +298,13 @@ hl_stream_t *hl_stream_open(sqlite3 *db, int64_t pid, int by_index, char *err, s
         hl_stream_close(s);
         return NULL;
     }
+    /* The other cursors use the block reader's connection: one snapshot for all. */
+    s->db = hl_blockreader_db(s->blocks);
     for (int c = 0; c < CUR_N; c++) {
         if (c != CUR_BLOCK) {
             snprintf(q, sizeof q, c == CUR_ORPHAN ? sql_orphan : sql_os, where);
-            if (sqlite3_prepare_v2(db, q, -1, &s->st[c], NULL) != SQLITE_OK) {
-                snprintf(err, errlen, "preparing the event query: %s", sqlite3_errmsg(db));
+            if (sqlite3_prepare_v2(s->db, q, -1, &s->st[c], NULL) != SQLITE_OK) {
+                snprintf(err, errlen, "preparing the event query: %s", sqlite3_errmsg(s->db));
                 hl_stream_close(s);
                 return NULL;
             }
@@ -301,10 +314,22 @@ hl_stream_t *hl_stream_open(sqlite3 *db, int64_t pid, int by_index, char *err, s
             return NULL;
         }
     }
+    if (!(s->q = hl_evq_new())) {
+        snprintf(err, errlen, "out of memory");
+        hl_stream_close(s);
+        return NULL;
+    }
+    if (pthread_create(&s->thread, NULL, merge_main, s) != 0) {
+        snprintf(err, errlen, "cannot start the stream thread");
+        hl_stream_close(s);
+        return NULL;
+    }
+    s->started = 1;
     return s;
 }
 
-int hl_stream_next(hl_stream_t *s, hl_event_t *ev, char *err, size_t errlen)
+/* The merge: the next event in seq order, on the merge thread. */
+static int merge_next(hl_stream_t *s, hl_event_t *ev, char *err, size_t errlen)
 {
     int from = -1; /* -1: the heap of pending frees */
     int64_t best_seq = 0;
@@ -335,14 +360,63 @@ int hl_stream_next(hl_stream_t *s, hl_event_t *ev, char *err, size_t errlen)
     return rc < 0 ? rc : 1;
 }
 
+static void *merge_main(void *arg)
+{
+    hl_stream_t *s = arg;
+    hl_evchunk_t *c;
+    while ((c = hl_evq_fill_begin(s->q))) {
+        int rc = 1;
+        c->n = 0;
+        while (c->n < HL_EVQ_EVENTS &&
+               (rc = merge_next(s, &c->ev[c->n], c->err, sizeof c->err)) > 0)
+            c->n++;
+        c->end = rc <= 0;
+        c->rc = rc < 0 ? rc : 0;
+        c->pending = s->nheap;
+        hl_evq_fill_end(s->q);
+        if (c->end) break;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    s->cpu_s = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return NULL;
+}
+
+int hl_stream_next(hl_stream_t *s, hl_event_t *ev, char *err, size_t errlen)
+{
+    for (;;) {
+        if (!s->cur) {
+            s->cur = hl_evq_take_begin(s->q);
+            s->pos = 0;
+        }
+        if (s->pos < s->cur->n) {
+            *ev = s->cur->ev[s->pos++];
+            return 1;
+        }
+        if (s->cur->end) {
+            if (s->cur->rc < 0) snprintf(err, errlen, "%s", s->cur->err);
+            return s->cur->rc;
+        }
+        hl_evq_take_end(s->q);
+        s->cur = NULL;
+    }
+}
+
 size_t hl_stream_pending(const hl_stream_t *s)
 {
-    return s->nheap;
+    return s->cur ? s->cur->pending : 0;
 }
 
 void hl_stream_close(hl_stream_t *s)
 {
     if (!s) return;
+    if (s->started) {
+        hl_evq_stop(s->q);
+        pthread_join(s->thread, NULL);
+        if (getenv("HEAPLEDGER_STATS"))
+            fprintf(stderr, "heapledger: stream reader thread: %.3f s CPU\n", s->cpu_s);
+    }
+    hl_evq_free(s->q);
     for (int c = 0; c < CUR_N; c++)
         sqlite3_finalize(s->st[c]);
     hl_blockreader_close(s->blocks);

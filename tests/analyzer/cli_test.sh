@@ -115,5 +115,17 @@ fails unknown-pid 1 "no allocation events for pid 999" "$hl" report --pid 999 "$
 fails bad-time 2 "bad time '5x' for --from" "$hl" report --from 5x "$dir/basic.db"
 fails bad-option 2 "unknown or incomplete option '--frobnicate'" "$hl" report --frobnicate "$dir/basic.db"
 
+# The two block readers (the database file read directly, and SQLite) give the same reports,
+# on every hand-made database and on the churn run, whole and for one process.
+for db in basic arena realloc reorder kernel kshare churn discarded; do
+    for args in "" "--pid $(sqlite3 "$dir/$db.db" 'SELECT max(pid) FROM block')"; do
+        a=$("$hl" report --json $args "$dir/$db.db" 2>&1)
+        b=$(HEAPLEDGER_READER=sqlite "$hl" report --json $args "$dir/$db.db" 2>&1)
+        [ "$a" = "$b" ] && ok "readers-agree $db $args" || ko "readers-agree $db $args"
+    done
+done
+HEAPLEDGER_STATS=1 "$hl" report "$dir/churn.db" 2>&1 >/dev/null | grep -q "block reader: database file" &&
+    ok "reader-direct-by-default" || ko "reader-direct-by-default"
+
 echo "analyzer cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -43,9 +43,23 @@ $(AN_UNIT): tests/analyzer/test_analyzer.c $(ANALYZER_LIB) $(OBJ_DIR)/tracer/db.
 	$(CC) $(TEST_CFLAGS) -I analyzer -o $@ $< $(ANALYZER_LIB) $(OBJ_DIR)/tracer/db.o \
 	    -lcriterion -lsqlite3 -lm -lpthread
 
+# The direct database-file reader against SQLite's reading of the same files.
+AN_BTREE := $(AN_TEST_DIR)/test_btree
+$(AN_BTREE): tests/analyzer/test_btree.c $(ANALYZER_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -I analyzer -o $@ $< $(ANALYZER_LIB) -lcriterion -lsqlite3 -lpthread
+
+# The same under ASan+UBSan: the reader parses files it did not write (corrupt-page test).
+AN_BTREE_ASAN := $(AN_TEST_DIR)/test_btree_asan
+$(AN_BTREE_ASAN): tests/analyzer/test_btree.c analyzer/btree.c analyzer/blockreader.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I analyzer -o $@ $^ -lcriterion -lsqlite3 -lpthread
+
 .PHONY: analyzer-check analyzer-unit analyzer-cli
-analyzer-unit: $(AN_UNIT) $(AN_DBS)
+analyzer-unit: $(AN_UNIT) $(AN_BTREE) $(AN_BTREE_ASAN) $(AN_DBS)
 	HL_TEST_DB_DIR=$(AN_TEST_DIR) $(AN_UNIT)
+	$(AN_BTREE)
+	$(AN_BTREE_ASAN)
 
 analyzer-cli: $(AN_DBS) $(BIN_DIR)/heapledger
 	tests/analyzer/cli_test.sh $(BIN_DIR)/heapledger $(AN_TEST_DIR)

@@ -1,0 +1,346 @@
+/* analyzer/btree.c — see btree.h.
+ *
+ * File format (sqlite.org/fileformat2.html): page 1 starts with a 100-byte header (page size
+ * at offset 16, reserved bytes per page at offset 20). A table b-tree page starts with a
+ * header (at offset 100 on page 1): type (0x05 interior, 0x0d leaf), first freeblock (2),
+ * cell count (2), cell content start (2), fragmented bytes (1) and, on interior pages, the
+ * right-most child (4); then a big-endian u16 offset per cell. An interior cell is a u32
+ * left child and a varint key; a leaf cell is a varint payload size, a varint rowid and the
+ * payload — a record: a varint header size, one varint serial type per column, the values.
+ * Every leaf is at the same depth, so the interior level just above the leaves lists the
+ * leaves in rowid order; contiguous runs of them are read with one pread.
+ */
+#include "btree.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { PAGE_INTERIOR = 0x05, PAGE_LEAF = 0x0d };
+
+typedef struct level_s {
+    uint8_t *pg;
+    uint32_t hdr; /* b-tree header offset: 100 on page 1, else 0 */
+    uint32_t ncell;
+    uint32_t next; /* next child to visit: 0..ncell (ncell = the right-most child) */
+} level_t;
+
+struct hl_btree_s {
+    int fd;
+    uint32_t psize, usable;
+    uint64_t npages;
+    level_t lv[HL_BTREE_MAX_DEPTH]; /* interior pages from the root down */
+    int depth;                      /* interior levels; 0 when the root is a leaf */
+    uint8_t *batch;                 /* HL_BTREE_BATCH leaf pages */
+    uint32_t nbatch, leaf;          /* leaves in the batch, the current one */
+    uint32_t batch_pgno;            /* page number of batch[0] */
+    const uint8_t *lp;              /* current leaf */
+    uint32_t lhdr, lncell, lcell;
+};
+
+static inline uint32_t get16(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 8 | p[1];
+}
+
+static inline uint32_t get32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* A varint at p, not reading at or past end: its length, 0 when it runs past end. */
+static inline uint32_t varint(const uint8_t *p, const uint8_t *end, uint64_t *v)
+{
+    if (p < end && p[0] < 0x80) {
+        *v = p[0];
+        return 1;
+    }
+    uint64_t x = 0;
+    for (uint32_t i = 0; i < 8; i++) {
+        if (p + i >= end) return 0;
+        x = (x << 7) | (p[i] & 0x7f);
+        if (!(p[i] & 0x80)) {
+            *v = x;
+            return i + 1;
+        }
+    }
+    if (p + 8 >= end) return 0;
+    *v = (x << 8) | p[8];
+    return 9;
+}
+
+static int fail(char *err, size_t errlen, const char *what, uint64_t pgno)
+{
+    snprintf(err, errlen, "database file, page %llu: %s", (unsigned long long)pgno, what);
+    return -1;
+}
+
+static int read_pages(hl_btree_t *t, uint8_t *buf, uint64_t pgno, uint32_t n, char *err,
+                      size_t errlen)
+{
+    if (pgno == 0 || pgno + n - 1 > t->npages)
+        return fail(err, errlen, "page number beyond the end of the file", pgno);
+    size_t want = (size_t)n * t->psize, got = 0;
+    off_t at = (off_t)(pgno - 1) * t->psize;
+    while (got < want) {
+        ssize_t k = pread(t->fd, buf + got, want - got, at + (off_t)got);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return fail(err, errlen, k < 0 ? strerror(errno) : "short read", pgno);
+        got += (size_t)k;
+    }
+    return 0;
+}
+
+/* Check a page's b-tree header; its cell count in *ncell. */
+static int page_check(const hl_btree_t *t, const uint8_t *pg, uint64_t pgno, int type,
+                      uint32_t *ncell, char *err, size_t errlen)
+{
+    uint32_t hdr = pgno == 1 ? 100 : 0;
+    if (pg[hdr] != type)
+        return fail(err, errlen,
+                    type == PAGE_LEAF ? "expected a table leaf page"
+                                      : "expected a table interior page",
+                    pgno);
+    uint32_t head = type == PAGE_LEAF ? 8 : 12;
+    *ncell = get16(pg + hdr + 3);
+    if (hdr + head + 2 * *ncell > t->usable) return fail(err, errlen, "cell count too large", pgno);
+    return 0;
+}
+
+static inline uint32_t child(const hl_btree_t *t, const level_t *l, uint32_t i)
+{
+    if (i == l->ncell) return get32(l->pg + l->hdr + 8);
+    uint32_t off = get16(l->pg + l->hdr + 12 + 2 * i);
+    return off + 4 <= t->usable ? get32(l->pg + off) : 0;
+}
+
+static int load_level(hl_btree_t *t, int d, uint32_t pgno, char *err, size_t errlen)
+{
+    level_t *l = &t->lv[d];
+    if (read_pages(t, l->pg, pgno, 1, err, errlen) ||
+        page_check(t, l->pg, pgno, PAGE_INTERIOR, &l->ncell, err, errlen))
+        return -1;
+    l->hdr = pgno == 1 ? 100 : 0;
+    l->next = 0;
+    return 0;
+}
+
+static void set_leaf(hl_btree_t *t, uint32_t i)
+{
+    t->leaf = i;
+    t->lp = t->batch + (size_t)i * t->psize;
+    t->lhdr = t->batch_pgno + i == 1 ? 100 : 0;
+    t->lcell = 0;
+}
+
+/* Read the next run of leaves under the deepest interior level. */
+static int load_batch(hl_btree_t *t, char *err, size_t errlen)
+{
+    level_t *l = &t->lv[t->depth - 1];
+    uint32_t first = child(t, l, l->next), n = 1;
+    while (n < HL_BTREE_BATCH && l->next + n <= l->ncell && child(t, l, l->next + n) == first + n)
+        n++;
+    if (read_pages(t, t->batch, first, n, err, errlen)) return -1;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t nc;
+        if (page_check(t, t->batch + (size_t)i * t->psize, first + i, PAGE_LEAF, &nc, err, errlen))
+            return -1;
+    }
+    l->next += n;
+    t->batch_pgno = first;
+    t->nbatch = n;
+    set_leaf(t, 0);
+    t->lncell = get16(t->lp + t->lhdr + 3);
+    return 0;
+}
+
+/* Move to the next leaf: 1, 0 at the end, -1 on error. */
+static int next_leaf(hl_btree_t *t, char *err, size_t errlen)
+{
+    if (t->leaf + 1 < t->nbatch) {
+        set_leaf(t, t->leaf + 1);
+        t->lncell = get16(t->lp + t->lhdr + 3);
+        return 1;
+    }
+    if (t->depth == 0) return 0;
+    level_t *deepest = &t->lv[t->depth - 1];
+    if (deepest->next > deepest->ncell) {
+        /* The deepest level is done: climb to a level with children left, come back down. */
+        int d = t->depth - 2;
+        while (d >= 0 && t->lv[d].next > t->lv[d].ncell)
+            d--;
+        if (d < 0) return 0;
+        for (int k = d + 1; k < t->depth; k++) {
+            level_t *up = &t->lv[k - 1];
+            if (load_level(t, k, child(t, up, up->next++), err, errlen)) return -1;
+        }
+    }
+    return load_batch(t, err, errlen) ? -1 : 1;
+}
+
+int hl_btree_geometry(int fd, uint32_t *page_size, uint32_t *usable, char *err, size_t errlen)
+{
+    uint8_t h[100];
+    if (pread(fd, h, sizeof h, 0) != (ssize_t)sizeof h || memcmp(h, "SQLite format 3", 16)) {
+        snprintf(err, errlen, "not a SQLite 3 database file");
+        return -1;
+    }
+    uint32_t ps = get16(h + 16);
+    if (ps == 1) ps = 65536;
+    if (ps < 512 || ps > 65536 || (ps & (ps - 1)) || h[20] > ps - 480) {
+        snprintf(err, errlen, "database file header: bad page size %u", ps);
+        return -1;
+    }
+    *page_size = ps;
+    *usable = ps - h[20];
+    return 0;
+}
+
+hl_btree_t *hl_btree_open(int fd, uint32_t root, char *err, size_t errlen)
+{
+    hl_btree_t *t = calloc(1, sizeof *t);
+    if (!t) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    t->fd = fd;
+    off_t end = lseek(fd, 0, SEEK_END);
+    if (hl_btree_geometry(fd, &t->psize, &t->usable, err, errlen) || end < 0) goto fail;
+    t->npages = (uint64_t)end / t->psize;
+    if (!(t->batch = malloc((size_t)HL_BTREE_BATCH * t->psize))) goto oom;
+    /* Down the left edge: interior levels until a page's first child is a leaf. */
+    uint8_t *probe = malloc(t->psize);
+    if (!probe) goto oom;
+    uint32_t pgno = root;
+    for (;;) {
+        if (read_pages(t, probe, pgno, 1, err, errlen)) break;
+        uint32_t hdr = pgno == 1 ? 100 : 0;
+        if (probe[hdr] == PAGE_LEAF) {
+            if (t->depth == 0) { /* the root is a leaf */
+                memcpy(t->batch, probe, t->psize);
+                free(probe);
+                uint32_t nc;
+                if (page_check(t, t->batch, root, PAGE_LEAF, &nc, err, errlen)) goto fail;
+                t->batch_pgno = root;
+                t->nbatch = 1;
+                set_leaf(t, 0);
+                t->lncell = get16(t->lp + t->lhdr + 3);
+                return t;
+            }
+            free(probe);
+            t->lv[t->depth - 1].next = 0;
+            if (load_batch(t, err, errlen)) goto fail;
+            return t;
+        }
+        if (t->depth == HL_BTREE_MAX_DEPTH) {
+            fail(err, errlen, "b-tree deeper than the reader supports", pgno);
+            break;
+        }
+        level_t *l = &t->lv[t->depth];
+        if (!(l->pg = malloc(t->psize))) {
+            snprintf(err, errlen, "out of memory");
+            break;
+        }
+        memcpy(l->pg, probe, t->psize);
+        l->hdr = hdr;
+        if (page_check(t, l->pg, pgno, PAGE_INTERIOR, &l->ncell, err, errlen)) break;
+        l->next = 1; /* child 0 is being descended into */
+        t->depth++;
+        pgno = child(t, l, 0);
+    }
+    free(probe);
+    goto fail;
+oom:
+    snprintf(err, errlen, "out of memory");
+fail:
+    hl_btree_close(t);
+    return NULL;
+}
+
+int hl_btree_next(hl_btree_t *t, int64_t *rowid, const uint8_t **rec, uint32_t *len, char *err,
+                  size_t errlen)
+{
+    while (t->lcell >= t->lncell) {
+        int rc = next_leaf(t, err, errlen);
+        if (rc <= 0) return rc;
+    }
+    uint64_t pgno = (uint64_t)t->batch_pgno + t->leaf;
+    uint32_t off = get16(t->lp + t->lhdr + 8 + 2 * t->lcell++);
+    const uint8_t *end = t->lp + t->usable, *p = t->lp + off;
+    uint64_t size, key;
+    uint32_t k;
+    if (off >= t->usable || !(k = varint(p, end, &size)))
+        return fail(err, errlen, "cell outside the page", pgno);
+    p += k;
+    if (!(k = varint(p, end, &key))) return fail(err, errlen, "cell outside the page", pgno);
+    p += k;
+    if (size > t->usable - 35)
+        return fail(err, errlen, "row spills to overflow pages (not read directly)", pgno);
+    if (p + size > end) return fail(err, errlen, "cell outside the page", pgno);
+    *rowid = (int64_t)key;
+    *rec = p;
+    *len = (uint32_t)size;
+    return 1;
+}
+
+void hl_btree_close(hl_btree_t *t)
+{
+    if (!t) return;
+    for (int i = 0; i < HL_BTREE_MAX_DEPTH; i++)
+        free(t->lv[i].pg);
+    free(t->batch);
+    free(t);
+}
+
+int hl_record_ints(const uint8_t *rec, uint32_t len, int n, int64_t *v, uint64_t *nulls)
+{
+    const uint8_t *end = rec + len;
+    uint64_t hsize;
+    uint32_t k = varint(rec, end, &hsize);
+    if (!k || hsize > len || hsize < k) return -1;
+    const uint8_t *h = rec + k, *hend = rec + hsize, *d = hend;
+    uint64_t nl = 0;
+    for (int i = 0; i < n; i++) {
+        uint64_t type;
+        if (h >= hend) { /* past the record's columns */
+            nl |= 1ull << i;
+            v[i] = 0;
+            continue;
+        }
+        if (*h < 0x80) {
+            type = *h++;
+        } else {
+            if (!(k = varint(h, hend, &type))) return -1;
+            h += k;
+        }
+        static const uint8_t width[10] = {0, 1, 2, 3, 4, 6, 8, 8, 0, 0};
+        if (type >= 10 || type == 7) return -1; /* float, text, blob, reserved */
+        uint32_t w = width[type];
+        if (d + w > end) return -1;
+        int64_t x;
+        switch (type) {
+        case 0:
+            nl |= 1ull << i;
+            x = 0;
+            break;
+        case 8:
+            x = 0;
+            break;
+        case 9:
+            x = 1;
+            break;
+        default: {
+            uint64_t u = (d[0] & 0x80) ? ~0ull : 0; /* sign-extend from the first byte */
+            for (uint32_t j = 0; j < w; j++)
+                u = (u << 8) | d[j];
+            x = (int64_t)u;
+        }
+        }
+        d += w;
+        v[i] = x;
+    }
+    *nulls = nl;
+    return 0;
+}
