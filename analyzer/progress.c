@@ -29,9 +29,10 @@ void hl_progress_update(hl_progress_t *p, uint64_t done, uint64_t total)
     if (t - p->t_last < 0.2) return;
     p->t_last = t;
     double el = t - p->t_start;
+    double pct = total ? 100.0 * (double)done / (double)total : 0;
     if (total)
-        fprintf(stderr, "\r%s: %5.1f%%  %.1fM events  %.1fs ", p->what,
-                100.0 * (double)done / (double)total, (double)done / 1e6, el);
+        fprintf(stderr, "\r%s: %5.1f%%  %.1fM events  %.1fs ", p->what, pct > 99.9 ? 99.9 : pct,
+                (double)done / 1e6, el);
     else
         fprintf(stderr, "\r%s: %.1fM events  %.1fs ", p->what, (double)done / 1e6, el);
     fflush(stderr);

@@ -106,11 +106,11 @@ int hl_run_load(sqlite3 *db, const char *path, int64_t pid, hl_run_t *run, char 
     run->processes = pid > 0 ? 1 : hl_an_int(db, "SELECT count(*) FROM process", 0);
     if (run->processes == 0)
         run->processes = hl_an_int(db, "SELECT count(DISTINCT pid) FROM block", 0);
+    /* Through the alloc_seq index: max(free_seq) would scan the table (0.4 s at 10 M
+     * events) for a progress bar. Frees after the last allocation are past this mark. */
     int64_t ms = hl_an_int(db, "SELECT max(alloc_seq) FROM block", 0);
-    int64_t mf = hl_an_int(db, "SELECT max(free_seq) FROM block", 0);
     int64_t mo = hl_an_int(db, "SELECT max(seq) FROM orphan_free", 0);
-    run->max_seq = ms > mf ? ms : mf;
-    if (mo > run->max_seq) run->max_seq = mo;
+    run->max_seq = ms > mo ? ms : mo;
     if (run->start_ts < 0) {
         int64_t a = hl_an_int(db, "SELECT min(alloc_ts) FROM block", -1);
         int64_t o = hl_an_int(db, "SELECT min(ts) FROM orphan_free", -1);

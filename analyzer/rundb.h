@@ -25,7 +25,7 @@ typedef struct hl_run_s {
     int64_t arena_size;
     int64_t processes, threads;
     int64_t blocks, orphan_frees, os_regions, errors;
-    int64_t max_seq; /* largest event seq (progress) */
+    int64_t max_seq; /* largest allocation or orphan-free seq (progress) */
 } hl_run_t;
 
 /* Read the run row (the first one) and counts; pid > 0 restricts the counts to a process.

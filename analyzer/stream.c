@@ -1,9 +1,9 @@
 /* analyzer/stream.c — see stream.h.
  *
  * One pass over the block table gives every lifetime's two ends. Rows are read in allocation
- * order; each row's allocation is an event now, and its free end (if any) waits in a min-heap
- * keyed by free_seq until the merge reaches it. The heap holds exactly the blocks allocated
- * and not yet freed at the current point: memory is bounded by the live set.
+ * order; each row's allocation is an event now, and its free end (if any) waits in a radix
+ * heap (radixq.h) keyed by free_seq until the merge reaches it. It holds exactly the blocks
+ * allocated and not yet freed at the current point: memory is bounded by the live set.
  *
  * Allocation order: the recorder numbers blocks as it sees their allocations, so rowid order
  * is alloc_seq order and the scan is a plain sequential table walk (no index lookups). The
@@ -23,6 +23,7 @@
 #include "blockreader.h"
 #include "evqueue.h"
 #include "hmap.h"
+#include "radixq.h"
 
 enum { CUR_BLOCK, CUR_ORPHAN, CUR_OS, CUR_N };
 
@@ -89,13 +90,6 @@ static inline void unpack(hl_event_t *e, const hl_pend_t *p)
     e->purpose = HL_REG_OTHER;
 }
 
-/* A heap entry stays small (16 bytes) so sifting moves little: the event lives in a pool. */
-typedef struct hl_heap_ent_s {
-    int64_t seq;
-    uint32_t slot;
-    uint32_t rank; /* rank() of the event, so the merge need not touch the pool */
-} hl_heap_ent_t;
-
 struct hl_stream_s {
     sqlite3 *db;
     sqlite3_stmt *st[CUR_N];
@@ -107,17 +101,21 @@ struct hl_stream_s {
     size_t npool, pool_cap;
     uint32_t *spare; /* free slots of pool */
     size_t nspare, spare_cap;
-    hl_heap_ent_t *heap; /* min-heap on seq of (seq, pool slot) */
-    size_t nheap, cap;
+    hl_radixq_t rq;            /* pending free ends by seq << 4 | rank: pool slots */
     hl_blockreader_t *blocks;  /* the block rows; s->db is its connection */
     const hl_block_row_t *row; /* head block row: its alloc end is ev[CUR_BLOCK] */
     /* The merge runs on its own thread and hands events over in chunks. */
     pthread_t thread;
     int started;
     hl_evq_t *q;
-    hl_evchunk_t *cur; /* consumer's chunk */
-    size_t pos;
     double cpu_s; /* the merge thread's CPU time, when it ended */
+    /* The consumer's side, on a cache line of its own: sharing one with the merge's fields
+     * cost a cache miss per event on both threads. */
+    struct {
+        hl_evchunk_t *cur; /* consumer's chunk */
+        size_t pos;
+    } __attribute__((aligned(64))) c;
+    char pad[64 - 2 * sizeof(void *)];
 };
 
 /* Column lists are fixed: the loaders below read them by position. */
@@ -158,7 +156,7 @@ static void huge_pages(void *p, size_t len)
     if (hi > lo) madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
 }
 
-static void heap_push(hl_stream_t *s, const hl_event_t *e)
+static void pending_push(hl_stream_t *s, const hl_event_t *e)
 {
     uint32_t slot;
     if (s->nspare) {
@@ -170,51 +168,14 @@ static void heap_push(hl_stream_t *s, const hl_event_t *e)
         if (s->pool_cap != old_cap) huge_pages(s->pool, s->pool_cap * sizeof *s->pool);
     }
     pack(&s->pool[slot], e);
-    HL_VEC_PUSH(s->heap, s->nheap, s->cap);
-    size_t i = s->nheap - 1;
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (s->heap[p].seq <= e->seq) break;
-        s->heap[i] = s->heap[p];
-        i = p;
-    }
-    s->heap[i] = (hl_heap_ent_t){e->seq, slot, (uint32_t)rank(e)};
+    hl_radixq_push(&s->rq, (uint64_t)e->seq << 4 | (uint64_t)rank(e), slot);
 }
 
-static void heap_pop(hl_stream_t *s, hl_event_t *out)
+static void pending_pop(hl_stream_t *s, hl_event_t *out)
 {
-    uint32_t slot = (uint32_t)s->heap[0].slot;
+    uint32_t slot = hl_radixq_pop(&s->rq).slot;
     unpack(out, &s->pool[slot]);
     *HL_VEC_PUSH(s->spare, s->nspare, s->spare_cap) = slot;
-    hl_heap_ent_t last = s->heap[--s->nheap];
-    size_t n = s->nheap;
-    if (!n) return;
-    /* Bottom-up: walk the hole down to a leaf along the smaller children (branch-free
-     * choice: the comparisons are unpredictable), then sift the last entry up from there;
-     * it came from the bottom, so it rarely climbs. */
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c + 1 < n)
-            c += s->heap[c + 1].seq < s->heap[c].seq;
-        else if (c >= n)
-            break;
-        s->heap[i] = s->heap[c];
-        i = c;
-    }
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (s->heap[p].seq <= last.seq) break;
-        s->heap[i] = s->heap[p];
-        i = p;
-    }
-    {
-        s->heap[i] = last;
-        /* The next pop reads the new top: start that cache miss now, while the caller
-         * works on this event. */
-        __builtin_prefetch(&s->pool[s->heap[0].slot]);
-        __builtin_prefetch((char *)&s->pool[s->heap[0].slot] + 64);
-    }
 }
 
 static void load_orphan(hl_stream_t *s)
@@ -287,8 +248,10 @@ static void *merge_main(void *arg);
 
 hl_stream_t *hl_stream_open(sqlite3 *db, int64_t pid, int by_index, char *err, size_t errlen)
 {
-    hl_stream_t *s = calloc(1, sizeof *s);
+    hl_stream_t *s = aligned_alloc(64, sizeof *s);
     if (!s) return NULL;
+    memset(s, 0, sizeof *s);
+    s->rq = (hl_radixq_t)HL_RADIXQ_INIT;
     s->by_index = by_index;
     s->last_alloc_seq = INT64_MIN;
     char where[64] = "", q[512];
@@ -331,18 +294,19 @@ hl_stream_t *hl_stream_open(sqlite3 *db, int64_t pid, int by_index, char *err, s
 /* The merge: the next event in seq order, on the merge thread. */
 static int merge_next(hl_stream_t *s, hl_event_t *ev, char *err, size_t errlen)
 {
-    int from = -1; /* -1: the heap of pending frees */
+    int from = -1; /* -1: the pending free ends */
     int64_t best_seq = 0;
     int best_rank = 0;
-    if (s->nheap) {
-        best_seq = s->heap[0].seq;
-        best_rank = (int)s->heap[0].rank;
-        __builtin_prefetch(&s->pool[s->heap[0].slot]);
+    const hl_radixq_ent_t *top = hl_radixq_top(&s->rq);
+    if (top) {
+        best_seq = (int64_t)(top->key >> 4);
+        best_rank = (int)(top->key & 15);
+        __builtin_prefetch(&s->pool[top->slot]);
     }
     for (int c = 0; c < CUR_N; c++) {
         if (!s->has[c]) continue;
         const hl_event_t *e = &s->ev[c];
-        if ((from == -1 && !s->nheap) || e->seq < best_seq ||
+        if ((from == -1 && !top) || e->seq < best_seq ||
             (e->seq == best_seq && rank(e) < best_rank)) {
             best_seq = e->seq;
             best_rank = rank(e);
@@ -350,12 +314,12 @@ static int merge_next(hl_stream_t *s, hl_event_t *ev, char *err, size_t errlen)
         }
     }
     if (from < 0) {
-        if (!s->nheap) return 0;
-        heap_pop(s, ev);
+        if (!top) return 0;
+        pending_pop(s, ev);
         return 1;
     }
     *ev = s->ev[from];
-    if (from == CUR_BLOCK && s->row->has_free) heap_push(s, &s->row->free);
+    if (from == CUR_BLOCK && s->row->has_free) pending_push(s, &s->row->free);
     int rc = advance(s, from, err, errlen);
     return rc < 0 ? rc : 1;
 }
@@ -372,7 +336,7 @@ static void *merge_main(void *arg)
             c->n++;
         c->end = rc <= 0;
         c->rc = rc < 0 ? rc : 0;
-        c->pending = s->nheap;
+        c->pending = s->rq.size;
         hl_evq_fill_end(s->q);
         if (c->end) break;
     }
@@ -385,26 +349,26 @@ static void *merge_main(void *arg)
 int hl_stream_next(hl_stream_t *s, hl_event_t *ev, char *err, size_t errlen)
 {
     for (;;) {
-        if (!s->cur) {
-            s->cur = hl_evq_take_begin(s->q);
-            s->pos = 0;
+        if (!s->c.cur) {
+            s->c.cur = hl_evq_take_begin(s->q);
+            s->c.pos = 0;
         }
-        if (s->pos < s->cur->n) {
-            *ev = s->cur->ev[s->pos++];
+        if (s->c.pos < s->c.cur->n) {
+            *ev = s->c.cur->ev[s->c.pos++];
             return 1;
         }
-        if (s->cur->end) {
-            if (s->cur->rc < 0) snprintf(err, errlen, "%s", s->cur->err);
-            return s->cur->rc;
+        if (s->c.cur->end) {
+            if (s->c.cur->rc < 0) snprintf(err, errlen, "%s", s->c.cur->err);
+            return s->c.cur->rc;
         }
         hl_evq_take_end(s->q);
-        s->cur = NULL;
+        s->c.cur = NULL;
     }
 }
 
 size_t hl_stream_pending(const hl_stream_t *s)
 {
-    return s->cur ? s->cur->pending : 0;
+    return s->c.cur ? s->c.cur->pending : 0;
 }
 
 void hl_stream_close(hl_stream_t *s)
@@ -420,7 +384,7 @@ void hl_stream_close(hl_stream_t *s)
     for (int c = 0; c < CUR_N; c++)
         sqlite3_finalize(s->st[c]);
     hl_blockreader_close(s->blocks);
-    free(s->heap);
+    hl_radixq_free(&s->rq);
     free(s->pool);
     free(s->spare);
     free(s);

@@ -16,6 +16,7 @@
 #include "omap.h"
 #include "stream.h"
 #include "pctl.h"
+#include "radixq.h"
 #include "rundb.h"
 
 static char *db_path(const char *name)
@@ -62,6 +63,43 @@ Test(hmap, matches_a_reference_under_random_inserts_and_deletes)
     }
     cr_assert_eq(m.len, n);
     hl_hmap_free(&m);
+}
+
+Test(radixq, pops_in_key_order_under_peeks_pushes_and_equal_keys)
+{
+    /* Reference: an unsorted array searched for its minimum. Pushes are at least the last
+     * key popped (or below it, as a corrupt row would be: queued as the last popped key),
+     * peeks come between pushes as the stream's merge does. */
+    enum { CAP = 5000 };
+    static uint64_t ref[CAP];
+    size_t nref = 0;
+    hl_radixq_t q = HL_RADIXQ_INIT;
+    uint64_t rng = 12345, last = 0;
+    for (int it = 0; it < 400000; it++) {
+        uint64_t r = (rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17);
+        if (nref < CAP && (r % 3 || !nref)) {
+            uint64_t key = r % 7 == 0    ? last                  /* equal to the last popped */
+                           : r % 97 == 0 ? (last ? last - 1 : 0) /* below: clamped */
+                                         : last + ((r >> 8) % (1u << (r >> 40) % 24));
+            hl_radixq_push(&q, key, (uint32_t)nref);
+            ref[nref++] = key < last ? last : key;
+        }
+        size_t m = 0;
+        for (size_t i = 1; i < nref; i++)
+            if (ref[i] < ref[m]) m = i;
+        const hl_radixq_ent_t *top = hl_radixq_top(&q);
+        cr_assert_eq(top != NULL, nref > 0);
+        if (!nref) continue;
+        cr_assert_eq(top->key, ref[m], "peek at %d", it);
+        if (r % 5 < 2) {
+            hl_radixq_ent_t e = hl_radixq_pop(&q);
+            cr_assert_eq(e.key, ref[m], "pop at %d", it);
+            last = e.key;
+            ref[m] = ref[--nref];
+        }
+        cr_assert_eq(q.size, nref);
+    }
+    hl_radixq_free(&q);
 }
 
 Test(pctl, exact_nearest_rank)
