@@ -1,20 +1,30 @@
 /* heapledger LTTng-UST tracepoint provider "heapledger" — the event contract between
  * liballoc (call sites) and the tracer's ingest (schemas/heapledger.sql).
  *
- * Field conventions: pointers are uint64 hex; sizes uint64; tier/cls/path are the enums of
- * schemas/hl_schema.h (cls 255 = not a tiny class), packed as one field
- * tier_cls_path = tier | cls << 8 | path << 16 (one ring-buffer write instead of three); cycles are TSC ticks of the operation
+ * Field conventions: pointers are uint64; sizes uint64; tier/cls/path are the enums of
+ * schemas/hl_schema.h (cls 255 = not a tiny class); cycles are TSC ticks of the operation
  * itself, tracing excluded, saturated at 2^32-1; stack ids are per-process, 0 = no stack, and
  * each id is described once by a `stack` event emitted before its first use.
  *
- * Process and thread (layout 2). The per-operation events alloc/free/realloc carry vpid and
- * vtid as their first two payload fields, filled from a per-thread cache (cheaper than LTTng
- * context callbacks on every event); `heapledger record` puts them on a channel without
- * contexts. Every other event (stack, os_map, os_unmap, error, config, thread, LTTng's
- * statedump and dl events) is rare and goes to a second channel that has the vpid and vtid
- * contexts. `thread` names a thread once, at its first traced operation. Layout 1 (no vpid/vtid
- * payload fields, tier/cls/path as three fields, vpid/vtid/procname contexts on every event)
- * is still read by the ingest.
+ * Trace layout 3 (docs/tracepoints.md). The per-operation events alloc/free/realloc have one
+ * payload field, `words`, a fixed-length array of uint64 written with a single ring-buffer
+ * write (LTTng-UST writes each field with an indirect call plus alignment: about 4 ns a field
+ * here, and these events are nearly every event of a trace):
+ *
+ *   alloc    words[6] = { who, ptr, size, usable, op, cycles }
+ *   free     words[5] = { who, ptr, usable, op, cycles }
+ *   realloc  words[7] = { who, old_ptr, ptr, size, usable, op, cycles }
+ *
+ *   who = vpid << 32 | vtid                      (from a per-thread cache, no context callback)
+ *   op  = tier | cls << 8 | path << 16 | stack << 32
+ *
+ * `heapledger record` puts these three events on a channel without contexts. Every other event
+ * (stack, os_map, os_unmap, error, config, thread, LTTng's statedump and dl events) is rare,
+ * keeps named fields and goes to a second channel that has the vpid and vtid contexts.
+ * `thread` names a thread once, at its first traced operation. The ingest also reads layout 2
+ * (named fields vpid, vtid, ptr, size, usable, tier_cls_path, cycles, stack) and layout 1 (no
+ * vpid/vtid payload fields, tier/cls/path as three fields, vpid/vtid/procname contexts on
+ * every event). The tracepoint arguments are the same in all three layouts.
  */
 #undef LTTNG_UST_TRACEPOINT_PROVIDER
 #define LTTNG_UST_TRACEPOINT_PROVIDER heapledger
@@ -36,48 +46,44 @@ struct hl_tp_who {
 };
 #endif
 
+#ifndef HL_TP_WORDS_DEFINED
+#define HL_TP_WORDS_DEFINED
+/* Words of layout 3 (see the header comment). */
+#define HL_TP_WHO(w)                   ((uint64_t)(w)->pid << 32 | (uint64_t)(w)->tid)
+#define HL_TP_OP(tier, cls, path, stk) \
+    ((uint64_t)(tier) | (uint64_t)(cls) << 8 | (uint64_t)(path) << 16 | (uint64_t)(stk) << 32)
+#define HL_TP_ALLOC_WORDS   6
+#define HL_TP_FREE_WORDS    5
+#define HL_TP_REALLOC_WORDS 7
+#endif
+
 LTTNG_UST_TRACEPOINT_EVENT(heapledger, alloc,
     LTTNG_UST_TP_ARGS(const struct hl_tp_who *, who, uint64_t, ptr, uint64_t, size, uint64_t, usable, uint8_t, tier, uint8_t,
                       cls, uint8_t, path, uint32_t, cycles, uint32_t, stack),
     LTTNG_UST_TP_FIELDS(
-        lttng_ust_field_integer(uint32_t, vpid, who->pid)
-        lttng_ust_field_integer(uint32_t, vtid, who->tid)
-        lttng_ust_field_integer_hex(uint64_t, ptr, ptr)
-        lttng_ust_field_integer(uint64_t, size, size)
-        lttng_ust_field_integer(uint64_t, usable, usable)
-        lttng_ust_field_integer_hex(uint32_t, tier_cls_path,
-                                    (uint32_t)tier | (uint32_t)cls << 8 | (uint32_t)path << 16)
-        lttng_ust_field_integer(uint32_t, cycles, cycles)
-        lttng_ust_field_integer(uint32_t, stack, stack)))
+        lttng_ust_field_array_hex(uint64_t, words,
+            ((const uint64_t[HL_TP_ALLOC_WORDS]){HL_TP_WHO(who), ptr, size, usable,
+                                                 HL_TP_OP(tier, cls, path, stack), cycles}),
+            HL_TP_ALLOC_WORDS)))
 
 LTTNG_UST_TRACEPOINT_EVENT(heapledger, free,
     LTTNG_UST_TP_ARGS(const struct hl_tp_who *, who, uint64_t, ptr, uint64_t, usable, uint8_t, tier, uint8_t, cls, uint8_t,
                       path, uint32_t, cycles, uint32_t, stack),
     LTTNG_UST_TP_FIELDS(
-        lttng_ust_field_integer(uint32_t, vpid, who->pid)
-        lttng_ust_field_integer(uint32_t, vtid, who->tid)
-        lttng_ust_field_integer_hex(uint64_t, ptr, ptr)
-        lttng_ust_field_integer(uint64_t, usable, usable)
-        lttng_ust_field_integer_hex(uint32_t, tier_cls_path,
-                                    (uint32_t)tier | (uint32_t)cls << 8 | (uint32_t)path << 16)
-        lttng_ust_field_integer(uint32_t, cycles, cycles)
-        lttng_ust_field_integer(uint32_t, stack, stack)))
+        lttng_ust_field_array_hex(uint64_t, words,
+            ((const uint64_t[HL_TP_FREE_WORDS]){HL_TP_WHO(who), ptr, usable,
+                                                HL_TP_OP(tier, cls, path, stack), cycles}),
+            HL_TP_FREE_WORDS)))
 
 LTTNG_UST_TRACEPOINT_EVENT(heapledger, realloc,
     LTTNG_UST_TP_ARGS(const struct hl_tp_who *, who, uint64_t, old_ptr, uint64_t, ptr, uint64_t, size, uint64_t, usable,
                       uint8_t, tier, uint8_t, cls, uint8_t, path, uint32_t, cycles, uint32_t,
                       stack),
     LTTNG_UST_TP_FIELDS(
-        lttng_ust_field_integer(uint32_t, vpid, who->pid)
-        lttng_ust_field_integer(uint32_t, vtid, who->tid)
-        lttng_ust_field_integer_hex(uint64_t, old_ptr, old_ptr)
-        lttng_ust_field_integer_hex(uint64_t, ptr, ptr)
-        lttng_ust_field_integer(uint64_t, size, size)
-        lttng_ust_field_integer(uint64_t, usable, usable)
-        lttng_ust_field_integer_hex(uint32_t, tier_cls_path,
-                                    (uint32_t)tier | (uint32_t)cls << 8 | (uint32_t)path << 16)
-        lttng_ust_field_integer(uint32_t, cycles, cycles)
-        lttng_ust_field_integer(uint32_t, stack, stack)))
+        lttng_ust_field_array_hex(uint64_t, words,
+            ((const uint64_t[HL_TP_REALLOC_WORDS]){HL_TP_WHO(who), old_ptr, ptr, size, usable,
+                                                   HL_TP_OP(tier, cls, path, stack), cycles}),
+            HL_TP_REALLOC_WORDS)))
 
 /* A call stack, innermost frame first. */
 LTTNG_UST_TRACEPOINT_EVENT(heapledger, stack,

@@ -7,9 +7,12 @@
  *
  * Per event the cost is a few babeltrace2 accessor calls: field positions are looked up
  * once per event class (cache keyed by the class pointer), integers read by index.
- * Process and thread ids come from the payload fields vpid/vtid when the event has them
- * (layout 2: alloc/free/realloc), otherwise from the vpid/vtid contexts. Thread names come
- * from `heapledger:thread` events (layout 2) or, in traces that have the procname context
+ * Trace layouts (docs/tracepoints.md): in layout 3 alloc/free/realloc carry one array of
+ * uint64 `words` (who = vpid << 32 | vtid first, op = tier | cls << 8 | path << 16 | stack << 32,
+ * schemas/heapledger_tp.h); layouts 2 and 1 have named fields. Process and thread ids come from
+ * words[0] (layout 3) or the payload fields vpid/vtid (layout 2: alloc/free/realloc), otherwise
+ * from the vpid/vtid contexts. Thread names come from `heapledger:thread` events (layouts 2
+ * and 3) or, in traces that have the procname context
  * (layout 1, or sessions made by hand with it), from that context: there LTTng's own threads
  * (procname ending in "-ust", the names liblttng-ust gives its listener threads) are
  * recognised and their heapledger events dropped (counted in batch->filtered); their
@@ -85,7 +88,19 @@ typedef struct ev_info_s {
     int idx[MAXF];                  /* payload member index, -1 when absent */
     int ctx_pid, ctx_tid, ctx_name; /* common context member index, -1 when absent */
     int pay_pid, pay_tid;           /* payload vpid/vtid index (layout 2), -1 when absent */
+    int words;                      /* payload `words` index (layout 3), -1 when absent */
+    int bad_words;                  /* `words` present but not the layout-3 array: refused */
 } ev_info_t;
+
+/* Layout 3: words per event kind, HL_TP_*_WORDS of schemas/heapledger_tp.h (not included
+ * here: it pulls in LTTng-UST's tracepoint runtime). At least this many are read, more are
+ * ignored (room for a later layout to append). */
+enum { L3_ALLOC_WORDS = 6, L3_FREE_WORDS = 5, L3_REALLOC_WORDS = 7 };
+
+static int words_needed(ev_kind_t k)
+{
+    return k == EV_ALLOC ? L3_ALLOC_WORDS : k == EV_FREE ? L3_FREE_WORDS : L3_REALLOC_WORDS;
+}
 
 #define EV_CACHE 512 /* event classes of all traces; open addressing by pointer */
 
@@ -259,6 +274,21 @@ static ev_info_t *info_of(hl_source_t *s, const bt_event_class *ec)
                 in->nf = j + 1;
             }
         }
+        in->words = -1;
+        if (in->kind == EV_ALLOC || in->kind == EV_FREE || in->kind == EV_REALLOC) {
+            in->words = member_index(pl, "words");
+            if (in->words >= 0) {
+                const bt_field_class *a = bt_field_class_structure_member_borrow_field_class_const(
+                    bt_field_class_structure_borrow_member_by_index_const(pl, (uint64_t)in->words));
+                in->bad_words =
+                    bt_field_class_get_type(a) != BT_FIELD_CLASS_TYPE_STATIC_ARRAY ||
+                    !bt_field_class_type_is(
+                        bt_field_class_get_type(
+                            bt_field_class_array_borrow_element_field_class_const(a)),
+                        BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER) ||
+                    bt_field_class_array_static_get_length(a) < (uint64_t)words_needed(in->kind);
+            }
+        }
         in->heapledger = name && !strncmp(name, "heapledger:", 11);
         const bt_field_class *cc = bt_stream_class_borrow_event_common_context_field_class_const(
             bt_event_class_borrow_stream_class_const(ec));
@@ -365,6 +395,24 @@ static inline void op_fields(hl_rec_t *r, const bt_field *const *three, const bt
     }
 }
 
+/* The first n words of a layout-3 `words` array (checked by info_of: a static array of
+ * unsigned integers, long enough). */
+static inline void read_words(const bt_field *arr, uint64_t *w, int n)
+{
+    for (int i = 0; i < n; i++)
+        w[i] = bt_field_integer_unsigned_get_value(
+            bt_field_array_borrow_element_field_by_index_const(arr, (uint64_t)i));
+}
+
+/* tier, cls, path and stack from a layout-3 op word. */
+static inline void op_word(hl_rec_t *r, uint64_t op)
+{
+    r->tier = (uint8_t)op;
+    r->cls = (uint8_t)(op >> 8);
+    r->path = (uint8_t)(op >> 16);
+    r->stack = (uint32_t)(op >> 32);
+}
+
 static int convert_event(hl_source_t *s, const bt_message *msg)
 {
     const bt_event *ev = bt_message_event_borrow_event_const(msg);
@@ -377,7 +425,20 @@ static int convert_event(hl_source_t *s, const bt_message *msg)
     if (cs) ts = bt_clock_snapshot_get_value(cs);
     const bt_field *p = bt_event_borrow_payload_field_const(ev);
     uint32_t pid, tid;
-    if (in->pay_pid >= 0 && in->pay_tid >= 0) {
+    uint64_t w[L3_REALLOC_WORDS];
+    if (in->words >= 0) { /* layout 3 */
+        if (in->bad_words) {
+            BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_UNKNOWN(
+                "heapledger",
+                "%s: payload `words` is not the layout-3 array of %d uint64 (a trace from "
+                "another heapledger version?)",
+                bt_event_class_get_name(in->ec), words_needed(in->kind));
+            return -1;
+        }
+        read_words(member(p, in->words), w, words_needed(in->kind));
+        pid = (uint32_t)(w[0] >> 32);
+        tid = (uint32_t)w[0];
+    } else if (in->pay_pid >= 0 && in->pay_tid >= 0) {
         pid = (uint32_t)fint(member(p, in->pay_pid));
         tid = (uint32_t)fint(member(p, in->pay_tid));
     } else {
@@ -401,6 +462,28 @@ static int convert_event(hl_source_t *s, const bt_message *msg)
     r->tid = tid;
     r->seq = seq;
     r->ts = ts;
+    if (in->words >= 0) { /* layout 3: w[0] is who, the op word is second to last */
+        int n = words_needed(in->kind);
+        r->kind = in->kind == EV_ALLOC  ? HL_REC_ALLOC
+                  : in->kind == EV_FREE ? HL_REC_FREE
+                                        : HL_REC_REALLOC;
+        if (in->kind == EV_ALLOC) {
+            r->a = w[1];
+            r->b = w[2];
+            r->c = w[3];
+        } else if (in->kind == EV_FREE) {
+            r->a = w[1];
+            r->c = w[2];
+        } else {
+            r->a = w[1];
+            r->d = w[2];
+            r->b = w[3];
+            r->c = w[4];
+        }
+        op_word(r, w[n - 2]);
+        r->cycles = w[n - 1] > UINT32_MAX ? UINT32_MAX : (uint32_t)w[n - 1];
+        return 0;
+    }
     switch (in->kind) {
     case EV_ALLOC:
         r->kind = HL_REC_ALLOC;
