@@ -43,6 +43,13 @@ PY
 then ok "leaks, temporaries, paths of the real run"; else ko "leaks, temporaries, paths of the real run"; fi
 
 "$hl" report "$db" >"$dir/report.txt" 2>&1 && grep -q "leak_here" "$dir/report.txt" && ok "text report names leak_here" || ko "text report names leak_here"
+# The database the recorder wrote is read straight from the file, and gives the report
+# SQLite's reading gives.
+HEAPLEDGER_STATS=1 "$hl" report --json "$db" 2>"$dir/stats.err" >"$dir/direct.json"
+HEAPLEDGER_READER=sqlite "$hl" report --json "$db" >"$dir/sqlite.json" 2>/dev/null
+grep -q "block reader: database file" "$dir/stats.err" && cmp -s "$dir/direct.json" "$dir/sqlite.json" &&
+    ok "recorded database read directly, same report as through SQLite" ||
+    ko "recorded database read directly ($(grep 'block reader' "$dir/stats.err"))"
 "$hl" report "$db" --html "$dir/report.html" 2>/dev/null && grep -q "leak_here" "$dir/report.html" && ok "html report" || ko "html report"
 
 "$hl" history "$db" "$addr" >"$dir/history.txt" 2>&1
