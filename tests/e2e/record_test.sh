@@ -324,6 +324,14 @@ need_real() { # the allocator and ingest exist?
 }
 real_record() { HEAPLEDGER_LIBDIR= "$HL" record "$@"; }
 
+# record_known's cross-thread frees and realloc chain, in database $1, rows matching condition $2.
+known_threads_and_reallocs() {
+    check "cross-thread frees" 1000 \
+        "$(sql "$1" "SELECT count(*) FROM block WHERE $2 AND size = 4049 AND alloc_tid != free_tid")" || return 1
+    check "realloc chain (born of realloc)" 10 \
+        "$(sql "$1" "SELECT count(*) FROM block WHERE $2 AND size BETWEEN 3112 AND 4111 AND (flags & 2) != 0")"
+}
+
 # Known allocations (tests/e2e/record_known.c): exact rows per size, cross-thread frees,
 # a realloc chain, leaks, calloc.
 t_known() {
@@ -339,10 +347,7 @@ t_known() {
     check "blocks per size (size:count:live)" \
         "13:100:0 57:100:0 333:100:0 777:7:7 1002:10:0 1023:100:0 4097:100:0 100003:5:0 1048583:5:0 " \
         "$got" || return 1
-    check "cross-thread frees" 1000 \
-        "$(sql "$d.db" "SELECT count(*) FROM block WHERE $w AND size = 4049 AND alloc_tid != free_tid")" || return 1
-    check "realloc chain (born of realloc)" 10 \
-        "$(sql "$d.db" "SELECT count(*) FROM block WHERE $w AND size BETWEEN 3112 AND 4111 AND (flags & 2) != 0")" || return 1
+    known_threads_and_reallocs "$d.db" "$w" || return 1
     check "realloc chain start ended by realloc" 1 \
         "$(sql "$d.db" "SELECT count(*) FROM block WHERE $w AND size = 3001 AND (flags & 4) != 0")" || return 1
     check "tiers (tiny, mid, large)" "1 2 3" \
@@ -374,10 +379,7 @@ t_layout2() {
     check "blocks per size (size:count:live:with stack)" \
         "13:100:0:100 57:100:0:100 333:100:0:100 777:7:7:7 1002:10:0:10 1023:100:0:100 4097:100:0:100 100003:5:0:5 1048583:5:0:5 " \
         "$got" || return 1
-    check "cross-thread frees" 1000 \
-        "$(sql "$d.db" "SELECT count(*) FROM block WHERE $w AND size = 4049 AND alloc_tid != free_tid")" || return 1
-    check "realloc chain (born of realloc)" 10 \
-        "$(sql "$d.db" "SELECT count(*) FROM block WHERE $w AND size BETWEEN 3112 AND 4111 AND (flags & 2) != 0")" || return 1
+    known_threads_and_reallocs "$d.db" "$w" || return 1
     check "tiers and paths (tiny, mid, large)" "1|0|1 2|-1|5 3|-1|7" \
         "$(sql "$d.db" "SELECT tier||'|'||class||'|'||alloc_path FROM block WHERE $w AND size IN (13, 100003, 1048583) GROUP BY size ORDER BY size" | tr '\n' ' ' | sed 's/ $//')" || return 1
     check "cycles recorded" 1 \
