@@ -11,6 +11,7 @@
 #include "kview.h"
 #include "metrics.h"
 #include "progress.h"
+#include "rundb.h"
 #include "stream.h"
 
 int64_t hl_parse_time(const char *s)
@@ -32,17 +33,6 @@ int64_t hl_parse_time(const char *s)
     return (int64_t)(v * mul + 0.5);
 }
 
-static char *dup_col(sqlite3_stmt *st, int i)
-{
-    const unsigned char *s = sqlite3_column_text(st, i);
-    return strdup(s ? (const char *)s : "");
-}
-
-static int64_t col_i64(sqlite3_stmt *st, int i, int64_t def)
-{
-    return sqlite3_column_type(st, i) == SQLITE_NULL ? def : sqlite3_column_int64(st, i);
-}
-
 static void load_errors(sqlite3 *db, hl_report_t *r)
 {
     char q[512];
@@ -60,14 +50,14 @@ static void load_errors(sqlite3 *db, hl_report_t *r)
         hl_error_rec_t *e = HL_VEC_PUSH(r->errors, r->nerrors, cap);
         e->ts = sqlite3_column_int64(st, 0) - r->run.start_ts;
         e->pid = sqlite3_column_int64(st, 1);
-        e->tid = col_i64(st, 2, -1);
-        e->kind = dup_col(st, 3);
-        e->details = dup_col(st, 4);
-        e->addr = (uint64_t)col_i64(st, 5, 0);
-        e->size = (uint64_t)col_i64(st, 6, 0);
-        e->stack = col_i64(st, 7, -1);
-        e->alloc_stack = col_i64(st, 8, -1);
-        e->free_stack = col_i64(st, 9, -1);
+        e->tid = hl_col_i64(st, 2, -1);
+        e->kind = hl_col_strdup(st, 3);
+        e->details = hl_col_strdup(st, 4);
+        e->addr = (uint64_t)hl_col_i64(st, 5, 0);
+        e->size = (uint64_t)hl_col_i64(st, 6, 0);
+        e->stack = hl_col_i64(st, 7, -1);
+        e->alloc_stack = hl_col_i64(st, 8, -1);
+        e->free_stack = hl_col_i64(st, 9, -1);
     }
     sqlite3_finalize(st);
 }

@@ -47,11 +47,6 @@ static const char *thread_name(sqlite3 *db, int64_t pid, int64_t tid, char *buf,
     return buf;
 }
 
-static int64_t i64(sqlite3_stmt *st, int i, int64_t def)
-{
-    return sqlite3_column_type(st, i) == SQLITE_NULL ? def : sqlite3_column_int64(st, i);
-}
-
 static void end_line(sqlite3 *db, const char *what, int64_t start, int64_t pid, int64_t seq,
                      int64_t ts, int64_t tid, int64_t path, int64_t cycles)
 {
@@ -150,18 +145,19 @@ int hl_cmd_history(int argc, char **argv)
         else
             printf("\n    0x%" PRIx64 " is at offset %" PRIu64 "\n", addr, addr - ptr);
         end_line(db, flags & 2 ? "realloc'd" : "allocated", start, bpid,
-                 sqlite3_column_int64(st, 7), sqlite3_column_int64(st, 8), i64(st, 9, -1),
-                 i64(st, 10, 0), i64(st, 11, -1));
-        if (flags & 2) printf("    (new side of a realloc of block %" PRId64 ")\n", i64(st, 19, 0));
-        stack(db, i64(st, 12, -1));
+                 sqlite3_column_int64(st, 7), sqlite3_column_int64(st, 8), hl_col_i64(st, 9, -1),
+                 hl_col_i64(st, 10, 0), hl_col_i64(st, 11, -1));
+        if (flags & 2)
+            printf("    (new side of a realloc of block %" PRId64 ")\n", hl_col_i64(st, 19, 0));
+        stack(db, hl_col_i64(st, 12, -1));
         if (sqlite3_column_type(st, 13) == SQLITE_NULL) {
             printf("    live at the end of the recording\n");
         } else {
             end_line(db, flags & 4 ? "realloc'd" : "freed", start, bpid,
-                     sqlite3_column_int64(st, 13), sqlite3_column_int64(st, 14), i64(st, 15, -1),
-                     i64(st, 16, 0), i64(st, 17, -1));
+                     sqlite3_column_int64(st, 13), sqlite3_column_int64(st, 14),
+                     hl_col_i64(st, 15, -1), hl_col_i64(st, 16, 0), hl_col_i64(st, 17, -1));
             if (flags & 4) printf("    (old side of a realloc: the data moved to a new block)\n");
-            stack(db, i64(st, 18, -1));
+            stack(db, hl_col_i64(st, 18, -1));
         }
     }
     sqlite3_finalize(st);
@@ -179,9 +175,9 @@ int hl_cmd_history(int argc, char **argv)
             printf("\nerror %s at 0x%" PRIx64 "  at %.9f s  pid %" PRId64 "  tid %" PRId64 "%s%s\n",
                    (const char *)sqlite3_column_text(st, 3), addr,
                    (double)(sqlite3_column_int64(st, 0) - start) / 1e9,
-                   (int64_t)sqlite3_column_int64(st, 1), i64(st, 2, -1), d && *d ? ": " : "",
+                   (int64_t)sqlite3_column_int64(st, 1), hl_col_i64(st, 2, -1), d && *d ? ": " : "",
                    d ? d : "");
-            stack(db, i64(st, 5, -1));
+            stack(db, hl_col_i64(st, 5, -1));
             extra++;
         }
         sqlite3_finalize(st);
@@ -195,8 +191,9 @@ int hl_cmd_history(int argc, char **argv)
         while (sqlite3_step(st) == SQLITE_ROW) {
             printf("\nfree of 0x%" PRIx64 ", never seen allocated:\n", addr);
             end_line(db, "freed", start, sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 0),
-                     sqlite3_column_int64(st, 1), i64(st, 3, -1), i64(st, 4, 0), i64(st, 5, -1));
-            stack(db, i64(st, 6, -1));
+                     sqlite3_column_int64(st, 1), hl_col_i64(st, 3, -1), hl_col_i64(st, 4, 0),
+                     hl_col_i64(st, 5, -1));
+            stack(db, hl_col_i64(st, 6, -1));
             extra++;
         }
         sqlite3_finalize(st);

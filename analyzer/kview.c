@@ -24,6 +24,7 @@
 #include "hl_schema.h"
 #include "hmap.h"
 #include "omap.h"
+#include "rundb.h"
 
 #define PAGE_SHIFT 12
 #define PAGE       (1ull << PAGE_SHIFT)
@@ -470,7 +471,7 @@ static int step(hl_kview_t *k, char *err, size_t errlen)
         kev_t *e = &k->cur;
         e->ts = sqlite3_column_int64(st, 0);
         e->pid = sqlite3_column_int64(st, 1);
-        e->tid = sqlite3_column_type(st, 2) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 2);
+        e->tid = hl_col_i64(st, 2, -1);
         e->kind = kind_of((const char *)sqlite3_column_text(st, 3));
         e->addr = (uint64_t)sqlite3_column_int64(st, 4);
         e->len = sqlite3_column_int64(st, 5);

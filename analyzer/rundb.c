@@ -44,15 +44,10 @@ int64_t hl_an_int(sqlite3 *db, const char *sql, int64_t def)
     return v;
 }
 
-static char *col_str(sqlite3_stmt *st, int i)
+char *hl_col_strdup(sqlite3_stmt *st, int i)
 {
     const unsigned char *s = sqlite3_column_text(st, i);
     return strdup(s ? (const char *)s : "");
-}
-
-static int64_t col_i64(sqlite3_stmt *st, int i, int64_t def)
-{
-    return sqlite3_column_type(st, i) == SQLITE_NULL ? def : sqlite3_column_int64(st, i);
 }
 
 int hl_run_load(sqlite3 *db, const char *path, int64_t pid, hl_run_t *run, char *err, size_t errlen)
@@ -69,17 +64,17 @@ int hl_run_load(sqlite3 *db, const char *path, int64_t pid, hl_run_t *run, char 
         return -1;
     }
     if (sqlite3_step(st) == SQLITE_ROW) {
-        run->command = col_str(st, 0);
-        run->options = col_str(st, 1);
-        run->host = col_str(st, 2);
-        run->version = col_str(st, 3);
-        run->tsc_hz = col_i64(st, 4, 0);
-        run->start_ts = col_i64(st, 5, -1);
-        run->end_ts = col_i64(st, 6, -1);
-        run->exit_status = col_i64(st, 7, -1);
-        run->events = col_i64(st, 8, 0);
-        run->discarded = col_i64(st, 9, 0);
-        run->arena_size = col_i64(st, 10, 0);
+        run->command = hl_col_strdup(st, 0);
+        run->options = hl_col_strdup(st, 1);
+        run->host = hl_col_strdup(st, 2);
+        run->version = hl_col_strdup(st, 3);
+        run->tsc_hz = hl_col_i64(st, 4, 0);
+        run->start_ts = hl_col_i64(st, 5, -1);
+        run->end_ts = hl_col_i64(st, 6, -1);
+        run->exit_status = hl_col_i64(st, 7, -1);
+        run->events = hl_col_i64(st, 8, 0);
+        run->discarded = hl_col_i64(st, 9, 0);
+        run->arena_size = hl_col_i64(st, 10, 0);
     } else {
         run->command = strdup("");
         run->options = strdup("");

@@ -37,4 +37,12 @@ void hl_run_free(hl_run_t *run);
 /* Run one query returning a single integer (def when NULL or no row). */
 int64_t hl_an_int(sqlite3 *db, const char *sql, int64_t def);
 
+/* Column i of the current row: its integer, or def when it is NULL. */
+static inline int64_t hl_col_i64(sqlite3_stmt *st, int i, int64_t def)
+{
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? def : sqlite3_column_int64(st, i);
+}
+/* Column i of the current row as a new string ("" when NULL); NULL only when out of memory. */
+char *hl_col_strdup(sqlite3_stmt *st, int i);
+
 #endif

@@ -24,6 +24,7 @@
 #include "evqueue.h"
 #include "hmap.h"
 #include "radixq.h"
+#include "rundb.h"
 
 enum { CUR_BLOCK, CUR_ORPHAN, CUR_OS, CUR_N };
 
@@ -134,11 +135,6 @@ hl_region_t hl_region_parse(const char *p)
     return HL_REG_OTHER;
 }
 
-static inline int64_t i64(sqlite3_stmt *st, int i, int64_t def)
-{
-    return sqlite3_column_type(st, i) == SQLITE_NULL ? def : sqlite3_column_int64(st, i);
-}
-
 /* Free ends: ordered by seq; on equal seq a free comes before an allocation (the two sides
  * of a realloc may share one seq), except the free of a block allocated at that very seq. */
 static inline int rank(const hl_event_t *e)
@@ -187,11 +183,11 @@ static void load_orphan(hl_stream_t *s)
     e->seq = sqlite3_column_int64(st, 0);
     e->ts = sqlite3_column_int64(st, 1);
     e->pid = sqlite3_column_int64(st, 2);
-    e->tid = i64(st, 3, -1);
+    e->tid = hl_col_i64(st, 3, -1);
     e->ptr = (uint64_t)sqlite3_column_int64(st, 4);
-    e->path = (int)i64(st, 5, 0);
-    e->cycles = i64(st, 6, -1);
-    e->stack = i64(st, 7, -1);
+    e->path = (int)hl_col_i64(st, 5, 0);
+    e->cycles = hl_col_i64(st, 6, -1);
+    e->stack = hl_col_i64(st, 7, -1);
     e->alloc_stack = e->alloc_cycles = -1;
 }
 
@@ -205,7 +201,7 @@ static void load_os(hl_stream_t *s)
     e->seq = sqlite3_column_int64(st, 0);
     e->ts = sqlite3_column_int64(st, 1);
     e->pid = sqlite3_column_int64(st, 2);
-    e->tid = i64(st, 3, -1);
+    e->tid = hl_col_i64(st, 3, -1);
     e->ptr = (uint64_t)sqlite3_column_int64(st, 5);
     e->size = (uint64_t)sqlite3_column_int64(st, 6);
     e->purpose = hl_region_parse((const char *)sqlite3_column_text(st, 7));
