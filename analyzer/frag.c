@@ -4,35 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* LSD radix sort of spans by lo, 11 bits a pass; passes whose digit is the same for every
- * span (the high bits of addresses) are skipped. O(n) where qsort's callbacks dominated the
- * analysis time. */
-static void sort_spans(hl_span_t *a, size_t n)
-{
-    if (n < 2) return;
-    hl_span_t *tmp = malloc(n * sizeof *tmp);
-    if (!tmp) abort();
-    hl_span_t *src = a, *dst = tmp;
-    for (unsigned shift = 0; shift < 64; shift += 11) {
-        size_t count[2048] = {0};
-        for (size_t i = 0; i < n; i++)
-            count[(src[i].lo >> shift) & 2047]++;
-        if (count[(src[0].lo >> shift) & 2047] == n) continue;
-        size_t sum = 0;
-        for (size_t d = 0; d < 2048; d++) {
-            size_t c = count[d];
-            count[d] = sum;
-            sum += c;
-        }
-        for (size_t i = 0; i < n; i++)
-            dst[count[(src[i].lo >> shift) & 2047]++] = src[i];
-        hl_span_t *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != a) memcpy(a, src, n * sizeof *a);
-    free(tmp);
-}
+#include "radixsort.h"
+
+/* Spans by start address (radixsort.h). */
+#define SPAN_LO(x) ((x).lo)
+HL_RADIX_SORT(sort_spans, hl_span_t, SPAN_LO)
 
 hl_frag_t hl_frag_compute(hl_span_t *regions, size_t nregions, hl_span_t *used, size_t nused)
 {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "hmap.h"
+#include "radixsort.h"
 
 unsigned hl_pctl_bucket(uint64_t x)
 {
@@ -53,32 +54,9 @@ void hl_pctl_add(hl_pctl_t *p, uint64_t x)
     if (p->n > HL_PCTL_EXACT_MAX) spill(p);
 }
 
-/* LSD radix sort, 11 bits a pass, skipping passes where every sample has the same digit
- * (cycle counts rarely need more than two). */
-static void sort_u64(uint64_t *a, size_t n)
-{
-    uint64_t *tmp = malloc(n * sizeof *tmp), *src = a, *dst = tmp;
-    if (!tmp) abort();
-    for (unsigned shift = 0; shift < 64; shift += 11) {
-        size_t count[2048] = {0};
-        for (size_t i = 0; i < n; i++)
-            count[(src[i] >> shift) & 2047]++;
-        if (count[(src[0] >> shift) & 2047] == n) continue;
-        size_t sum = 0;
-        for (size_t d = 0; d < 2048; d++) {
-            size_t c = count[d];
-            count[d] = sum;
-            sum += c;
-        }
-        for (size_t i = 0; i < n; i++)
-            dst[count[(src[i] >> shift) & 2047]++] = src[i];
-        uint64_t *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != a) memcpy(a, src, n * sizeof *a);
-    free(tmp);
-}
+/* Samples by value (radixsort.h); cycle counts rarely need more than two passes. */
+#define SAMPLE(x) (x)
+HL_RADIX_SORT(sort_u64, uint64_t, SAMPLE)
 
 double hl_pctl_get(hl_pctl_t *p, double q)
 {
