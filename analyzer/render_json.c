@@ -19,13 +19,34 @@ static void frames(hl_json_t *j, sqlite3 *db, int64_t stack)
     hl_json_arr_end(j);
 }
 
-static void stack_id(hl_json_t *j, const char *key, int64_t stack)
+static void kv_u64(hl_json_t *j, const char *key, uint64_t v)
 {
     hl_json_key(j, key);
-    if (stack < 0)
-        hl_json_null(j);
+    hl_json_u64(j, v);
+}
+
+/* key: v when known, else null. */
+static void kv_u64_or_null(hl_json_t *j, const char *key, int known, uint64_t v)
+{
+    hl_json_key(j, key);
+    if (known)
+        hl_json_u64(j, v);
     else
-        hl_json_i64(j, stack);
+        hl_json_null(j);
+}
+
+static void kv_i64_or_null(hl_json_t *j, const char *key, int known, int64_t v)
+{
+    hl_json_key(j, key);
+    if (known)
+        hl_json_i64(j, v);
+    else
+        hl_json_null(j);
+}
+
+static void stack_id(hl_json_t *j, const char *key, int64_t stack)
+{
+    kv_i64_or_null(j, key, stack >= 0, stack);
 }
 
 static void bytes3(hl_json_t *j, const char *key, uint64_t R, uint64_t U, uint64_t H)
@@ -59,12 +80,6 @@ static void site_obj(hl_json_t *j, sqlite3 *db, const hl_site_t *s)
     hl_json_obj_end(j);
 }
 
-static void kv_u64(hl_json_t *j, const char *key, uint64_t v)
-{
-    hl_json_key(j, key);
-    hl_json_u64(j, v);
-}
-
 static void kfault(hl_json_t *j, const hl_kfault_t *x)
 {
     kv_u64(j, "pages", x->pages);
@@ -96,26 +111,14 @@ static void kernel_obj(hl_json_t *j, const hl_report_t *r)
     hl_json_obj_end(j);
     hl_json_key(j, "at_peak");
     hl_json_obj(j);
-    hl_json_key(j, "rss");
-    if (k->peak_has_rss)
-        hl_json_u64(j, k->peak_rss);
-    else
-        hl_json_null(j);
-    hl_json_key(j, "rss_anon");
-    if (k->peak_has_rss)
-        hl_json_u64(j, k->peak_anon);
-    else
-        hl_json_null(j);
+    kv_u64_or_null(j, "rss", k->peak_has_rss, k->peak_rss);
+    kv_u64_or_null(j, "rss_anon", k->peak_has_rss, k->peak_anon);
     kv_u64(j, "heap_resident", k->peak_heap_resident);
     kv_u64(j, "resident_in_blocks", k->peak_res_blocks);
     kv_u64(j, "usable", k->peak_U);
     kv_u64(j, "held", k->peak_H);
     kv_u64(j, "fragmentation_rss_cost", k->frag_rss_cost);
-    hl_json_key(j, "outside_heap_rss");
-    if (k->peak_has_rss)
-        hl_json_i64(j, k->other_rss);
-    else
-        hl_json_null(j);
+    kv_i64_or_null(j, "outside_heap_rss", k->peak_has_rss, k->other_rss);
     kv_u64(j, "live_not_resident", k->live_untouched);
     kv_u64(j, "held_not_resident", k->held_untouched);
     hl_json_obj_end(j);
@@ -233,11 +236,7 @@ void hl_render_json(FILE *f, hl_report_t *r, const hl_render_opts_t *o)
     hl_json_i64(&j, run->threads);
     hl_json_key(&j, "arena_size");
     hl_json_i64(&j, run->arena_size);
-    hl_json_key(&j, "pid");
-    if (r->pid > 0)
-        hl_json_i64(&j, r->pid);
-    else
-        hl_json_null(&j);
+    kv_i64_or_null(&j, "pid", r->pid > 0, r->pid);
     hl_json_key(&j, "from_ns");
     hl_json_frac(&j, (double)r->from_ns);
     hl_json_key(&j, "to_ns");
@@ -311,16 +310,8 @@ void hl_render_json(FILE *f, hl_report_t *r, const hl_render_opts_t *o)
         hl_json_key(&j, "external");
         hl_json_frac(&j, s->external);
         if (r->kernel) { /* the last RSS sample at this point, null before the first */
-            hl_json_key(&j, "rss");
-            if (r->kernel->has_rss[i])
-                hl_json_u64(&j, r->kernel->rss[i]);
-            else
-                hl_json_null(&j);
-            hl_json_key(&j, "rss_anon");
-            if (r->kernel->has_rss[i])
-                hl_json_u64(&j, r->kernel->anon[i]);
-            else
-                hl_json_null(&j);
+            kv_u64_or_null(&j, "rss", r->kernel->has_rss[i], r->kernel->rss[i]);
+            kv_u64_or_null(&j, "rss_anon", r->kernel->has_rss[i], r->kernel->anon[i]);
         }
         hl_json_obj_end(&j);
     }
@@ -388,11 +379,7 @@ void hl_render_json(FILE *f, hl_report_t *r, const hl_render_opts_t *o)
         hl_json_obj(&j);
         hl_json_key(&j, "min");
         hl_json_u64(&j, s->lo);
-        hl_json_key(&j, "max");
-        if (s->hi == UINT64_MAX)
-            hl_json_null(&j);
-        else
-            hl_json_u64(&j, s->hi);
+        kv_u64_or_null(&j, "max", s->hi != UINT64_MAX, s->hi);
         hl_json_key(&j, "count");
         hl_json_u64(&j, s->count);
         hl_json_key(&j, "bytes");
