@@ -1,14 +1,13 @@
 /* analyzer/blockreader.c — see blockreader.h. */
 #include "blockreader.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "btree.h"
 
@@ -130,7 +129,8 @@ static int next_sql(hl_blockreader_t *r, hl_block_row_t *row)
     return -1;
 }
 
-/* Prepare the SQL reader: rows after after_id (0: all) in rowid or alloc_seq order. */
+/* Prepare the SQL reader: the rows of r->pid (all when <= 0) with ids above after_id
+ * (INT64_MIN: all), in rowid or alloc_seq order. */
 static int prepare_sql(hl_blockreader_t *r, int by_index, int64_t after_id)
 {
     char q[1024], *p = q, *end = q + sizeof q;
@@ -138,7 +138,9 @@ static int prepare_sql(hl_blockreader_t *r, int by_index, int64_t after_id)
     for (int i = 0; i < F_N; i++)
         p += snprintf(p, (size_t)(end - p), "%scoalesce(%s, %lld)", i ? ", " : "", fields[i].name,
                       (long long)fields[i].null_value);
-    p += snprintf(p, (size_t)(end - p), " FROM block WHERE id > %lld", (long long)after_id);
+    p += snprintf(p, (size_t)(end - p), " FROM block WHERE 1");
+    if (after_id != INT64_MIN)
+        p += snprintf(p, (size_t)(end - p), " AND id > %lld", (long long)after_id);
     if (r->pid > 0) p += snprintf(p, (size_t)(end - p), " AND pid = %lld", (long long)r->pid);
     snprintf(p, (size_t)(end - p), " ORDER BY %s", by_index ? "alloc_seq" : "id");
     sqlite3_finalize(r->st);

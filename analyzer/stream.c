@@ -96,7 +96,6 @@ struct hl_stream_s {
     sqlite3_stmt *st[CUR_N];
     int has[CUR_N];       /* cursor holds a row in ev[] */
     hl_event_t ev[CUR_N]; /* head row of each cursor */
-    int by_index;
     int64_t last_alloc_seq;
     hl_pend_t *pool; /* pending free ends, packed */
     size_t npool, pool_cap;
@@ -248,7 +247,6 @@ hl_stream_t *hl_stream_open(sqlite3 *db, int64_t pid, int by_index, char *err, s
     if (!s) return NULL;
     memset(s, 0, sizeof *s);
     s->rq = (hl_radixq_t)HL_RADIXQ_INIT;
-    s->by_index = by_index;
     s->last_alloc_seq = INT64_MIN;
     char where[64] = "", q[512];
     if (pid > 0) snprintf(where, sizeof where, "WHERE pid = %lld", (long long)pid);
