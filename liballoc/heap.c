@@ -2,7 +2,8 @@
  * allocation, the heap registry, fork handling, and the slow paths of the inline fast paths.
  *
  * Lock order (outermost first): heaps registry -> tiny class -> slab source -> mid arena ->
- * large list -> thread registry. Fork takes them all in that order.
+ * large list -> thread registry -> the tracer's heap (sideheap.c). Fork takes them all in
+ * that order.
  */
 #include "internal.h"
 #include "harden.h" /* hardening hooks (harden.h) */
@@ -162,10 +163,12 @@ static void fork_prepare(void)
     for (hl_heap_t *h = heaps; h; h = h->next)
         heap_locks(h, 0);
     hl_thread_fork_prepare();
+    hl_side_fork_prepare(); /* the tracer's heap: taken with no other lock inside it */
 }
 
 static void fork_parent(void)
 {
+    hl_side_fork_parent();
     hl_thread_fork_parent();
     for (hl_heap_t *h = heaps; h; h = h->next)
         heap_locks(h, 1);
@@ -185,6 +188,7 @@ static void forget_reports(hl_heap_t *h)
 
 static void fork_child(void)
 {
+    hl_side_fork_child();
     hl_thread_fork_child();
     for (hl_heap_t *h = heaps; h; h = h->next) {
         heap_locks(h, 2);
@@ -387,7 +391,8 @@ static void bin_flush_half(hl_heap_t *h, hl_tbin_t *b, unsigned cls)
 
 void hl_free_slow(hl_heap_t *h, void *p, hl_opinfo_t *info)
 {
-    if (h->opt.harden && !hl_harden_free(h, p, info)) /* hardening hook: 0 = consumed */
+    if (h->opt.harden && !hl_side_owns(p) && /* the tracer's blocks: mid.c sends them home */
+        !hl_harden_free(h, p, info))          /* hardening hook: 0 = consumed */
         return;
     unsigned tag = ((const uint8_t *)p)[-1];
     if ((tag & HL_TAG_TINY_MASK) == HL_TAG_TINY) {
@@ -473,7 +478,7 @@ size_t hl_heap_usable_size(hl_heap_t *h, const void *p)
 
 void *hl_heap_realloc_info(hl_heap_t *h, void *p, size_t n, hl_opinfo_t *info)
 {
-    if (h->opt.harden) /* hardening hook: validate, then always move */
+    if (h->opt.harden && !hl_side_owns(p)) /* hardening hook: validate, then always move */
         return hl_harden_realloc(h, p, n, info);
     if (!p)
         return hl_malloc_fast(h, n, info);

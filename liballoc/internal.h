@@ -16,6 +16,9 @@
  *            Fixed-arena mode (option arena=SIZE) is something else: one region of SIZE
  *            bytes from which every tier carves, with a single TLSF.
  *   path     what an operation did (schemas/paths.def), counted per thread and traced.
+ *   side heap the tracer's heap (sideheap.c): LTTng-UST's, libunwind's and the tracing code's
+ *            own blocks under `heapledger record`, outside the program's heap, arena, stats
+ *            and events. One reserved address range, so a block's owner is its address.
  *
  * Header byte at ptr-1 (every block the allocator hands out):
  *   0xA0|class  tiny slot (class < 32)       HL_TAG_MID   used TLSF block
@@ -234,6 +237,42 @@ void hl_global_init(void); /* once: fork handlers */
 void hl_thread_fork_prepare(void);
 void hl_thread_fork_parent(void);
 void hl_thread_fork_child(void);
+
+/* ---- the tracer's heap (sideheap.c) ------------------------------------------------------ */
+/* Who may use it: the shim's gated path only, for calls it attributes to the tracer (nested
+ * in an emit, on an LTTng-UST "-ust" thread, or made from LTTng-UST's code; shim.c). Frees
+ * and reallocs go to it by address from any thread. */
+#define HL_SIDE_RESERVE     (1ull << 30) /* address space reserved (MAP_NORESERVE) */
+#define HL_SIDE_RESERVE_MIN (16u << 20)  /* smallest reservation tried when that fails */
+#define HL_SIDE_OWNER       0xFFu        /* TLSF owner byte of its blocks: no heap's arena */
+
+typedef struct hl_side_region_s {
+    uintptr_t base;
+    size_t len; /* 0 until the region is mapped (published with release order) */
+} hl_side_region_t;
+extern hl_side_region_t hl_side_region;
+
+/* Is p a block of the side heap? Two loads, a subtraction and a compare. */
+hl_inline int hl_side_owns(const void *p)
+{
+    return (uintptr_t)p - __atomic_load_n(&hl_side_region.base, __ATOMIC_RELAXED) <
+           __atomic_load_n(&hl_side_region.len, __ATOMIC_ACQUIRE);
+}
+/* The malloc family on the side heap (NULL with errno ENOMEM when it cannot serve: the caller
+ * then falls back to the default heap). Never allocate, never trace, never print. */
+void *hl_side_malloc(size_t n);
+void *hl_side_calloc(size_t n, size_t size);
+void *hl_side_memalign(size_t align, size_t n);
+void *hl_side_realloc(void *p, size_t n); /* p must be a side block (or NULL) */
+void hl_side_free(void *p);               /* p must be a side block */
+size_t hl_side_usable(const void *p);
+/* One line on fd with the live blocks and bytes of the side heap (nothing if never used). */
+void hl_side_print(int fd);
+/* Broken invariants of its TLSF instance. */
+size_t hl_side_check(int verbose);
+void hl_side_fork_prepare(void);
+void hl_side_fork_parent(void);
+void hl_side_fork_child(void);
 
 /* Stats printing (stats.c). */
 void hl_stats_print(hl_heap_t *h, int fd);

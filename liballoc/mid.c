@@ -79,8 +79,14 @@ void hl_mid_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
 {
     hl_mid_t *m = &h->mid;
     unsigned owner = hl_tlsf_owner(p);
-    if (owner >= m->narenas)
+    if (owner >= m->narenas) {
+        if (owner == HL_SIDE_OWNER && hl_side_owns(p)) { /* the tracer's block (sideheap.c) */
+            hl_info(info, HL_TIER_MID, 0xff, HL_PATH_TLSF_FREE, hl_side_usable(p));
+            hl_side_free(p);
+            return;
+        }
         hl_fatal("invalid-free", p, "mid block header names no arena of this heap");
+    }
     hl_arena_t *a = &m->arenas[owner];
     hl_tlsf_freed_t fr;
     hl_tlsf_pool_t *release = NULL;
@@ -110,8 +116,11 @@ void hl_mid_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
 int hl_mid_resize(hl_heap_t *h, void *p, size_t n)
 {
     unsigned owner = hl_tlsf_owner(p);
-    if (owner >= h->mid.narenas)
+    if (owner >= h->mid.narenas) {
+        if (owner == HL_SIDE_OWNER && hl_side_owns(p)) /* the tracer's block: the caller moves it */
+            return 0;
         hl_fatal("invalid-realloc", p, "mid block header names no arena of this heap");
+    }
     hl_arena_t *a = &h->mid.arenas[owner];
     hl_lock(&a->lock);
     int ok = hl_tlsf_resize(&a->tlsf, p, n);

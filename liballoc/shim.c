@@ -13,9 +13,11 @@
  */
 #include "internal.h"
 #include "harden.h" /* hardening hooks: sized frees, check at exit */
+#include "stack.h"  /* who a call belongs to: the tracer's modules */
 
 #include <errno.h>
 #include <malloc.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -61,7 +63,104 @@ static hl_noinline void report_regions(void)
         hl_heap_report_regions(H);
 }
 
-static void shim_fork_child(void) { regions_reported = 0; }
+/* ---- the tracer's calls (served by the side heap, sideheap.c) -----------------------------
+ *
+ * Under `heapledger record` the tracer allocates through this malloc too. A call is the
+ * tracer's when it is nested in an emit (the in_trace guard), made on one of LTTng-UST's
+ * "-ust" threads, or made from LTTng-UST's own code on a program thread while one of the two
+ * windows below is open; those calls are served by the side heap, untraced, and a side block
+ * goes back to it by its address from any thread (hl_side_owns).
+ *
+ * Windows (side_window): LTTng-UST starts in its constructor, before the probe provider
+ * (libheapledger-tp.so) is initialised and before any event can be enabled, and starts again
+ * in a forked child from its fork wrapper, after the fork handlers. While a window is open,
+ * each call of a program thread is attributed by its stack: a frame in LTTng-UST's libraries
+ * or the provider makes it the tracer's (hl_stack_in_tracer). The start-up window closes at
+ * the first call of the program's own after the provider's constructor ran, the fork window
+ * at the first call of the program's own in the child.
+ *
+ * Whether the process is recorded is known at its first allocator call: the gate starts
+ * closed and the first call on the gated path looks for the probe provider among the loaded
+ * objects (gate_decide); when it is not there the gate opens and the untraced fast paths are
+ * exactly what they were. */
+enum { GATE_UNDECIDED = 0, GATE_DECIDING = 1, GATE_DECIDED = 2 };
+#ifdef HL_TRACE_LTTNG
+static int gate_state = GATE_UNDECIDED;
+#else
+static int gate_state = GATE_DECIDED; /* no tracing backend: the gate starts open */
+#endif
+static int side_on;       /* the tracer's calls go to the side heap (provider loaded) */
+static int side_window;   /* a start-up or fork window is open */
+static int provider_init; /* the provider's constructor ran (hl_trace_gate_close) */
+static int exit_window;   /* the window opened at exit: it stays open */
+
+#define HL_WINDOW_DEPTH 32 /* frames looked at for an LTTng-UST caller */
+
+static void gate_open(void);
+
+static hl_cold void gate_decide(void)
+{
+    int st = GATE_UNDECIDED;
+    if (!__atomic_compare_exchange_n(&gate_state, &st, GATE_DECIDING, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE)) {
+        while (__atomic_load_n(&gate_state, __ATOMIC_ACQUIRE) != GATE_DECIDED)
+            sched_yield();
+        return;
+    }
+    if (hl_stack_tracer_scan()) {
+        __atomic_store_n(&side_window, 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&side_on, 1, __ATOMIC_RELEASE);
+    } else {
+        gate_open();
+    }
+    __atomic_store_n(&gate_state, GATE_DECIDED, __ATOMIC_RELEASE);
+}
+
+/* Attribute a call of a program thread in a window by its stack. The unwinder's first walk
+ * allocates: under the guard, those calls are the tracer's. */
+static hl_noinline int window_walk(hl_tls_t *t)
+{
+    uint64_t ips[HL_WINDOW_DEPTH];
+    t->in_trace = 1;
+    size_t n = hl_stack_capture(ips, HL_WINDOW_DEPTH, 0);
+    t->in_trace = 0;
+    int tracer = hl_stack_in_tracer(ips, n);
+    if (!tracer && __atomic_load_n(&provider_init, __ATOMIC_ACQUIRE) && !exit_window)
+        __atomic_store_n(&side_window, 0, __ATOMIC_RELAXED);
+    return tracer;
+}
+
+/* Is this call (on the gated path) the tracer's? */
+static inline int tracer_call(hl_tls_t *t)
+{
+    if (t->in_trace)
+        return 1;
+    if (!__atomic_load_n(&side_on, __ATOMIC_ACQUIRE))
+        return 0;
+    if (hl_unlikely(t->trace_kind == 0))
+        t->trace_kind = thread_kind();
+    if (t->trace_kind == 2)
+        return 1;
+    if (hl_unlikely(__atomic_load_n(&side_window, __ATOMIC_RELAXED)))
+        return window_walk(t);
+    return 0;
+}
+
+/* A tracer's allocation (kind as in traced_alloc); NULL when the side heap cannot serve it:
+ * the caller then falls back to the default heap. */
+static void *side_alloc(int kind, size_t a, size_t b)
+{
+    return kind == 0   ? hl_side_malloc(a)
+           : kind == 1 ? hl_side_calloc(a, b)
+                       : hl_side_memalign(a, b);
+}
+
+static void shim_fork_child(void)
+{
+    regions_reported = 0;
+    if (side_on) /* LTTng-UST's fork wrapper starts it again in the child */
+        side_window = 1;
+}
 
 /* Begin a traced operation; returns 0 if the thread is already inside one (nested) or is
  * never traced. */
@@ -143,33 +242,78 @@ static hl_noinline void *traced_realloc(void *old, size_t n)
  * tracepoints compiled in cost no instruction there); afterwards the limit is 0 and the floor
  * the top of the address space, so every call takes the out-of-line path, which asks
  * hl_trace_active() exactly. */
+#ifdef HL_TRACE_LTTNG /* closed until the first call decided (gate_decide) */
+static size_t gate_limit = 0;
+static uintptr_t gate_floor = UINTPTR_MAX;
+#define hl_gated() hl_unlikely(__atomic_load_n(&gate_floor, __ATOMIC_RELAXED) != 0)
+#else
 static size_t gate_limit = HL_TINY_MAX + 1;
 static uintptr_t gate_floor = 0;
+#define hl_gated() hl_trace_active()
+#endif
 
 HL_API void hl_trace_gate_close(void)
 {
     __atomic_store_n(&gate_limit, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&gate_floor, UINTPTR_MAX, __ATOMIC_RELEASE);
+    __atomic_store_n(&side_on, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&provider_init, 1, __ATOMIC_RELEASE);
 }
 
-static hl_noinline void *malloc_gated(size_t n)
+static void gate_open(void)
 {
-    if (hl_unlikely(hl_trace_active()))
-        return traced_alloc(0, n, 0);
-    hl_opinfo_t info;
-    return hl_malloc_fast(H, n, &info);
+    __atomic_store_n(&gate_floor, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&gate_limit, HL_TINY_MAX + 1, __ATOMIC_RELEASE);
+    if (__atomic_load_n(&provider_init, __ATOMIC_ACQUIRE)) /* closed meanwhile: stays closed */
+        hl_trace_gate_close();
 }
+
+/* The gated path of malloc, calloc and the aligned family (kind as in traced_alloc). */
+static hl_noinline void *alloc_gated(int kind, size_t a, size_t b)
+{
+    if (hl_unlikely(__atomic_load_n(&gate_state, __ATOMIC_ACQUIRE) != GATE_DECIDED))
+        gate_decide();
+    if (tracer_call(&hl_tls)) {
+        void *p = side_alloc(kind, a, b);
+        if (p)
+            return p;
+    }
+    if (hl_unlikely(hl_trace_active()))
+        return traced_alloc(kind, a, b);
+    hl_opinfo_t info;
+    return kind == 0   ? hl_malloc_fast(H, a, &info)
+           : kind == 1 ? hl_heap_calloc_info(H, a, b, &info)
+                       : hl_heap_memalign_info(H, a, b, &info);
+}
+
+static hl_noinline void *malloc_gated(size_t n) { return alloc_gated(0, n, 0); }
 
 static hl_noinline void free_gated(void *p)
 {
     if (!p)
         return;
+    if (hl_side_owns(p)) { /* the tracer's block, freed by whichever thread: untraced */
+        hl_side_free(p);
+        return;
+    }
     if (hl_unlikely(hl_trace_active())) {
         traced_free(p);
         return;
     }
     hl_opinfo_t info;
     hl_free_fast(H, p, &info);
+}
+
+static hl_noinline __attribute__((unused)) void *realloc_gated(void *p, size_t n)
+{
+    if (p && hl_side_owns(p)) /* a tracer's block stays the tracer's */
+        return hl_side_realloc(p, n);
+    if (!p)
+        return alloc_gated(0, n, 0);
+    if (hl_unlikely(hl_trace_active()))
+        return traced_realloc(p, n);
+    hl_opinfo_t info;
+    return hl_heap_realloc_info(H, p, n, &info);
 }
 
 HL_API void *malloc(size_t n)
@@ -196,16 +340,16 @@ HL_API void free(void *p)
 
 HL_API void *calloc(size_t n, size_t size)
 {
-    if (hl_unlikely(hl_trace_active()))
-        return traced_alloc(1, n, size);
+    if (hl_gated())
+        return alloc_gated(1, n, size);
     hl_opinfo_t info;
     return hl_heap_calloc_info(H, n, size, &info);
 }
 
 HL_API void *realloc(void *p, size_t n)
 {
-    if (hl_unlikely(hl_trace_active()))
-        return traced_realloc(p, n);
+    if (hl_gated())
+        return realloc_gated(p, n);
     hl_opinfo_t info;
     return hl_heap_realloc_info(H, p, n, &info);
 }
@@ -222,8 +366,8 @@ HL_API void *reallocarray(void *p, size_t n, size_t size)
 
 static void *aligned(size_t align, size_t n)
 {
-    if (hl_unlikely(hl_trace_active()))
-        return traced_alloc(2, align, n);
+    if (hl_gated())
+        return alloc_gated(2, align, n);
     hl_opinfo_t info;
     return hl_heap_memalign_info(H, align, n, &info);
 }
@@ -278,18 +422,23 @@ HL_API void *pvalloc(size_t n)
     return aligned(ps, n ? hl_align_up(n, ps) : ps);
 }
 
-HL_API size_t malloc_usable_size(void *p) { return hl_heap_usable_size(H, p); }
+HL_API size_t malloc_usable_size(void *p)
+{
+    if (hl_unlikely(hl_side_owns(p))) /* a tracer's block */
+        return hl_side_usable(p);
+    return hl_heap_usable_size(H, p);
+}
 
 HL_API void free_sized(void *p, size_t size)
 {
-    if (H->opt.harden) /* hardening hook: size must match the block */
+    if (H->opt.harden && !hl_side_owns(p)) /* hardening hook: size must match the block */
         hl_harden_check_delete(H, p, size, 0, "free_sized");
     free(p);
 }
 
 HL_API void free_aligned_sized(void *p, size_t align, size_t size)
 {
-    if (H->opt.harden) /* hardening hook */
+    if (H->opt.harden && !hl_side_owns(p)) /* hardening hook */
         hl_harden_check_delete(H, p, size, align, "free_aligned_sized");
     free(p);
 }
@@ -360,6 +509,27 @@ static void calibrate_tsc_floor(void)
     tsc_floor = best;
 }
 
+/* heapledger's own call sites are registered with LTTng-UST in every run, traced or not
+ * (hl_trace_init dlopens LTTng-UST's small tracepoint library): that memory is the tracer's.
+ * The gate is closed and the guard held around it, so that it comes from the side heap. */
+static void register_call_sites(const char *opts)
+{
+#ifdef HL_TRACE_LTTNG
+    if (__atomic_load_n(&gate_state, __ATOMIC_ACQUIRE) != GATE_DECIDED)
+        gate_decide();
+    int was_open = __atomic_load_n(&gate_floor, __ATOMIC_ACQUIRE) == 0;
+    __atomic_store_n(&gate_limit, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&gate_floor, UINTPTR_MAX, __ATOMIC_RELEASE);
+    hl_tls.in_trace = 1;
+#endif
+    hl_trace_init(opts, 0);
+#ifdef HL_TRACE_LTTNG
+    hl_tls.in_trace = 0;
+    if (was_open)
+        gate_open();
+#endif
+}
+
 __attribute__((constructor(101))) static void shim_init(void)
 {
     hl_heap_ensure(H);
@@ -368,13 +538,21 @@ __attribute__((constructor(101))) static void shim_init(void)
     calibrate_tsc_floor();
     char opts[512];
     hl_options_format(&H->opt_given, opts, sizeof opts);
-    hl_trace_init(opts, 0);
+    register_call_sites(opts);
 }
 
 __attribute__((destructor)) static void shim_fini(void)
 {
-    if (H->state == HL_HEAP_READY && H->opt.stats)
+    /* LTTng-UST's destructor runs after this one (it was initialised before us) and may
+     * allocate on this thread (pthread_cancel loads libgcc_s): attribute by stack from now. */
+    if (__atomic_load_n(&side_on, __ATOMIC_ACQUIRE)) {
+        exit_window = 1;
+        __atomic_store_n(&side_window, 1, __ATOMIC_RELEASE);
+    }
+    if (H->state == HL_HEAP_READY && H->opt.stats) {
         hl_stats_print(H, 2);
+        hl_side_print(2); /* the tracer's heap, when it was used */
+    }
     if (H->state == HL_HEAP_READY && H->opt.check_at_exit) /* hardening hook */
         hl_heap_check(H, 1);
 }

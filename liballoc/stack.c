@@ -251,6 +251,73 @@ void hl_stack_fork_child(void)
     atomic_fetch_add(&hl_stk.epoch, 1);
 }
 
+/* ---- the tracer's own modules ---------------------------------------------------------- */
+
+#define HL_TRACER_RANGES 16
+
+/* Objects whose code is the tracer's, by file name prefix. The wrappers LTTng-UST preloads
+ * (liblttng-ust-fork, -dl, -libc-wrapper, …) are not: they call the program's code (atfork
+ * handlers, constructors of dlopen'ed libraries) and delegate their own work to these. */
+static const char *const hl_tracer_names[] = {
+    "liblttng-ust.so",     "liblttng-ust-common.so", "liblttng-ust-tracepoint.so",
+    "liblttng-ust-ctl.so", "libheapledger-tp.so",    "libnuma.so",
+};
+
+static struct {
+    _Atomic int state; /* 0 = not scanned, 1 = scanning, 2 = done */
+    int n;
+    int provider; /* libheapledger-tp.so is loaded */
+    uintptr_t lo[HL_TRACER_RANGES], hi[HL_TRACER_RANGES];
+} hl_trc;
+
+static int tracer_name(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    for (size_t i = 0; i < sizeof hl_tracer_names / sizeof *hl_tracer_names; i++)
+        if (!strncmp(base, hl_tracer_names[i], strlen(hl_tracer_names[i]))) return 1;
+    return 0;
+}
+
+static int tracer_scan_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    (void)arg;
+    if (!info->dlpi_name || !tracer_name(info->dlpi_name)) return 0;
+    if (strstr(info->dlpi_name, "libheapledger-tp.so")) hl_trc.provider = 1;
+    for (int i = 0; i < info->dlpi_phnum && hl_trc.n < HL_TRACER_RANGES; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+            hl_trc.lo[hl_trc.n] = info->dlpi_addr + ph->p_vaddr;
+            hl_trc.hi[hl_trc.n] = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+            hl_trc.n++;
+        }
+    }
+    return 0;
+}
+
+int hl_stack_tracer_scan(void)
+{
+    int st = 0;
+    if (atomic_compare_exchange_strong(&hl_trc.state, &st, 1)) {
+        dl_iterate_phdr(tracer_scan_one, NULL);
+        atomic_store_explicit(&hl_trc.state, 2, memory_order_release);
+    } else {
+        while (atomic_load_explicit(&hl_trc.state, memory_order_acquire) != 2)
+            ;
+    }
+    return hl_trc.provider;
+}
+
+int hl_stack_in_tracer(const uint64_t *ips, size_t n)
+{
+    if (atomic_load_explicit(&hl_trc.state, memory_order_acquire) != 2) return 0;
+    for (size_t i = 0; i < n; i++)
+        for (int r = 0; r < hl_trc.n; r++)
+            if (ips[i] >= hl_trc.lo[r] && ips[i] < hl_trc.hi[r]) return 1;
+    return 0;
+}
+
 uint32_t hl_stack_count(void)
 {
     uint32_t n = atomic_load(&hl_stk.next_id);

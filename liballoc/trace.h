@@ -42,7 +42,9 @@ static inline int hl_trace_active(void)
 }
 /* Once, at allocator start-up: options is HEAPLEDGER_OPTIONS (may be NULL; copied, read for
  * stacks=N and arena=SIZE), tsc_hz the TSC frequency or 0 to let the backend calibrate it.
- * Cheap: nothing is mapped, calibrated or unwound until the first traced event. */
+ * Registers the call sites with LTTng-UST (dlopen of its tracepoint library, which
+ * allocates: the caller decides where that memory comes from). Otherwise cheap: nothing is
+ * mapped, calibrated or unwound until the first traced event. */
 void hl_trace_init(const char *options, uint64_t tsc_hz);
 /* Emitters. Contract for alloc/free/realloc: call only when hl_trace_active(), under the
  * caller's per-thread reentrancy guard and with no heap lock held (they capture a stack, and

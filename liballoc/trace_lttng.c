@@ -7,6 +7,9 @@
  * linked with liblttng-ust, which `heapledger record` adds to LD_PRELOAD; without it the call
  * sites stay disabled and liblttng-ust (listener threads, sessiond registration) never loads.
  *
+ * Registration. hl_trace_init() registers the call sites itself (it dlopens LTTng-UST's
+ * tracepoint library), so that the caller can serve that memory from the tracer's heap.
+ *
  * Per-process state. The first traced event of a process (and of every forked child, see
  * trace_atfork_child) first emits `config` (version, options, TSC Hz) and maps the stack
  * table; this is done lazily on the traced path rather than at hl_trace_init() because the
@@ -167,6 +170,12 @@ void hl_trace_init(const char *options, uint64_t tsc_hz)
     trace_tsc_pair(&hl_tr.tsc0, &hl_tr.ns0);
     atomic_store(&hl_tr.tsc_hz, tsc_hz);
     pthread_atfork(NULL, NULL, trace_atfork_child);
+    /* Register the call sites now, inside the caller's scope (the malloc shim serves this
+     * from the tracer's heap), rather than in the constructors LTTng-UST's header generates:
+     * they run later and find the work done (reference counts), and their destructors then
+     * leave the registration in place at exit instead of freeing it. */
+    lttng_ust__tracepoints__init();
+    lttng_ust__tracepoints__ptrs_init();
 }
 
 /* First traced event of this process: map the stack table, emit config. Threads that come
