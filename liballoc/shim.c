@@ -180,15 +180,24 @@ static inline int trace_enter(hl_tls_t *t)
 
 /* ---- traced variants (out of line) ------------------------------------------------------- */
 
+static void *side_alloc(int kind, size_t a, size_t b);
+
 static hl_noinline void *traced_alloc(int kind, size_t a, size_t b)
 {
     hl_tls_t *t = &hl_tls;
     hl_opinfo_t info;
     int outer = trace_enter(t);
+    void *p;
+    /* LTTng-UST's own code on a program thread (its statedump after a dlopen, say): found by
+     * the stack the event would carry, captured first; served by the side heap, untraced. */
+    if (outer && hl_trace_prepare_alloc() && (p = side_alloc(kind, a, b)) != NULL) {
+        t->in_trace = 0;
+        return p;
+    }
     uint64_t c0 = rdtsc();
-    void *p = kind == 0   ? hl_malloc_fast(H, a, &info)
-              : kind == 1 ? hl_heap_calloc_info(H, a, b, &info)
-                          : hl_heap_memalign_info(H, a, b, &info);
+    p = kind == 0   ? hl_malloc_fast(H, a, &info)
+        : kind == 1 ? hl_heap_calloc_info(H, a, b, &info)
+                    : hl_heap_memalign_info(H, a, b, &info);
     if (outer) {
         uint64_t c = cycles_since(c0);
         int saved = errno;

@@ -255,9 +255,12 @@ void hl_stack_fork_child(void)
 
 #define HL_TRACER_RANGES 16
 
-/* Objects whose code is the tracer's, by file name prefix. The wrappers LTTng-UST preloads
- * (liblttng-ust-fork, -dl, -libc-wrapper, …) are not: they call the program's code (atfork
- * handlers, constructors of dlopen'ed libraries) and delegate their own work to these. */
+/* Objects whose code is the tracer's, by file name prefix (kind 1). The other LTTng-UST
+ * libraries are wrappers it preloads (liblttng-ust-fork, -dl, -libc-wrapper, …: kind 2): they
+ * run the program's own code inside them (atfork handlers, the loader's work for the
+ * program's dlopen and the constructors it calls), so a frame of theirs makes a call the
+ * tracer's only when nothing but libc (kind 3) and libheapledger.so lies between it and the
+ * allocator: its own work, e.g. the build-id reading of liblttng-ust-dl. */
 static const char *const hl_tracer_names[] = {
     "liblttng-ust.so",     "liblttng-ust-common.so", "liblttng-ust-tracepoint.so",
     "liblttng-ust-ctl.so", "libheapledger-tp.so",    "libnuma.so",
@@ -268,6 +271,7 @@ static struct {
     int n;
     int provider; /* libheapledger-tp.so is loaded */
     uintptr_t lo[HL_TRACER_RANGES], hi[HL_TRACER_RANGES];
+    uint8_t kind[HL_TRACER_RANGES]; /* 1 = the tracer's code, 2 = a wrapper, 3 = libc */
 } hl_trc;
 
 static int tracer_name(const char *path)
@@ -276,20 +280,23 @@ static int tracer_name(const char *path)
     base = base ? base + 1 : path;
     for (size_t i = 0; i < sizeof hl_tracer_names / sizeof *hl_tracer_names; i++)
         if (!strncmp(base, hl_tracer_names[i], strlen(hl_tracer_names[i]))) return 1;
-    return 0;
+    if (!strncmp(base, "liblttng-ust-", 13)) return 2;
+    return strncmp(base, "libc.so.", 8) ? 0 : 3;
 }
 
 static int tracer_scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
     (void)arg;
-    if (!info->dlpi_name || !tracer_name(info->dlpi_name)) return 0;
+    int kind = info->dlpi_name ? tracer_name(info->dlpi_name) : 0;
+    if (!kind) return 0;
     if (strstr(info->dlpi_name, "libheapledger-tp.so")) hl_trc.provider = 1;
     for (int i = 0; i < info->dlpi_phnum && hl_trc.n < HL_TRACER_RANGES; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
             hl_trc.lo[hl_trc.n] = info->dlpi_addr + ph->p_vaddr;
             hl_trc.hi[hl_trc.n] = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+            hl_trc.kind[hl_trc.n] = (uint8_t)kind;
             hl_trc.n++;
         }
     }
@@ -300,6 +307,7 @@ int hl_stack_tracer_scan(void)
 {
     int st = 0;
     if (atomic_compare_exchange_strong(&hl_trc.state, &st, 1)) {
+        if (hl_stk.self_hi == 0) stack_find_self();
         dl_iterate_phdr(tracer_scan_one, NULL);
         atomic_store_explicit(&hl_trc.state, 2, memory_order_release);
     } else {
@@ -309,12 +317,24 @@ int hl_stack_tracer_scan(void)
     return hl_trc.provider;
 }
 
+/* Range index holding ip, or -1. */
+static int tracer_range(uint64_t ip)
+{
+    for (int r = 0; r < hl_trc.n; r++)
+        if (ip >= hl_trc.lo[r] && ip < hl_trc.hi[r]) return r;
+    return -1;
+}
+
 int hl_stack_in_tracer(const uint64_t *ips, size_t n)
 {
     if (atomic_load_explicit(&hl_trc.state, memory_order_acquire) != 2) return 0;
-    for (size_t i = 0; i < n; i++)
-        for (int r = 0; r < hl_trc.n; r++)
-            if (ips[i] >= hl_trc.lo[r] && ips[i] < hl_trc.hi[r]) return 1;
+    int opaque = 0; /* a frame of the program (or the loader) lies below */
+    for (size_t i = 0; i < n; i++) {
+        int r = tracer_range(ips[i]);
+        int kind = r < 0 ? 0 : hl_trc.kind[r];
+        if (kind == 1 || (kind == 2 && !opaque)) return 1;
+        if (kind == 0 && !(ips[i] >= hl_stk.self_lo && ips[i] < hl_stk.self_hi)) opaque = 1;
+    }
     return 0;
 }
 

@@ -71,8 +71,9 @@ const uint64_t *hl_stack_lookup(uint32_t id, size_t *depth);
 /* Call in a forked child (pthread_atfork child handler): every stack is undescribed again. */
 void hl_stack_fork_child(void);
 
-/* The tracer's own modules: LTTng-UST's libraries (not its wrappers of fork, dlopen and
- * the like, which run the program's code inside them) and heapledger's probe provider.
+/* The tracer's own modules: LTTng-UST's libraries and heapledger's probe provider, and
+ * LTTng-UST's wrappers of fork, dlopen and the like, whose frames count only for their own
+ * internal work (their entry points run the program's code: atfork handlers, the loader).
  * hl_stack_tracer_scan() finds the loaded ones (once, with dl_iterate_phdr: call it outside
  * any allocator lock) and returns 1 if the probe provider is among them (the process is
  * being recorded); hl_stack_in_tracer() tells whether one of ips[0..n) lies in their text (a

@@ -56,6 +56,11 @@ void hl_trace_emit_alloc(const void *ptr, size_t size, const hl_opinfo_t *info, 
 void hl_trace_emit_free(const void *ptr, const hl_opinfo_t *info, uint64_t cycles);
 void hl_trace_emit_realloc(const void *old, const void *ptr, size_t size, const hl_opinfo_t *info,
                            uint64_t cycles);
+/* Before a traced allocation, under the guard: capture the caller's stack for the alloc event
+ * that follows, and return 1 instead when the call is the tracer's own (a frame near malloc
+ * lies in LTTng-UST's libraries or the probe provider, e.g. LTTng-UST's statedump after a
+ * dlopen): then the caller serves it elsewhere and emits nothing. 0 when stacks are off. */
+int hl_trace_prepare_alloc(void);
 /* map: 1 = mapped from the OS, 0 = returned; purpose: "slab_segment", "tlsf_pool", "large"… */
 void hl_trace_emit_os(int map, const void *addr, size_t len, const char *purpose);
 void hl_trace_emit_error(const char *kind, const void *addr, const char *details);
@@ -70,6 +75,7 @@ static inline void hl_trace_init(const char *options, uint64_t tsc_hz)
     (void)options;
     (void)tsc_hz;
 }
+static inline int hl_trace_prepare_alloc(void) { return 0; }
 static inline void hl_trace_emit_alloc(const void *ptr, size_t size, const hl_opinfo_t *info,
                                        uint64_t cycles)
 {

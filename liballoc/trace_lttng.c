@@ -69,6 +69,12 @@ static struct {
 /* This thread's ids for the event payloads; tid 0 = not known yet (first traced operation of
  * the thread, or the thread that forked, in the child). */
 static __thread struct hl_tp_who hl_tr_who __attribute__((tls_model("initial-exec")));
+/* Stack id + 1 captured by hl_trace_prepare_alloc for this thread's next event (0 = none). */
+static __thread uint32_t hl_tr_pending __attribute__((tls_model("initial-exec")));
+
+/* Frames of a captured stack looked at for a caller in the tracer's own modules: a tracer's
+ * allocation has its LTTng-UST frame within a few frames of malloc (libc helpers between). */
+#define HL_TRACER_FRAMES 8
 
 static uint64_t trace_now_ns(void)
 {
@@ -209,14 +215,43 @@ static __attribute__((noinline, cold)) void trace_thread_start(void)
 /* Per-event prologue: process start-up once, then the caller's stack id (0 when off). A
  * stack not yet described in this process gets a `stack` event before the event using it
  * (also when hardened mode interned it first). */
-static inline uint32_t trace_begin(void)
+static inline void trace_start(void)
 {
     if (__builtin_expect(atomic_load_explicit(&hl_tr.started, memory_order_acquire) != 2, 0))
         trace_process_start();
     if (__builtin_expect(hl_tr_who.tid == 0, 0)) trace_thread_start();
+}
+
+/* Intern the stack ips[0..depth) and describe it if this process has not yet. */
+static uint32_t trace_stack_id(const uint64_t *ips, size_t depth);
+
+static inline uint32_t trace_begin(void)
+{
+    trace_start();
+    if (hl_tr_pending) {
+        uint32_t id = hl_tr_pending - 1;
+        hl_tr_pending = 0;
+        return id;
+    }
     if (!hl_tr.stacks) return 0;
     uint64_t ips[HL_STACK_MAX_DEPTH];
     size_t depth = hl_stack_capture_user(ips, hl_tr.stacks, 2);
+    return trace_stack_id(ips, depth);
+}
+
+int hl_trace_prepare_alloc(void)
+{
+    trace_start();
+    if (!hl_tr.stacks) return 0;
+    uint64_t ips[HL_STACK_MAX_DEPTH];
+    size_t depth = hl_stack_capture_user(ips, hl_tr.stacks, 2);
+    if (hl_stack_in_tracer(ips, depth < HL_TRACER_FRAMES ? depth : HL_TRACER_FRAMES)) return 1;
+    hl_tr_pending = trace_stack_id(ips, depth) + 1;
+    return 0;
+}
+
+static uint32_t trace_stack_id(const uint64_t *ips, size_t depth)
+{
     int is_new;
     uint32_t id = hl_stack_intern(ips, depth, &is_new);
     /* Described before first use: the `stack` event is emitted, then marked, so any thread

@@ -13,6 +13,9 @@
 #                  block it never saw allocated
 #   fork_exact     fork without exec: the child's blocks are exactly its own (LTTng-UST's fork
 #                  handler frees the parent's tracer blocks in the child: none recorded)
+#   dlopen_python  python3 importing extension modules: LTTng-UST's statedump after each
+#                  dlopen (and liblttng-ust-dl's build-id reading) allocates on the program's
+#                  thread while tracing is on; none of it is recorded
 #
 # usage: BUILD=build tests/sideheap/sideheap_test.sh [TEST...]      (default: all)
 # PROG overrides the test program (to run this suite against another build).
@@ -113,8 +116,26 @@ test_fork_exact() {
     return $ok
 }
 
+test_dlopen_python() {
+    local db=$WORK/py.db pid ok=0
+    record py "" /usr/bin/python3 -c 'import json, ctypes, decimal, sqlite3' || {
+        note "FAIL: record"; cat "$WORK/py.err"; return 1; }
+    pid=$(record_pid "$WORK/py.err")
+    [ "$(sql "$db" "SELECT count(*) FROM block WHERE pid = $pid")" -gt 1000 ] || {
+        note "FAIL: python3's own blocks are missing"; ok=1; }
+    # liblttng-ust-dl's dlopen may appear as a caller of the loader's work for the program's
+    # dlopen (the program's memory); LTTng-UST's own libraries never.
+    check "stack frames inside LTTng-UST's libraries" 0 \
+        "$(sql "$db" "SELECT count(*) FROM frame WHERE module LIKE '%liblttng-ust.so%' OR module LIKE '%liblttng-ust-common%' OR module LIKE '%liblttng-ust-tracepoint%'")" ||
+        ok=1
+    check "blocks allocated by liblttng-ust-dl's own code" 0 \
+        "$(sql "$db" "SELECT count(*) FROM frame f WHERE f.depth = 0 AND f.module LIKE '%liblttng-ust-dl%'")" ||
+        ok=1
+    return $ok
+}
+
 tests=("$@")
-[ ${#tests[@]} -gt 0 ] || tests=(arena_small arena_random no_tracer fork_exact)
+[ ${#tests[@]} -gt 0 ] || tests=(arena_small arena_random no_tracer fork_exact dlopen_python)
 for t in "${tests[@]}"; do
     echo "sideheap: $t"
     if "test_$t"; then pass=$((pass + 1)); else
