@@ -266,6 +266,8 @@ void *hl_side_memalign(size_t align, size_t n);
 void *hl_side_realloc(void *p, size_t n); /* p must be a side block (or NULL) */
 void hl_side_free(void *p);               /* p must be a side block */
 size_t hl_side_usable(const void *p);
+/* Live blocks and their usable bytes. */
+void hl_side_totals(size_t *blocks, size_t *bytes);
 /* One line on fd with the live blocks and bytes of the side heap (nothing if never used). */
 void hl_side_print(int fd);
 /* Broken invariants of its TLSF instance. */

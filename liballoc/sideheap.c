@@ -150,6 +150,14 @@ void *hl_side_realloc(void *p, size_t n)
     return q;
 }
 
+void hl_side_totals(size_t *blocks, size_t *bytes)
+{
+    hl_lock(&side.lock);
+    *blocks = side.blocks;
+    *bytes = side.bytes;
+    hl_unlock(&side.lock);
+}
+
 void hl_side_print(int fd)
 {
     hl_lock(&side.lock);

@@ -85,8 +85,7 @@ static int run_fork(void)
         keep[i] = malloc(40 + 8 * (size_t)i);
     fflush(stdout);
     pid_t pid = fork();
-    if (pid < 0)
-        return 1;
+    if (pid < 0) return 1;
     if (pid == 0) {
         void *c[5];
         for (int i = 0; i < 5; i++)
@@ -96,8 +95,7 @@ static int run_fork(void)
         _exit(c[4] ? 0 : 1);
     }
     int st = 0;
-    if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-        return 1;
+    if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) return 1;
     printf("pid %d\npid %d\n", (int)getpid(), (int)pid);
     for (int i = 0; i < 3; i++)
         free(keep[i]);
@@ -113,10 +111,8 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc >= 3 && !strcmp(argv[1], "random"))
-        return run_random(strtoull(argv[2], NULL, 0),
-                          argc >= 4 ? strtoull(argv[3], NULL, 0) : 1);
-    if (argc >= 2 && !strcmp(argv[1], "fork"))
-        return run_fork();
+        return run_random(strtoull(argv[2], NULL, 0), argc >= 4 ? strtoull(argv[3], NULL, 0) : 1);
+    if (argc >= 2 && !strcmp(argv[1], "fork")) return run_fork();
     fprintf(stderr, "usage: arena_work small | random ARENA_BYTES [SEED] | fork\n");
     return 2;
 }

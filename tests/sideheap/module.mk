@@ -7,8 +7,15 @@ $(SIDEHEAP_DIR)/arena_work: tests/sideheap/arena_work.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $<
 
+# Unit tests of the side heap itself (heap-object API, no preload).
+$(SIDEHEAP_DIR)/test_sideheap: tests/sideheap/test_sideheap.c $(LIBHL_CORE_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -I liballoc -I schemas -o $@ $< $(LIBHL_CORE_A) -lcriterion $(LIBHL_CORE_LIBS)
+
 .PHONY: sideheap-check
-sideheap-check: $(SIDEHEAP_DIR)/arena_work $(BIN_DIR)/heapledger $(LIBHL_SO) $(LIB_DIR)/libheapledger-tp.so
+sideheap-check: $(SIDEHEAP_DIR)/arena_work $(SIDEHEAP_DIR)/test_sideheap $(BIN_DIR)/heapledger \
+                $(LIBHL_SO) $(LIB_DIR)/libheapledger-tp.so
+	@$(SIDEHEAP_DIR)/test_sideheap --jobs 2
 	@BUILD=$(BUILD) tests/sideheap/sideheap_test.sh
 
 CHECK_TARGETS += sideheap-check
