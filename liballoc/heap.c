@@ -392,7 +392,7 @@ static void bin_flush_half(hl_heap_t *h, hl_tbin_t *b, unsigned cls)
 void hl_free_slow(hl_heap_t *h, void *p, hl_opinfo_t *info)
 {
     if (h->opt.harden && !hl_side_owns(p) && /* the tracer's blocks: mid.c sends them home */
-        !hl_harden_free(h, p, info))          /* hardening hook: 0 = consumed */
+        !hl_harden_free(h, p, info))         /* hardening hook: 0 = consumed */
         return;
     unsigned tag = ((const uint8_t *)p)[-1];
     if ((tag & HL_TAG_TINY_MASK) == HL_TAG_TINY) {

@@ -242,8 +242,9 @@ void hl_thread_fork_child(void);
 /* Who may use it: the shim's gated path only, for calls it attributes to the tracer (nested
  * in an emit, on an LTTng-UST "-ust" thread, or made from LTTng-UST's code; shim.c). Frees
  * and reallocs go to it by address from any thread. */
-#define HL_SIDE_RESERVE     (1ull << 30) /* address space reserved (MAP_NORESERVE) */
+#define HL_SIDE_RESERVE     (256u << 20) /* address space reserved when recorded (NORESERVE) */
 #define HL_SIDE_RESERVE_MIN (16u << 20)  /* smallest reservation tried when that fails */
+#define HL_SIDE_RESERVE_UNTRACED (1u << 20) /* untraced: only the call-site registration */
 #define HL_SIDE_OWNER       0xFFu        /* TLSF owner byte of its blocks: no heap's arena */
 
 typedef struct hl_side_region_s {
@@ -266,6 +267,9 @@ void *hl_side_memalign(size_t align, size_t n);
 void *hl_side_realloc(void *p, size_t n); /* p must be a side block (or NULL) */
 void hl_side_free(void *p);               /* p must be a side block */
 size_t hl_side_usable(const void *p);
+/* Bytes of address space to reserve at the first allocation (default HL_SIDE_RESERVE);
+ * no effect once the region exists. */
+void hl_side_reserve_hint(size_t bytes);
 /* Live blocks and their usable bytes. */
 void hl_side_totals(size_t *blocks, size_t *bytes);
 /* One line on fd with the live blocks and bytes of the side heap (nothing if never used). */

@@ -527,6 +527,8 @@ static void register_call_sites(const char *opts)
     if (__atomic_load_n(&gate_state, __ATOMIC_ACQUIRE) != GATE_DECIDED)
         gate_decide();
     int was_open = __atomic_load_n(&gate_floor, __ATOMIC_ACQUIRE) == 0;
+    if (!__atomic_load_n(&side_on, __ATOMIC_ACQUIRE)) /* not recorded: a small region does */
+        hl_side_reserve_hint(HL_SIDE_RESERVE_UNTRACED);
     __atomic_store_n(&gate_limit, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&gate_floor, UINTPTR_MAX, __ATOMIC_RELEASE);
     hl_tls.in_trace = 1;

@@ -8,11 +8,13 @@
  * tracer and the program's statistics, events and leaks would include the tracer's blocks.
  * The shim (shim.c) decides who a call belongs to and sends the tracer's calls here.
  *
- * Layout. One reservation of HL_SIDE_RESERVE bytes of address space (MAP_NORESERVE: pages
- * cost memory only when touched), made at the first tracer allocation and never moved or
- * grown, is one TLSF pool. A block of this heap is therefore recognised by its address alone,
- * with one subtraction and one comparison (hl_side_owns), and that test is made only on the
- * shim's gated path, which the untraced fast path never takes. The blocks have the ordinary
+ * Layout. One reservation of address space (MAP_NORESERVE: pages cost memory only when
+ * touched; HL_SIDE_RESERVE when the process is recorded, HL_SIDE_RESERVE_UNTRACED when only
+ * heapledger's call-site registration uses it), made at the first tracer allocation and never
+ * moved or grown, is one TLSF pool; when it is full the shim falls back to the default heap.
+ * A block of this heap is therefore recognised by its address alone, with one subtraction
+ * and one comparison (hl_side_owns), and that test is made only on the shim's gated path,
+ * which the untraced fast path never takes. The blocks have the ordinary
  * TLSF header (tag HL_TAG_MID) with the owner byte HL_SIDE_OWNER, which names no arena of any
  * heap: a side block that reached the default heap's free by mistake is reported as an invalid
  * free instead of corrupting a mid arena.
@@ -39,6 +41,7 @@ static struct {
     hl_lock_t lock;
     hl_tlsf_t tlsf;
     int state;            /* 0 = no region yet, 1 = ready, -1 = could not map one (never retried) */
+    size_t want;          /* bytes to reserve (hl_side_reserve_hint), 0 = HL_SIDE_RESERVE */
     size_t blocks, bytes; /* live blocks and their usable bytes (hl_side_print) */
     size_t peak;
 } side = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -49,7 +52,9 @@ static int side_setup_locked(void)
     if (side.state) return side.state > 0 ? 0 : -1;
     int saved = errno;
     side.state = -1;
-    for (size_t len = HL_SIDE_RESERVE; len >= HL_SIDE_RESERVE_MIN; len /= 4) {
+    size_t want = side.want ? side.want : HL_SIDE_RESERVE;
+    size_t min = want < HL_SIDE_RESERVE_MIN ? want : HL_SIDE_RESERVE_MIN;
+    for (size_t len = want; len >= min; len /= 4) {
         void *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (m == MAP_FAILED) continue;
@@ -148,6 +153,13 @@ void *hl_side_realloc(void *p, size_t n)
     memcpy(q, p, old < n ? old : n);
     hl_side_free(p);
     return q;
+}
+
+void hl_side_reserve_hint(size_t bytes)
+{
+    hl_lock(&side.lock);
+    side.want = hl_align_up(bytes, hl_page_size);
+    hl_unlock(&side.lock);
 }
 
 void hl_side_totals(size_t *blocks, size_t *bytes)
