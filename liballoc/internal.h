@@ -143,9 +143,10 @@ typedef struct hl_tls_s {
     hl_heap_t *heap;              /* heap the cache belongs to; NULL until the first miss */
     uint32_t state;               /* HL_TLS_* */
     uint32_t arena;               /* mid arena index of this thread */
-    uint16_t in_trace;            /* reentrancy guard (hl_tls only): nested calls untraced */
-    uint16_t trace_kind;          /* hl_tls only: 0 not known yet, 1 traced, 2 never traced
-                                     (LTTng-UST's own "-ust" threads) */
+    uint16_t in_trace;            /* reentrancy guard (hl_tls only): nested calls are the
+                                     tracer's (side heap, untraced) */
+    uint16_t trace_kind;          /* hl_tls only: 0 not known yet, 1 traced, 2 the tracer's
+                                     (LTTng-UST's own "-ust" threads: side heap, untraced) */
     uint64_t heap_uid;            /* uid of heap when bound (detects a destroyed heap) */
     uint64_t paths[HL_PATH_COUNT];
     struct hl_tls_s *next, *prev; /* registry of live thread caches (thread.c) */

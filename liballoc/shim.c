@@ -4,7 +4,7 @@
  * session listening" (hl_trace_active). The traced variants are out of line: they take the
  * per-thread guard so that only the outermost allocator call of a thread is traced (LTTng-UST
  * and libunwind allocate inside the emit), read the TSC around the operation itself only, and
- * emit one event. Nested calls are served, untraced.
+ * emit one event. Nested calls are the tracer's: served by the side heap (sideheap.c), untraced.
  *
  * Semantics follow glibc: 16-byte alignment, malloc(0) returns a unique pointer,
  * realloc(p, 0) frees and returns NULL, calloc/reallocarray check overflow (ENOMEM),
@@ -67,17 +67,19 @@ static hl_noinline void report_regions(void)
  *
  * Under `heapledger record` the tracer allocates through this malloc too. A call is the
  * tracer's when it is nested in an emit (the in_trace guard), made on one of LTTng-UST's
- * "-ust" threads, or made from LTTng-UST's own code on a program thread while one of the two
- * windows below is open; those calls are served by the side heap, untraced, and a side block
- * goes back to it by its address from any thread (hl_side_owns).
+ * "-ust" threads, or made from LTTng-UST's own code on a program thread: found by the stack
+ * the alloc event would carry while tracing is on (traced_alloc), and by a walk while one of
+ * the windows below is open. Those calls are served by the side heap, untraced, and a side
+ * block goes back to it by its address from any thread (hl_side_owns).
  *
  * Windows (side_window): LTTng-UST starts in its constructor, before the probe provider
- * (libheapledger-tp.so) is initialised and before any event can be enabled, and starts again
- * in a forked child from its fork wrapper, after the fork handlers. While a window is open,
- * each call of a program thread is attributed by its stack: a frame in LTTng-UST's libraries
- * or the provider makes it the tracer's (hl_stack_in_tracer). The start-up window closes at
- * the first call of the program's own after the provider's constructor ran, the fork window
- * at the first call of the program's own in the child.
+ * (libheapledger-tp.so) is initialised and before any event can be enabled; it starts again
+ * in a forked child from its fork wrapper, after the fork handlers; its destructor runs after
+ * ours. While a window is open, each call of a program thread is attributed by its stack: a
+ * frame in LTTng-UST's libraries or the provider makes it the tracer's (hl_stack_in_tracer).
+ * The start-up window closes at the first call of the program's own after the provider's
+ * constructor ran, the fork window at the first call of the program's own in the child; the
+ * exit window stays open.
  *
  * Whether the process is recorded is known at its first allocator call: the gate starts
  * closed and the first call on the gated path looks for the probe provider among the loaded
@@ -179,8 +181,6 @@ static inline int trace_enter(hl_tls_t *t)
 }
 
 /* ---- traced variants (out of line) ------------------------------------------------------- */
-
-static void *side_alloc(int kind, size_t a, size_t b);
 
 static hl_noinline void *traced_alloc(int kind, size_t a, size_t b)
 {
