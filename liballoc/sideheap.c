@@ -30,7 +30,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-/* Freed spans at least this big give their pages back (the tracer's big blocks are rare:
+/* Freed blocks at least this big give their pages back (the tracer's big blocks are rare:
  * unwinder caches, hash tables). */
 #define HL_SIDE_DECOMMIT (256u << 10)
 
