@@ -655,7 +655,7 @@ static int check_poison(hl_heap_t *h, const hblk_t *b, size_t from, int zero_ok,
 
 size_t hl_harden_pad(const hl_heap_t *h, size_t n)
 {
-    if (n > SIZE_MAX / 2) return 0;
+    if (n > HL_REQUEST_MAX) return SIZE_MAX; /* alloc_slow refused it already: stay refused */
     size_t m = n + HL_HARDEN_PAD;
     if (!h->arena_base && m > h->mid_max && h->opt.guard) m += hl_page_size;
     return m;

@@ -334,6 +334,10 @@ static void *tiny_alloc(hl_heap_t *h, size_t n, hl_opinfo_t *info)
 static void *alloc_slow(hl_heap_t *h, size_t n, size_t align, hl_opinfo_t *info)
 {
     hl_heap_ensure(h);
+    if (hl_unlikely(n > HL_REQUEST_MAX || align > HL_REQUEST_MAX)) {
+        set_fail(h, info); /* nothing can serve it: no padding, no rounding may wrap it */
+        return NULL;
+    }
     size_t req = n; /* hardening hook: room for canary and trailer */
     if (h->opt.harden)
         n = hl_harden_pad(h, req);

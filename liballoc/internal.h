@@ -56,6 +56,11 @@
 #define HL_ALIGN     16u
 #define HL_CLASS_MAX 32u /* bins in a thread cache: every 5-bit class value */
 
+/* The largest request any tier serves (glibc's limit): larger ones — a negative int turned
+ * into a size, an overflowed sum — fail with ENOMEM in every mode, before hardening pads
+ * them or a tier rounds them (heap.c, alloc_slow). */
+#define HL_REQUEST_MAX ((size_t)PTRDIFF_MAX)
+
 /* Defaults (docs/options.md). */
 #define HL_DEFAULT_MID_MAX      (256u << 10)
 #define HL_DEFAULT_SLAB         (64u << 10)

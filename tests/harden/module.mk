@@ -23,8 +23,10 @@ $(HARDEN_DIR)/bugs/%: tests/harden/bugs/%.cc
 	$(CXX) -std=c++17 -O0 -g -fsized-deallocation -w -o $@ $<
 
 .PHONY: check-harden
-check-harden: $(HARDEN_TEST) $(HARDEN_BUGS) $(LIBHL_SO) $(TEST_DIR)/stress
+check-harden: $(HARDEN_TEST) $(HARDEN_BUGS) $(LIBHL_SO) $(TEST_DIR)/stress $(BIN_DIR)/heapledger \
+	$(AN_REPLAY_REC)
 	$(HARDEN_TEST) --jobs 2
+	tests/harden/replay_absurd.sh $(BIN_DIR)/heapledger $(AN_REPLAY_REC) schemas $(HARDEN_DIR)
 	tests/harden/run_bugs.sh $(abspath $(LIBHL_SO)) $(HARDEN_DIR)/bugs tests/harden/bugs
 	tests/harden/real_programs.sh $(abspath $(LIBHL_SO))
 	@# threads, cross-thread frees, thread churn, fork: no report, contents intact
