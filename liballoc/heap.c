@@ -401,7 +401,12 @@ void hl_free_slow(hl_heap_t *h, void *p, hl_opinfo_t *info)
         hl_tls_t *t = hl_tls_of(h);
         if (!t->heap) {
             hl_heap_ensure(h);
-            t = hl_tls_bind(h);
+            /* A thread that has never allocated: possibly in its teardown, where a bound cache
+             * would outlive the thread. Its first frees go to the slabs directly. */
+            if (t->unbound_frees < HL_TLS_BIND_AFTER_FREES)
+                t->unbound_frees++;
+            else
+                t = hl_tls_bind(h);
         }
         hl_tbin_t *b = &t->bins[tag];
         hl_path_t path;
