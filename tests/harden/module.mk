@@ -9,6 +9,16 @@ HARDEN_BUGS_CXX := $(wildcard tests/harden/bugs/*.cc)
 HARDEN_BUGS := $(patsubst tests/harden/bugs/%.c,$(HARDEN_DIR)/bugs/%,$(HARDEN_BUGS_C)) \
                $(patsubst tests/harden/bugs/%.cc,$(HARDEN_DIR)/bugs/%,$(HARDEN_BUGS_CXX))
 
+# Transparency: signals the program raises or is sent, and descriptors (signals.c, fds.c).
+HARDEN_PROGS := $(HARDEN_DIR)/signals $(HARDEN_DIR)/fds
+$(HARDEN_DIR)/signals: tests/harden/signals.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -O0 -o $@ $<
+
+$(HARDEN_DIR)/fds: tests/harden/fds.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $< -lpthread
+
 $(HARDEN_TEST): tests/harden/test_harden.c $(LIBHL_CORE_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -fno-optimize-sibling-calls -o $@ $< $(LIBHL_CORE_A) -lcriterion $(LIBHL_CORE_LIBS)
@@ -24,8 +34,10 @@ $(HARDEN_DIR)/bugs/%: tests/harden/bugs/%.cc
 
 .PHONY: check-harden
 check-harden: $(HARDEN_TEST) $(HARDEN_BUGS) $(LIBHL_SO) $(TEST_DIR)/stress $(BIN_DIR)/heapledger \
-	$(AN_REPLAY_REC)
+	$(AN_REPLAY_REC) $(HARDEN_PROGS)
 	$(HARDEN_TEST) --jobs 2
+	tests/harden/signals.sh $(abspath $(LIBHL_SO)) $(HARDEN_DIR)/signals
+	tests/harden/fds.sh $(abspath $(LIBHL_SO)) $(HARDEN_DIR)/fds
 	tests/harden/replay_absurd.sh $(BIN_DIR)/heapledger $(AN_REPLAY_REC) schemas $(HARDEN_DIR)
 	tests/harden/run_bugs.sh $(abspath $(LIBHL_SO)) $(HARDEN_DIR)/bugs tests/harden/bugs
 	tests/harden/real_programs.sh $(abspath $(LIBHL_SO))
