@@ -45,5 +45,16 @@ check-harden: $(HARDEN_TEST) $(HARDEN_BUGS) $(LIBHL_SO) $(TEST_DIR)/stress $(BIN
 	HEAPLEDGER_OPTIONS=harden=1 LD_PRELOAD=$(abspath $(LIBHL_SO)) $(TEST_DIR)/stress 1
 	HEAPLEDGER_OPTIONS=harden=1,rotate=1,quarantine=64K LD_PRELOAD=$(abspath $(LIBHL_SO)) \
 	    $(TEST_DIR)/stress 1
+	@# 8 threads, cross-thread reallocs and frees (the stress that once reported a false
+	@# use-after-free), a few seconds; bench-harden-stress runs it for minutes
+	HEAPLEDGER_OPTIONS=harden=1 LD_PRELOAD=$(abspath $(LIBHL_SO)) $(TEST_DIR)/stress 1 8 25000
+
+# Minutes: the cross-thread stress under harden=1 with 8 threads (part of `make bench`).
+.PHONY: bench-harden-stress
+bench-harden-stress: $(LIBHL_SO) $(TEST_DIR)/stress
+	HEAPLEDGER_OPTIONS=harden=1 LD_PRELOAD=$(abspath $(LIBHL_SO)) nice -n 10 $(TEST_DIR)/stress 8 8
+	HEAPLEDGER_OPTIONS=harden=1,trim_keep=64 LD_PRELOAD=$(abspath $(LIBHL_SO)) nice -n 10 \
+	    $(TEST_DIR)/stress 4 8
+BENCH_TARGETS += bench-harden-stress
 
 CHECK_TARGETS += check-harden
