@@ -57,4 +57,10 @@ bench-harden-stress: $(LIBHL_SO) $(TEST_DIR)/stress
 	    $(TEST_DIR)/stress 4 8
 BENCH_TARGETS += bench-harden-stress
 
+# Slow (about 15 minutes): CPython's regression tests under harden=1 against the same tests
+# without heapledger (docs/hardening.md). Installs libpython3.11-testsuite when missing.
+.PHONY: check-cpython
+check-cpython: $(LIBHL_SO)
+	tests/harden/cpython.sh $(abspath $(LIBHL_SO)) $(HARDEN_DIR)
+
 CHECK_TARGETS += check-harden
