@@ -6,33 +6,109 @@
  * access is reported as heap-overflow or use-after-free and the process aborts. A fault
  * inside free/realloc/malloc_usable_size on the byte before the pointer given (the header
  * byte every free reads first) is a wild pointer into unmapped memory: reported as
- * invalid-free (-realloc, -usable-size). Any other
- * fault is not ours: the previous disposition is restored and the faulting instruction runs
- * again, so the program's own handler or the default action (core dump) sees it unchanged.
+ * invalid-free (-realloc, -usable-size).
+ *
+ * Everything else reaches the program exactly as it would without heapledger. Only a fault
+ * the kernel raised (si_code > 0: SEGV_MAPERR, SEGV_ACCERR, BUS_ADRERR…) is looked at; a
+ * signal sent by a process or raised by the program itself (raise, kill, tgkill, sigqueue:
+ * si_code <= 0) is never ours. Such a signal, and any fault outside our pages, goes to the
+ * disposition that was in place when the handler was installed, emulated faithfully:
+ *   a handler       called with the same arguments, under its own sa_mask (plus the signal
+ *                   unless SA_NODEFER), once and then SIG_DFL if it had SA_RESETHAND;
+ *   SIG_IGN         a sent signal is dropped; a real fault cannot be ignored (the kernel
+ *                   would kill the process): handled as SIG_DFL;
+ *   SIG_DFL         the default action: the disposition is set to SIG_DFL and the signal
+ *                   delivered again — a fault by returning to the faulting instruction, a
+ *                   sent signal by raising it again with the same siginfo — so the process
+ *                   dies of that signal (with a core where the system dumps one), exit status
+ *                   and all, as without heapledger.
+ * The handler stays installed (guard-page detection lasts the whole run) except in the
+ * SIG_DFL case, where the process is about to die anyway.
+ *
+ * A program that installs its own handler later replaces ours (sigaction is not interposed:
+ * glibc's signal() and sigset() reach the kernel without the PLT, so an interposed sigaction
+ * would see only part of the program's changes and could report a disposition that is not
+ * the kernel's). The program's handler then sees every fault, ours included, exactly as
+ * without heapledger; if it chains to the handler it replaced (as CPython's faulthandler
+ * does: restore, then raise again), the re-raised signal comes to us with si_code SI_TKILL
+ * and goes on to the disposition before ours. What stays visible: sigaction(SIGSEGV or SIGBUS,
+ * NULL, &old) in a hardened process shows heapledger's handler instead of SIG_DFL
+ * (docs/hardening.md).
  */
 #include "harden.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 static struct sigaction old_segv, old_bus;
 static int installed;
 
+static struct sigaction *old_of(int sig)
+{
+    return sig == SIGSEGV ? &old_segv : &old_bus;
+}
+
+/* Default action for sig: SIG_DFL, then the signal again (a sent one re-raised with its
+ * siginfo; a fault re-executes when the handler returns). */
+static void deliver_default(int sig, siginfo_t *si)
+{
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    if (si->si_code <= 0) {
+        /* Sent: deliver it again to this thread, unblocked on return from the handler. */
+        siginfo_t again = *si;
+        syscall(SYS_rt_tgsigqueueinfo, getpid(), hl_os_tid(), sig, &again);
+    }
+}
+
+/* Run the disposition that was in place before ours. */
+static void chain(int sig, siginfo_t *si, void *uc)
+{
+    struct sigaction *old = old_of(sig);
+    if (old->sa_handler == SIG_IGN && si->si_code <= 0)
+        return; /* a sent signal the program ignores */
+    if (old->sa_handler == SIG_DFL || old->sa_handler == SIG_IGN) {
+        deliver_default(sig, si);
+        return;
+    }
+    struct sigaction h = *old;
+    if (h.sa_flags & SA_RESETHAND) { /* once: the kernel would have reset it on delivery */
+        old->sa_handler = SIG_DFL;
+        old->sa_flags &= ~(unsigned)SA_SIGINFO;
+    }
+    sigset_t mask = h.sa_mask, prev;
+    if (!(h.sa_flags & SA_NODEFER)) sigaddset(&mask, sig);
+    pthread_sigmask(SIG_BLOCK, &mask, &prev);
+    if (h.sa_flags & SA_SIGINFO)
+        h.sa_sigaction(sig, si, uc);
+    else
+        h.sa_handler(sig);
+    pthread_sigmask(SIG_SETMASK, &prev, NULL);
+}
+
 static void on_fault(int sig, siginfo_t *si, void *uc_arg)
 {
-    int is_write = 0;
-    uintptr_t ip = 0;
+    int saved = errno;
+    if (si->si_code > 0) { /* raised by the kernel for an access: perhaps one of ours */
+        int is_write = 0;
+        uintptr_t ip = 0;
 #if defined(__x86_64__)
-    ucontext_t *uc = uc_arg;
-    is_write = (uc->uc_mcontext.gregs[REG_ERR] & 2) != 0;
-    ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-#else
-    (void)uc_arg;
+        ucontext_t *uc = uc_arg;
+        is_write = (uc->uc_mcontext.gregs[REG_ERR] & 2) != 0;
+        ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
 #endif
-    if (hl_harden_on_fault(si->si_addr, is_write)) return; /* not reached: the report aborts */
-    if (sig == SIGSEGV && ip && hl_harden_on_wild_fault(si->si_addr, ip)) return; /* idem */
-    sigaction(sig, sig == SIGSEGV ? &old_segv : &old_bus, NULL);
+        if (hl_harden_on_fault(si->si_addr, is_write)) return; /* not reached: the report aborts */
+        if (sig == SIGSEGV && ip && hl_harden_on_wild_fault(si->si_addr, ip)) return; /* idem */
+    }
+    chain(sig, si, uc_arg);
+    errno = saved;
 }
 
 void hl_fault_install(void)
@@ -41,7 +117,9 @@ void hl_fault_install(void)
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_fault;
-    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    /* SA_ONSTACK: a program's alternate signal stack serves a stack overflow as before.
+     * SA_NODEFER: a fault inside a chained handler reaches it again, as it would. */
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK | SA_RESTART;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGSEGV, &sa, &old_segv);
     sigaction(SIGBUS, &sa, &old_bus);

@@ -217,13 +217,19 @@ typedef struct hblk_s {
     size_t moff;      /* end of the canary: trailer offset (tiny/mid), guard start (large) */
     hl_hmeta_t *meta; /* trailer */
     hl_slab_t *slab;  /* tiny */
-    uint8_t gen;      /* tiny: slab generation (a trailer from an earlier life is stale) */
+    uint32_t gen;     /* tiny: slab generation (a trailer from an earlier life is stale) */
     size_t idx;       /* tiny slot index */
 } hblk_t;
 
-static inline uint32_t meta_hash(const void *p, uint64_t req, uint8_t gen)
+/* gen is the tiny slab's generation (0 for other tiers). It must not repeat while a trailer of
+ * an earlier life may survive in the slab: an 8-bit one did, after 256 lives of a slab handed
+ * between classes (LIFO reuse of empty slabs), and a stale "freed" trailer passed for the
+ * reused slot's own, its poison long overwritten by the other classes' blocks — a false
+ * use-after-free "found on reuse" (tests/harden: slab_generation_wrap_is_no_use_after_free). */
+static inline uint32_t meta_hash(const void *p, uint64_t req, uint32_t gen)
 {
-    uint64_t x = (uintptr_t)p ^ (req * 0x9e3779b97f4a7c15ull) ^ secret ^ ((uint64_t)gen << 56);
+    uint64_t x = (uintptr_t)p ^ (req * 0x9e3779b97f4a7c15ull) ^ secret ^
+                 ((uint64_t)gen * 0xc2b2ae3d27d4eb4full);
     x ^= x >> 33;
     x *= 0xff51afd7ed558ccdull;
     x ^= x >> 33;
@@ -655,7 +661,7 @@ static int check_poison(hl_heap_t *h, const hblk_t *b, size_t from, int zero_ok,
 
 size_t hl_harden_pad(const hl_heap_t *h, size_t n)
 {
-    if (n > SIZE_MAX / 2) return 0;
+    if (n > HL_REQUEST_MAX) return SIZE_MAX; /* alloc_slow refused it already: stay refused */
     size_t m = n + HL_HARDEN_PAD;
     if (!h->arena_base && m > h->mid_max && h->opt.guard) m += hl_page_size;
     return m;

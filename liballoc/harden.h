@@ -59,7 +59,8 @@ int hl_harden_parse_guard(hl_options_t *o, const char *v, size_t len);
 int hl_harden_setup(hl_heap_t *h);
 void hl_harden_destroy(hl_heap_t *h);
 
-/* Request size to ask the tiers for, for an n-byte request (0 on overflow). */
+/* Request size to ask the tiers for, for an n-byte request; n <= HL_REQUEST_MAX (alloc_slow
+ * refuses larger ones first), else SIZE_MAX, which no tier serves. */
 size_t hl_harden_pad(const hl_heap_t *h, size_t n);
 /* guard=all|sample:N: serve this request from a mapping of its own with a guard page after
  * it (always, or every Nth request); NULL when it is not picked (or in a fixed arena). */

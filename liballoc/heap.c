@@ -338,6 +338,10 @@ static void *tiny_alloc(hl_heap_t *h, size_t n, hl_opinfo_t *info)
 static void *alloc_slow(hl_heap_t *h, size_t n, size_t align, hl_opinfo_t *info)
 {
     hl_heap_ensure(h);
+    if (hl_unlikely(n > HL_REQUEST_MAX || align > HL_REQUEST_MAX)) {
+        set_fail(h, info); /* nothing can serve it: no padding, no rounding may wrap it */
+        return NULL;
+    }
     size_t req = n; /* hardening hook: room for canary and trailer */
     if (h->opt.harden)
         n = hl_harden_pad(h, req);
@@ -402,7 +406,12 @@ void hl_free_slow(hl_heap_t *h, void *p, hl_opinfo_t *info)
         hl_tls_t *t = hl_tls_of(h);
         if (!t->heap) {
             hl_heap_ensure(h);
-            t = hl_tls_bind(h);
+            /* A thread that has never allocated: possibly in its teardown, where a bound cache
+             * would outlive the thread. Its first frees go to the slabs directly. */
+            if (t->unbound_frees < HL_TLS_BIND_AFTER_FREES)
+                t->unbound_frees++;
+            else
+                t = hl_tls_bind(h);
         }
         hl_tbin_t *b = &t->bins[tag];
         hl_path_t path;

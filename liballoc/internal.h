@@ -59,6 +59,11 @@
 #define HL_ALIGN     16u
 #define HL_CLASS_MAX 32u /* bins in a thread cache: every 5-bit class value */
 
+/* The largest request any tier serves (glibc's limit): larger ones — a negative int turned
+ * into a size, an overflowed sum — fail with ENOMEM in every mode, before hardening pads
+ * them or a tier rounds them (heap.c, alloc_slow). */
+#define HL_REQUEST_MAX ((size_t)PTRDIFF_MAX)
+
 /* Defaults (docs/options.md). */
 #define HL_DEFAULT_MID_MAX      (256u << 10)
 #define HL_DEFAULT_SLAB         (64u << 10)
@@ -149,8 +154,14 @@ typedef struct hl_tls_s {
                                      (LTTng-UST's own "-ust" threads: side heap, untraced) */
     uint64_t heap_uid;            /* uid of heap when bound (detects a destroyed heap) */
     uint64_t paths[HL_PATH_COUNT];
-    struct hl_tls_s *next, *prev; /* registry of live thread caches (thread.c) */
+    uint32_t reg_slot;            /* 1 + index in the registry of live caches (thread.c), 0 none */
+    uint32_t unbound_frees;       /* frees served while unbound (HL_TLS_BIND_AFTER_FREES) */
 } hl_tls_t;
+
+/* A thread that has never allocated serves this many frees without binding its cache: glibc
+ * frees during a thread's teardown, after its key destructors ran (__nptl_free_stacks), and a
+ * cache bound then would never be flushed nor unregistered (thread.c). */
+#define HL_TLS_BIND_AFTER_FREES 64u
 
 /* Two caches per thread: hl_tls for the default heap (the malloc shim: no "which heap" test
  * on its fast path) and hl_tls_x for the last other heap the thread used. */

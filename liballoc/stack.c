@@ -24,12 +24,17 @@
 #include "stack.h"
 
 #include <elf.h>
+#include <errno.h>
 #include <libunwind.h>
+#include <pthread.h>
+#include <sched.h>
 #include <link.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 typedef struct hl_stack_slot_s {
     _Atomic uint64_t hash;      /* 0 = empty, else the stack's hash (forced non-zero) */
@@ -87,6 +92,104 @@ static void stack_find_self(void)
         }
 }
 
+/* libunwind's descriptors. libunwind (1.6) validates memory before it reads it while stepping
+ * (its conservative checks: write(2) one byte from the address into a pipe; EFAULT means
+ * unreadable), so it opens a pipe when it initialises (pipe2, O_CLOEXEC|O_NONBLOCK) and opens
+ * a new one whenever a read of its pipe fails. Left alone, the two descriptors are the lowest
+ * free ones — fds 3 and 4 at main — for the whole run: programs that count, list, pass or
+ * close their descriptors see them (CPython's test_subprocess). libunwind needs the pipe (a
+ * refused pipe2 fails every validation: no stack at all) and keeps it in a static array.
+ *
+ * So the pipe exists only while one of our unwinder calls runs. heapledger's pipe2 (it
+ * interposes the libc symbol, which libunwind calls through its PLT) notes the array it was
+ * given when the calling thread is inside such a call: that is libunwind's static. When the
+ * last unwinder call in the process ends, the pipe is closed and the array set back to -1,
+ * so that libunwind's next validation, finding its read failing, opens a new one. A count of
+ * running calls orders this against calls starting in other threads (unwind_enter): no call
+ * can be using the numbers when they are closed (a number closed under a running call could
+ * be reused by the program, and libunwind would write into the program's file). Outside our
+ * calls, every pipe2 is the system call itself. Cost: two atomic operations per capture, and
+ * a pipe2 and two closes per capture that needed a validation (libunwind caches four
+ * validated pages per thread). */
+static __thread int in_unwinder __attribute__((tls_model("initial-exec")));
+static struct {
+    pthread_mutex_t lock; /* serialises closers (and pipe2's bookkeeping) */
+    _Atomic int users;    /* unwinder calls running */
+    _Atomic int closing;  /* a closer is deciding or closing: starting calls wait */
+    _Atomic int opened;   /* a pipe was made since the last close */
+    int *fds;             /* libunwind's pipe array, as its pipe2 call passed it; NULL until seen */
+} unw_pipe = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+__attribute__((visibility("default"))) int pipe2(int fds[2], int flags)
+{
+    int r = (int)syscall(SYS_pipe2, fds, flags); /* -1 and errno on failure */
+    if (r == 0 && in_unwinder) {
+        /* The first pipe2 inside an unwinder call is libunwind's initialisation (the
+         * warm-up in hl_stack_init), which passes its static array; later ones pass the
+         * same array. */
+        pthread_mutex_lock(&unw_pipe.lock);
+        if (!unw_pipe.fds) unw_pipe.fds = fds;
+        if (fds == unw_pipe.fds) atomic_store(&unw_pipe.opened, 1);
+        pthread_mutex_unlock(&unw_pipe.lock);
+    }
+    return r;
+}
+
+/* Enter/leave an unwinder call. Lock-free unless a pipe is open when the last call ends: the
+ * closer announces itself (closing = 1) and then checks that no call started (users == 0);
+ * a starting call counts itself and then checks for a closer, and waits for it. With
+ * sequentially consistent order one of the two sees the other, so a call never runs with the
+ * numbers being closed. */
+static int unwind_enter(void)
+{
+    int saved = errno; /* the unwinder's validations may leave EAGAIN or EBADF behind */
+    atomic_fetch_add(&unw_pipe.users, 1);
+    while (atomic_load(&unw_pipe.closing))
+        sched_yield();
+    in_unwinder++;
+    return saved;
+}
+
+/* Caller holds the lock. */
+static void close_pipe_locked(void)
+{
+    atomic_store(&unw_pipe.closing, 1);
+    if (atomic_load(&unw_pipe.users) == 0 && atomic_load(&unw_pipe.opened) && unw_pipe.fds) {
+        int a = unw_pipe.fds[0], b = unw_pipe.fds[1];
+        unw_pipe.fds[0] = unw_pipe.fds[1] = -1; /* libunwind opens a new one when it needs it */
+        if (a >= 0) close(a);
+        if (b >= 0) close(b);
+        atomic_store(&unw_pipe.opened, 0);
+    }
+    atomic_store(&unw_pipe.closing, 0);
+}
+
+static void unwind_leave(int saved_errno)
+{
+    in_unwinder--;
+    if (atomic_fetch_sub(&unw_pipe.users, 1) == 1 && atomic_load(&unw_pipe.opened)) {
+        pthread_mutex_lock(&unw_pipe.lock);
+        close_pipe_locked();
+        pthread_mutex_unlock(&unw_pipe.lock);
+    }
+    errno = saved_errno;
+}
+
+static void unwind_fork_prepare(void)
+{
+    pthread_mutex_lock(&unw_pipe.lock);
+}
+static void unwind_fork_parent(void)
+{
+    pthread_mutex_unlock(&unw_pipe.lock);
+}
+static void unwind_fork_child(void)
+{
+    pthread_mutex_init(&unw_pipe.lock, NULL);
+    atomic_store(&unw_pipe.users, 0); /* the threads inside an unwinder call are gone */
+    close_pipe_locked();
+}
+
 int hl_stack_init(void)
 {
     int st = atomic_load_explicit(&hl_stk.state, memory_order_acquire);
@@ -107,7 +210,10 @@ int hl_stack_init(void)
     hl_stk.by_id = (_Atomic uint32_t *)(m + slots + pool);
     stack_find_self();
     void *warm[HL_STACK_MAX_DEPTH];
+    pthread_atfork(unwind_fork_prepare, unwind_fork_parent, unwind_fork_child);
+    int saved = unwind_enter();
     unw_backtrace(warm, HL_STACK_MAX_DEPTH); /* first call: loads tables, may allocate */
+    unwind_leave(saved);
     atomic_store_explicit(&hl_stk.state, 2, memory_order_release);
     return 0;
 }
@@ -116,7 +222,9 @@ int hl_stack_init(void)
  * function is never inlined) and return the frame count. */
 static __attribute__((noinline)) int stack_walk(void **buf, int n)
 {
+    int saved = unwind_enter();
     int r = unw_backtrace(buf, n);
+    unwind_leave(saved);
     __asm__ volatile("" ::: "memory"); /* no tail call: this frame must stay buf[0] */
     return r;
 }

@@ -5,8 +5,16 @@
  * heap; the fast path never asks "initialised?" (STYLE.md habit 3).
  * Thread exit: a pthread key destructor flushes the cache and marks it EXITING (caps 0), so
  * whatever the thread still frees in later destructors goes straight back to the slabs.
- * Registry: live thread states are linked so that statistics can sum their counters; the
- * registry lock is only taken at bind and exit.
+ * A thread that never allocated has no key value, so no destructor runs for it; glibc still
+ * calls free from its teardown after the destructors (__nptl_free_stacks frees older stacks'
+ * thread blocks). Such a thread's first frees do not bind its cache (hl_free_slow, up to
+ * HL_TLS_BIND_AFTER_FREES): a cache bound then would never be flushed nor unregistered.
+ * Registry: live thread states are listed so that statistics can sum their counters; the
+ * registry lock is only taken at bind and exit. The list is a table of slots outside every
+ * thread's TLS: adding or removing a thread writes only the table and the thread's own state,
+ * never another thread's, so a state that outlived its thread (a cache bound after its
+ * destructor ran) cannot make a later registration write into freed memory. A reader checks
+ * that the state still names its slot (a reused TLS block starts zeroed) before it reads.
  */
 #include "internal.h"
 
@@ -15,10 +23,18 @@
 __thread hl_tls_t hl_tls __attribute__((tls_model("initial-exec")));
 __thread hl_tls_t hl_tls_x __attribute__((tls_model("initial-exec")));
 
+/* Registry slots: one per live bound cache (two per thread at most). A thread beyond the
+ * table is served as well, unlisted: its counters reach the heap's totals at its exit. */
+#define REGISTRY_SLOTS 4096u
+
 static pthread_key_t exit_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static hl_lock_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static hl_tls_t *registry;
+static hl_tls_t *registry[REGISTRY_SLOTS];
+/* Slots [0, registry_used) have been handed out; registry_free holds the released ones. */
+static uint32_t registry_used;
+static uint32_t registry_free[REGISTRY_SLOTS];
+static uint32_t registry_nfree;
 
 static void on_thread_exit(void *arg);
 
@@ -26,27 +42,45 @@ static void make_key(void) { pthread_key_create(&exit_key, on_thread_exit); }
 
 void hl_thread_init_once(void) { pthread_once(&key_once, make_key); }
 
+/* A slot whose state no longer names it belongs to a thread that is gone (its TLS block was
+ * reused and zeroed): take it back. Caller holds registry_lock; only when the table is full. */
+static void registry_reclaim_locked(void)
+{
+    for (uint32_t i = 0; i < registry_used; i++)
+        if (registry[i] && registry[i]->reg_slot != i + 1) {
+            registry[i] = NULL;
+            registry_free[registry_nfree++] = i;
+        }
+}
+
 static void registry_add(hl_tls_t *t)
 {
     hl_lock(&registry_lock);
-    t->prev = NULL;
-    t->next = registry;
-    if (registry)
-        registry->prev = t;
-    registry = t;
+    if (!registry_nfree && registry_used == REGISTRY_SLOTS)
+        registry_reclaim_locked();
+    uint32_t i = REGISTRY_SLOTS;
+    if (registry_nfree)
+        i = registry_free[--registry_nfree];
+    else if (registry_used < REGISTRY_SLOTS)
+        i = registry_used++;
+    if (i < REGISTRY_SLOTS) {
+        registry[i] = t;
+        t->reg_slot = i + 1;
+    } else {
+        t->reg_slot = 0;
+    }
     hl_unlock(&registry_lock);
 }
 
 static void registry_del(hl_tls_t *t)
 {
     hl_lock(&registry_lock);
-    if (t->prev)
-        t->prev->next = t->next;
-    else if (registry == t)
-        registry = t->next;
-    if (t->next)
-        t->next->prev = t->prev;
-    t->next = t->prev = NULL;
+    uint32_t i = t->reg_slot;
+    if (i && i <= REGISTRY_SLOTS && registry[i - 1] == t) {
+        registry[i - 1] = NULL;
+        registry_free[registry_nfree++] = i - 1;
+    }
+    t->reg_slot = 0;
     hl_unlock(&registry_lock);
 }
 
@@ -145,10 +179,12 @@ void hl_thread_sum_paths(hl_heap_t *h, uint64_t *out)
     for (unsigned i = 0; i < HL_PATH_COUNT; i++)
         out[i] = __atomic_load_n(&h->paths[i], __ATOMIC_RELAXED);
     hl_lock(&registry_lock);
-    for (hl_tls_t *t = registry; t; t = t->next)
-        if (t->heap == h)
+    for (uint32_t s = 0; s < registry_used; s++) {
+        hl_tls_t *t = registry[s];
+        if (t && t->reg_slot == s + 1 && t->heap == h)
             for (unsigned i = 0; i < HL_PATH_COUNT; i++)
                 out[i] += t->paths[i];
+    }
     /* Exiting threads are off the registry but may still count; the caller's own state
      * is on it unless it is exiting. */
     hl_tls_t *self = hl_tls_of(h);
@@ -165,7 +201,8 @@ void hl_thread_fork_parent(void) { hl_unlock(&registry_lock); }
 void hl_thread_fork_child(void)
 {
     hl_lock_init(&registry_lock);
-    registry = NULL;
+    memset(registry, 0, sizeof registry);
+    registry_used = registry_nfree = 0;
     hl_tls_t *selves[2] = {&hl_tls, &hl_tls_x};
     for (int i = 0; i < 2; i++)
         if (selves[i]->state == HL_TLS_BOUND)

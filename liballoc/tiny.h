@@ -35,7 +35,7 @@ typedef struct hl_slab_s {
     uint8_t cls;         /* class, 0xff while free in the source */
     uint8_t on_partial;
     uint8_t decommitted; /* pages given back while free in the source */
-    uint8_t gen;         /* bumped at each slab_init: hardened trailers of older lives are stale */
+    uint32_t gen;        /* bumped at each slab_init: hardened trailers of older lives are stale */
     uint32_t nslots;
     uint32_t used;       /* slots out of the slab (thread caches or users) */
     uint32_t bump;       /* slots carved so far */

@@ -22,7 +22,20 @@ check-unit: $(UNIT_BIN)
 check-asan: $(UNIT_ASAN)
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $(UNIT_ASAN) --jobs 2
 
-PRELOAD_PROGS := $(TEST_DIR)/stress $(TEST_DIR)/api_preload $(TEST_DIR)/arena_env
+PRELOAD_PROGS := $(TEST_DIR)/stress $(TEST_DIR)/api_preload $(TEST_DIR)/arena_env \
+	$(TEST_DIR)/absurd_sizes $(TEST_DIR)/absurd_new $(TEST_DIR)/thread_exit
+$(TEST_DIR)/thread_exit: tests/preload/thread_exit.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $< -lpthread
+
+$(TEST_DIR)/absurd_sizes: tests/preload/absurd_sizes.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $< -lcriterion
+
+$(TEST_DIR)/absurd_new: tests/preload/absurd_new.cc
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Werror -o $@ $<
+
 $(TEST_DIR)/arena_env: tests/preload/arena_env.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $<
@@ -38,6 +51,8 @@ $(TEST_DIR)/api_preload: tests/preload/api_preload.c
 check-preload: $(PRELOAD_PROGS) $(LIBHL_SO)
 	LD_PRELOAD=$(abspath $(LIBHL_SO)) $(TEST_DIR)/api_preload --jobs 2
 	tests/preload/run_stress.sh $(abspath $(LIBHL_SO)) $(TEST_DIR)/stress
+	tests/preload/absurd_sizes.sh $(abspath $(LIBHL_SO)) $(TEST_DIR)/absurd_sizes $(TEST_DIR)/absurd_new
+	tests/preload/thread_exit.sh $(abspath $(LIBHL_SO)) $(TEST_DIR)/thread_exit
 	tests/preload/real_programs.sh $(abspath $(LIBHL_SO))
 	tests/preload/options_env.sh $(abspath $(LIBHL_SO)) $(TEST_DIR)/arena_env
 	tests/preload/install_test.sh

@@ -1,8 +1,9 @@
 /* Stress test for the preloaded allocator: random sizes 0-3 MiB with content checks,
- * cross-thread frees through a shared exchange, thread churn, and fork while other threads
- * allocate. Exits non-zero (with a message) on the first corrupted block.
+ * cross-thread frees and reallocs through a shared exchange, thread churn, and fork while
+ * other threads allocate. Exits non-zero (with a message) on the first corrupted block.
  *
- * usage: stress [seconds-scale]   (default 1: a few seconds on 2 cores)
+ * usage: stress [seconds-scale [workers [iterations]]]
+ *   default 1, 4 and 200000 x scale operations per worker: a few seconds on 2 cores
  */
 #include <malloc.h>
 #include <pthread.h>
@@ -18,6 +19,7 @@
 static _Atomic(unsigned char *) exchange[EXCHANGE];
 static atomic_int stop;
 static int scale = 1;
+static long iterations; /* per worker; 0: 200000 x scale */
 
 typedef struct {
     uint64_t s;
@@ -106,7 +108,7 @@ static void *worker(void *arg)
     rng_t r = {(uint64_t)(uintptr_t)arg * 0x9e3779b97f4a7c15ull + 1};
     enum { LOCAL = 512 };
     unsigned char *local[LOCAL] = {0};
-    long iters = 200000L * scale;
+    long iters = iterations ? iterations : 200000L * scale;
     for (long it = 0; it < iters && !atomic_load(&stop); it++) {
         unsigned k = (unsigned)(rnd(&r) % LOCAL);
         uint64_t op = rnd(&r) % 10;
@@ -119,10 +121,15 @@ static void *worker(void *arg)
             if (op < 5) {
                 /* Hand it to whichever thread picks up this exchange slot. */
                 unsigned char *old = atomic_exchange(&exchange[rnd(&r) % EXCHANGE], local[k]);
+                local[k] = NULL;
                 if (old) {
                     check_block(old, "after a cross-thread handoff");
-                    free(old);
+                    if (op == 4) /* a block of another thread, resized here and kept */
+                        local[k] = grow(&r, old);
+                    else
+                        free(old);
                 }
+                continue;
             } else {
                 free(local[k]);
             }
@@ -175,9 +182,16 @@ int main(int argc, char **argv)
 {
     if (argc > 1)
         scale = atoi(argv[1]) > 0 ? atoi(argv[1]) : 1;
-    enum { WORKERS = 4 };
-    pthread_t w[WORKERS];
-    for (long i = 0; i < WORKERS; i++)
+    enum { MAX_WORKERS = 64 };
+    int workers = argc > 2 ? atoi(argv[2]) : 4;
+    if (workers < 1 || workers > MAX_WORKERS) {
+        fprintf(stderr, "stress: workers must be 1..%d\n", MAX_WORKERS);
+        return 2;
+    }
+    if (argc > 3)
+        iterations = atol(argv[3]);
+    pthread_t w[MAX_WORKERS];
+    for (long i = 0; i < workers; i++)
         pthread_create(&w[i], NULL, worker, (void *)(i + 1));
 
     /* Thread churn and forks while the workers run. */
@@ -198,7 +212,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < 4; i++)
             pthread_join(c[i], NULL);
     }
-    for (int i = 0; i < WORKERS; i++)
+    for (int i = 0; i < workers; i++)
         pthread_join(w[i], NULL);
     for (unsigned i = 0; i < EXCHANGE; i++) {
         unsigned char *p = atomic_exchange(&exchange[i], NULL);
