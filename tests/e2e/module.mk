@@ -43,6 +43,15 @@ record-check: $(E2E_RECORD_DEPS)
 
 CHECK_TARGETS += record-check
 
+# Isolation: two recordings and a hand-made lttng session at the same time (root only; in a
+# mount namespace of the test's own, never on the machine's shared session daemon).
+.PHONY: record-isolation-check
+record-isolation-check: $(E2E_DIR)/tp_emit $(E2E_DIR)/stub/libheapledger.so $(BIN_DIR)/heapledger \
+                        $(LIB_DIR)/libheapledger-tp.so
+	@BUILD=$(BUILD) tests/e2e/record_isolation_test.sh
+
+CHECK_TARGETS += record-isolation-check
+
 .PHONY: record-bench
 record-bench: $(E2E_DIR)/record_bench $(BIN_DIR)/heapledger $(LIB_DIR)/libheapledger-tp.so
 	@BUILD=$(BUILD) tests/e2e/record_bench.sh
