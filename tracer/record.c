@@ -341,6 +341,18 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
     return remove(path);
 }
 
+static int has_metadata(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag;
+    return strcmp(path + ftw->base, "metadata") == 0;
+}
+
+/* Did any process write into the trace? (a CTF metadata file exists below dir) */
+static int record_trace_written(const char *dir)
+{
+    return nftw(dir, has_metadata, 16, FTW_PHYS) == 1;
+}
+
 /* Trace directory: --keep-trace DIR (created; must not hold a trace yet) or a fresh
  * temporary directory. Returns 0, or -1 with a message printed. */
 static int record_trace_dir(const record_args_t *a, char *dir, size_t len)
@@ -430,6 +442,47 @@ static int record_ingest(const record_args_t *a, const char *trace, const char *
     return 0;
 }
 
+/* Can the database be written? Refused before anything runs: a missing or unwritable
+ * directory, an existing file without --force, an existing file that cannot be replaced.
+ * out NULL: the default name in the current directory. Returns 0, or -1 with a message. */
+static int record_check_output(const char *out, int force)
+{
+    char dir[4096];
+    const char *slash = out ? strrchr(out, '/') : NULL;
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else
+        snprintf(dir, sizeof dir, "%.*s", slash == out ? 1 : (int)(slash - out), out);
+    struct stat st;
+    int e = stat(dir, &st) ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+    if (e) {
+        fprintf(stderr,
+                "heapledger record: cannot write %s: %s %s (create it, or choose another -o)\n",
+                out ? out : "the database", dir,
+                e == ENOENT    ? "does not exist"
+                : e == ENOTDIR ? "is not a directory"
+                               : strerror(e));
+        return -1;
+    }
+    if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS)) {
+        fprintf(stderr,
+                "heapledger record: cannot write %s: directory %s: %s (choose another -o)\n",
+                out ? out : "the database", dir, strerror(errno));
+        return -1;
+    }
+    if (out && lstat(out, &st) == 0) {
+        if (!force) {
+            fprintf(stderr, "heapledger record: %s exists (use --force to replace it)\n", out);
+            return -1;
+        }
+        if (!S_ISREG(st.st_mode)) {
+            fprintf(stderr, "heapledger record: %s exists and is not a regular file\n", out);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Everything a recording holds that must be released however it ends. */
 typedef struct record_ctx_s {
     hl_reaper_t reaper;
@@ -509,10 +562,7 @@ int hl_cmd_record(int argc, char **argv)
                 rc == HL_EXIT_NOTFOUND ? "command not found" : "permission denied");
         return rc;
     }
-    if (a.out && !a.force && access(a.out, F_OK) == 0) {
-        fprintf(stderr, "heapledger record: %s exists (use --force to replace it)\n", a.out);
-        return 2;
-    }
+    if (record_check_output(a.out, a.force)) return 2;
     hl_record_libs_t libs;
     if (hl_record_find_libs(&libs, err, sizeof err)) {
         fprintf(stderr, "heapledger record: %s\n", err);
@@ -587,6 +637,15 @@ int hl_cmd_record(int argc, char **argv)
     char options[4096];
     hl_record_options(options, sizeof options, a.options, a.stacks);
     uint64_t events = 0;
+    if (!record_trace_written(c.trace)) {
+        fprintf(stderr,
+                "heapledger record: nothing was recorded: no process of '%s' reached the session "
+                "daemon (a static program, or one that clears LD_PRELOAD, cannot be traced); no "
+                "database written\n",
+                a.argv[0]);
+        if (kernel) hl_kernel_free(kernel);
+        return record_finish(&c, code ? code : HL_EXIT_TOOL);
+    }
     int ok = record_ingest(&a, c.trace, db, cmdline, options, code, discarded, kernel,
                            &c.keep_trace, &events) == 0;
     if (kernel) hl_kernel_free(kernel);

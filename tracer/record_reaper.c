@@ -91,18 +91,26 @@ static int reap_pids(pid_t *pids, int max)
     return n;
 }
 
-/* One pass: SIGKILL every process of the recording. Returns how many were signalled. */
-static int reap_program_pass(const reap_state_t *s)
+/* One pass: SIGKILL every process of the recording. Returns how many were signalled for the
+ * first time (their pids are added to killed[], *nkilled). */
+static int reap_program_pass(const reap_state_t *s, pid_t *killed, int *nkilled)
 {
     static pid_t pids[REAP_MAX_PIDS];
-    int n = reap_pids(pids, REAP_MAX_PIDS), killed = 0;
+    int n = reap_pids(pids, REAP_MAX_PIDS), fresh = 0;
     for (int i = 0; i < n; i++) {
         if (pids[i] == s->sessiond || reap_ppid(pids[i]) < 0) continue;
         int ours = (s->isolated && s->mntns && hl_record_mntns(pids[i]) == s->mntns) ||
                    reap_has_marker(pids[i], s->marker);
-        if (ours && kill(pids[i], SIGKILL) == 0) killed++;
+        if (!ours || kill(pids[i], SIGKILL)) continue;
+        int seen = 0;
+        for (int j = 0; j < *nkilled && !seen; j++)
+            seen = killed[j] == pids[i];
+        if (!seen && *nkilled < REAP_MAX_PIDS) {
+            killed[(*nkilled)++] = pids[i];
+            fresh++;
+        }
     }
-    return killed;
+    return fresh;
 }
 
 /* The session daemon and all its descendants (consumer daemons, their run-as helpers). */
@@ -145,10 +153,10 @@ static int reap_rm(const char *path, const struct stat *st, int flag, struct FTW
 
 static void __attribute__((noreturn)) reap_cleanup(const reap_state_t *s)
 {
+    static pid_t killed[REAP_MAX_PIDS];
     int programs = 0;
     for (int waited = 0, quiet = 0; waited < REAP_WAIT_MS && quiet < 3; waited += 20) {
-        int k = reap_program_pass(s);
-        programs += k;
+        int k = reap_program_pass(s, killed, &programs);
         quiet = k ? 0 : quiet + 1;
         reap_sleep_ms(20);
     }

@@ -177,7 +177,7 @@ static int proc_stat(pid_t pid, pid_t *ppid, char *comm, size_t len)
     return 0;
 }
 
-pid_t hl_sessiond_consumerd(const hl_sessiond_t *d)
+pid_t hl_sessiond_consumerd(hl_sessiond_t *d)
 {
     if (!d->pid) return 0;
     DIR *dir = opendir("/proc");
@@ -204,6 +204,7 @@ pid_t hl_sessiond_consumerd(const hl_sessiond_t *d)
         }
     }
     closedir(dir);
+    d->consumerd = found;
     return found;
 }
 
@@ -234,6 +235,14 @@ void hl_sessiond_stop(hl_sessiond_t *d)
             sleep_ms(5);
             if (waited <= HL_SESSIOND_STOP_MS) waited += 5;
         }
+    }
+    if (d->consumerd) { /* orphaned when the session daemon died: it has no more work */
+        pid_t ppid;
+        char comm[64];
+        if (proc_stat(d->consumerd, &ppid, comm, sizeof comm) == 0 &&
+            strcmp(comm, "lttng-consumerd") == 0)
+            kill(d->consumerd, SIGKILL);
+        d->consumerd = 0;
     }
     if (d->own_home && d->home[0]) {
         nftw(d->home, rm_entry, 16, FTW_DEPTH | FTW_PHYS);

@@ -34,6 +34,7 @@
 
 typedef struct hl_sessiond_s {
     pid_t pid;           /* the private lttng-sessiond (record's child), 0 = none */
+    pid_t consumerd;     /* its consumer daemon, once hl_sessiond_consumerd found it */
     int isolated;        /* 1: private mount namespace (root), 0: private LTTNG_HOME only */
     int own_home;        /* home was created by hl_sessiond_start (removed at stop) */
     char home[PATH_MAX]; /* LTTNG_HOME of record, the daemon and the program */
@@ -49,14 +50,15 @@ int hl_sessiond_prepare(hl_sessiond_t *d, int isolated, char *err, size_t errlen
  * message (no newline) saying what failed and what to do. */
 int hl_sessiond_start(hl_sessiond_t *d, char *err, size_t errlen);
 
-/* Pid of the daemon's user-space consumer daemon (lttng-consumerd -u), 0 if none runs. */
-pid_t hl_sessiond_consumerd(const hl_sessiond_t *d);
+/* Pid of the daemon's user-space consumer daemon (lttng-consumerd -u), 0 if none runs;
+ * remembered in d->consumerd. */
+pid_t hl_sessiond_consumerd(hl_sessiond_t *d);
 
 /* Has the daemon exited? (reaps it; *status gets its wait status). */
 int hl_sessiond_exited(hl_sessiond_t *d, int *status);
 
-/* Stop the daemon (SIGTERM, then SIGKILL after a few seconds) and remove the private
- * home. Safe to call when it was never started. */
+/* Stop the daemon (SIGTERM, then SIGKILL after a few seconds), kill its consumer daemon if
+ * that outlived it, and remove the private home. Safe to call when it was never started. */
 void hl_sessiond_stop(hl_sessiond_t *d);
 
 #endif

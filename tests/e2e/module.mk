@@ -52,6 +52,14 @@ record-isolation-check: $(E2E_DIR)/tp_emit $(E2E_DIR)/stub/libheapledger.so $(BI
 
 CHECK_TARGETS += record-isolation-check
 
+# Faults: record SIGKILLed, its private daemons killed mid-run, output problems, no events.
+.PHONY: record-faults-check
+record-faults-check: $(E2E_DIR)/tp_emit $(E2E_DIR)/stub/libheapledger.so $(BIN_DIR)/heapledger \
+                     $(LIB_DIR)/libheapledger-tp.so
+	@BUILD=$(BUILD) tests/e2e/record_faults_test.sh
+
+CHECK_TARGETS += record-faults-check
+
 .PHONY: record-bench
 record-bench: $(E2E_DIR)/record_bench $(BIN_DIR)/heapledger $(LIB_DIR)/libheapledger-tp.so
 	@BUILD=$(BUILD) tests/e2e/record_bench.sh
