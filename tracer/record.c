@@ -353,22 +353,51 @@ static int record_trace_written(const char *dir)
     return nftw(dir, has_metadata, 16, FTW_PHYS) == 1;
 }
 
-/* Trace directory: --keep-trace DIR (created; must not hold a trace yet) or a fresh
- * temporary directory. Returns 0, or -1 with a message printed. */
+/* --keep-trace DIR, when it exists: a directory of ours that holds no trace yet. Another
+ * user's directory (or a symlink of theirs) would let them read or replace the trace.
+ * Returns 0, or -1 with a message. */
+static int record_check_keep(const char *keep)
+{
+    struct stat ln, st;
+    if (!keep || lstat(keep, &ln)) return 0; /* created later, 0700 */
+    if (stat(keep, &st) || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "heapledger record: --keep-trace %s: not a directory\n", keep);
+        return -1;
+    }
+    if (ln.st_uid != geteuid() || st.st_uid != geteuid()) {
+        fprintf(stderr,
+                "heapledger record: --keep-trace %s belongs to uid %d, not to you (uid %d); "
+                "choose a directory of your own\n",
+                keep, (int)(ln.st_uid != geteuid() ? ln.st_uid : st.st_uid), (int)geteuid());
+        return -1;
+    }
+    char meta[4200];
+    snprintf(meta, sizeof meta, "%s/ust", keep);
+    if (access(meta, F_OK) == 0) {
+        fprintf(stderr,
+                "heapledger record: %s already holds a trace; choose another --keep-trace "
+                "directory\n",
+                keep);
+        return -1;
+    }
+    return 0;
+}
+
+/* Trace directory: --keep-trace DIR (created 0700, or an existing directory of ours made
+ * 0700; must not hold a trace yet) or a fresh temporary directory (mkdtemp, 0700). Returns 0, or -1
+ * with a message printed. */
 static int record_trace_dir(const record_args_t *a, char *dir, size_t len)
 {
     if (a->keep) {
-        if (mkdir(a->keep, 0755) && errno != EEXIST) {
+        if (mkdir(a->keep, 0700) && errno != EEXIST) {
             fprintf(stderr, "heapledger record: cannot create %s: %s\n", a->keep, strerror(errno));
             return -1;
         }
-        char meta[4200];
-        snprintf(meta, sizeof meta, "%s/ust", a->keep);
-        if (access(meta, F_OK) == 0) {
-            fprintf(stderr,
-                    "heapledger record: %s already holds a trace; choose another "
-                    "--keep-trace directory\n",
-                    a->keep);
+        if (record_check_keep(a->keep)) return -1; /* again: it may have appeared meanwhile */
+        struct stat st;
+        if (stat(a->keep, &st) == 0 && (st.st_mode & 077) && chmod(a->keep, 0700)) {
+            fprintf(stderr, "heapledger record: cannot make %s private: %s\n", a->keep,
+                    strerror(errno));
             return -1;
         }
         if (!realpath(a->keep, dir)) {
@@ -470,6 +499,15 @@ static int record_check_output(const char *out, int force)
                 out ? out : "the database", dir, strerror(errno));
         return -1;
     }
+    for (int i = 0; out && !force && i < 3; i++) { /* sqlite's side files: not ours to follow */
+        static const char *const side[] = {"-wal", "-shm", "-journal"};
+        char p[4200];
+        snprintf(p, sizeof p, "%s%s", out, side[i]);
+        if (lstat(p, &st) == 0) {
+            fprintf(stderr, "heapledger record: %s exists (use --force to replace it)\n", p);
+            return -1;
+        }
+    }
     if (out && lstat(out, &st) == 0) {
         if (!force) {
             fprintf(stderr, "heapledger record: %s exists (use --force to replace it)\n", out);
@@ -562,7 +600,7 @@ int hl_cmd_record(int argc, char **argv)
                 rc == HL_EXIT_NOTFOUND ? "command not found" : "permission denied");
         return rc;
     }
-    if (record_check_output(a.out, a.force)) return 2;
+    if (record_check_output(a.out, a.force) || record_check_keep(a.keep)) return 2;
     hl_record_libs_t libs;
     if (hl_record_find_libs(&libs, err, sizeof err)) {
         fprintf(stderr, "heapledger record: %s\n", err);

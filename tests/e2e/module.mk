@@ -60,6 +60,14 @@ record-faults-check: $(E2E_DIR)/tp_emit $(E2E_DIR)/stub/libheapledger.so $(BIN_D
 
 CHECK_TARGETS += record-faults-check
 
+# No door for another user: planted symlinks, file modes, a --keep-trace of someone else.
+.PHONY: record-private-check
+record-private-check: $(E2E_DIR)/tp_emit $(E2E_DIR)/stub/libheapledger.so $(BIN_DIR)/heapledger \
+                      $(LIB_DIR)/libheapledger-tp.so
+	@BUILD=$(BUILD) tests/e2e/record_private_test.sh
+
+CHECK_TARGETS += record-private-check
+
 .PHONY: record-bench
 record-bench: $(E2E_DIR)/record_bench $(BIN_DIR)/heapledger $(LIB_DIR)/libheapledger-tp.so
 	@BUILD=$(BUILD) tests/e2e/record_bench.sh
