@@ -1,16 +1,21 @@
 /* tracer/record.c — `heapledger record`: run a program under tracing and store the run.
  *
- * Sequence: session daemon (sessiond.c) → session with a large blocking channel (session.c)
- * → start → fork; the child waits on a pipe, the parent starts kernel events if asked
- * (tracer/bpf/kernel.h), then releases the child, which execs the program with our libraries
- * preloaded (record_env.c) → wait → stop (discarded counters) → destroy (trace complete on
- * disk) → ingest into the run database (tracer/ingest.h) → summary (record_summary.c).
+ * Sequence: output checks (nothing runs if the database or --keep-trace cannot be written)
+ * → isolation (record_ns.h: root gets a private mount namespace) → reaper (record_reaper.h:
+ * cleans up if record dies) → trace directory → a private session daemon (sessiond.h) →
+ * session with a large blocking channel (session.c) → start → fork; the child waits on a
+ * pipe, the parent starts kernel events if asked (tracer/bpf/kernel.h), then releases the
+ * child, which execs the program with our libraries preloaded (record_env.c) → wait, watching
+ * both daemons → stop (discarded counters) → destroy (trace complete on disk) → stop the
+ * daemon → ingest into the run database (tracer/ingest.h) → summary (record_summary.c).
  *
  * Signals: SIGINT, SIGTERM, SIGHUP and SIGQUIT are forwarded to the program (a third one
  * sends SIGKILL); whatever was recorded until it exits is still stopped, ingested and
- * summarised. Exit status: the program's (128 + signal when it was killed); 125 when
- * heapledger itself failed (no session daemon, no libraries, ingest failed), 126 when the
- * program cannot be executed, 127 when it is not found, 2 for usage errors.
+ * summarised. A daemon dying mid-run: the program goes on untraced, what reached the disk is
+ * ingested, and the run is reported incomplete. Exit status: the program's (128 + signal when
+ * it was killed); 125 when heapledger itself failed (no session daemon or it died, no
+ * libraries, ingest failed, nothing recorded), 126 when the program cannot be executed, 127
+ * when it is not found, 2 for usage errors and output problems.
  */
 #include "cmd.h"
 #include "heapledger.h"
