@@ -72,6 +72,11 @@ t_sigkill() {
     s=$(pgrep -P "$r" -x lttng-sessiond)
     c=$(pgrep -P "$s" -x lttng-consumerd | paste -sd" ")
     [ -n "$s" ] && [ -n "$c" ] || { note "FAIL: no private daemons (sessiond '$s', consumerd '$c')"; return 1; }
+    # The session is there, on the recording's own daemon (seen from its namespace).
+    if [ "$(id -u)" = 0 ] && command -v nsenter >/dev/null; then
+        nsenter -t "$r" -m env LTTNG_HOME=/var/run/lttng/home lttng list >"$d.list" 2>&1
+        contains "$d.list" "heapledger-$r-" || return 1
+    fi
     kill -9 "$r"
     wait "$r" 2>/dev/null
     # The reaper says so when it is done.
