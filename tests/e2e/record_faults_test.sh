@@ -3,6 +3,7 @@
 #
 #   t_sigkill       SIGKILL to record: the reaper kills the traced processes and the private
 #                   daemons, removes the trace directory; no session is left anywhere
+#   t_sigkill_user  the same as an unprivileged user (no namespace: the environment marker)
 #   t_sessiond_dies the private session daemon is killed mid-run: non-zero status, a message,
 #                   the events that reached the disk are kept, no hang
 #   t_consumerd_dies the same for the consumer daemon (the program must not block forever)
@@ -92,6 +93,35 @@ t_sigkill() {
     contains "$d.err" "record ended before it finished; killed 2 traced processes" || return 1
 }
 
+# The same for an unprivileged user: no mount namespace, the reaper finds the recording's
+# processes by the HEAPLEDGER_RECORDING marker in their environment.
+t_sigkill_user() {
+    need_root || return 0
+    command -v setpriv >/dev/null || { SKIPPED="setpriv missing"; return 0; }
+    local d=$WORK/killuser
+    mkdir -p "$d/tmp" && chmod 777 "$d" "$d/tmp" && chmod o+rx "$WORK" "$WORK/lib" && chmod o+r "$WORK"/lib/*
+    setpriv --reuid=65534 --regid=65534 --clear-groups env TMPDIR="$d/tmp" HOME=/nonexistent \
+        "$HL" record -o "$d/x.db" -- sh -c "$EMIT 500 1 sleep & exec $EMIT 500 1 sleep" \
+        >"$d/out" 2>"$d/err" &
+    local r=$!
+    BG+=("$r")
+    wait_for 30 lines "$d/out" 2 || { note "FAIL: the programs did not start: $(cat "$d/err")"; return 1; }
+    local pids s c p
+    pids=$(pids_of "$d/out")
+    s=$(pgrep -P "$r" -x lttng-sessiond)
+    c=$(pgrep -P "$s" -x lttng-consumerd | paste -sd" ")
+    [ -n "$s" ] && [ -n "$c" ] || { note "FAIL: no private daemons (sessiond '$s', consumerd '$c')"; return 1; }
+    kill -9 "$r"
+    wait "$r" 2>/dev/null
+    wait_for 20 grep -q "record ended before it finished" "$d/err" ||
+        { note "FAIL: the reaper did not report: $(cat "$d/err")"; return 1; }
+    for p in $pids $s $c; do
+        alive "$p" && { note "FAIL: process $p ($(ps -o comm= -p $p)) still runs"; return 1; }
+    done
+    check "files left in TMPDIR (trace directory, private LTTng home)" "" "$(ls -A "$d/tmp")" || return 1
+    contains "$d/err" "killed 2 traced processes" || return 1
+}
+
 # Kill one of the recording's daemons once the trace holds data; record must end (bounded),
 # with a non-zero status and a message, and keep the events already on disk.
 daemon_dies() { # daemon_dies NAME sessiond|consumerd
@@ -166,7 +196,7 @@ t_no_events() {
     check "files left in TMPDIR" "" "$(ls -A "$d/tmp")" || return 1
 }
 
-all=(t_sigkill t_sessiond_dies t_consumerd_dies t_output t_no_events)
+all=(t_sigkill t_sigkill_user t_sessiond_dies t_consumerd_dies t_output t_no_events)
 tests=("$@")
 [ ${#tests[@]} -gt 0 ] || tests=("${all[@]}")
 echo "record-faults: ${#tests[@]} tests (work dir $WORK)"

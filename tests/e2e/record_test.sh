@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/e2e/record_test.sh — end-to-end tests of `heapledger record`.
 #
-# Real lttng-sessiond (started by record itself when none runs), real programs, exact event
+# Real lttng-sessiond (a private one that record starts per recording), real programs, exact event
 # counts checked in the CTF trace (babeltrace2) and, when this build has ingest, in the run
 # database. The tracing backend is exercised through tests/e2e/tp_emit (backend linked into the
 # program); tests that need the real allocator run when build/lib/libheapledger.so exists.
@@ -38,8 +38,8 @@ contains() { # contains FILE TEXT
     sed 's/^/      | /' "$1" | head -20
     return 1
 }
-# Other recordings by the same user may run at the same time (per-UID sessions see every
-# traced process of the user): tests count only their own processes, by pid.
+# Tests count their own processes by pid (a recording holds only its own processes since
+# record uses a private session daemon; record_isolation_test.sh tests that).
 pids_of() { sed -n 's/^pid \([0-9]*\).*/\1/p' "$1" | tr '\n' ' '; } # pids a test program printed
 # Regex matching an event line of one of the PIDs: the vpid field or context (rare events,
 # layout 2), or the first word of a layout-3 alloc/free/realloc (who = vpid << 32 | vtid,
