@@ -422,10 +422,12 @@ static int record_trace_dir(const record_args_t *a, char *dir, size_t len)
 }
 
 /* Ingest the trace and print the summary. Returns 0, or -1 when the database is not usable
- * (the trace is then kept and its path printed). */
+ * (the trace is then kept and its path printed) or holds no events. died: the daemon that
+ * died mid-run, or NULL. */
 static int record_ingest(const record_args_t *a, const char *trace, const char *db,
                          const char *cmdline, const char *options, int exit_status,
-                         uint64_t discarded, hl_kernel_t *kernel, int *keep_trace, uint64_t *events)
+                         uint64_t discarded, hl_kernel_t *kernel, int *keep_trace, uint64_t *events,
+                         const char *died)
 {
     hl_ingest_opts_t io = HL_INGEST_OPTS_INIT;
     io.command = cmdline;
@@ -465,10 +467,16 @@ static int record_ingest(const record_args_t *a, const char *trace, const char *
     fprintf(stderr, "heapledger record: %s: %llu events in %.2f s\n", db,
             (unsigned long long)r.events, r.seconds);
     if (r.events == 0) {
-        fprintf(stderr,
-                "heapledger record: %s holds no events: nothing was recorded (was the "
-                "program traced at all?)\n",
-                db);
+        if (died)
+            fprintf(stderr,
+                    "heapledger record: %s holds no events: the %s died before any complete "
+                    "packet reached the disk\n",
+                    db, died);
+        else
+            fprintf(stderr,
+                    "heapledger record: %s holds no events: nothing was recorded (was the "
+                    "program traced at all?)\n",
+                    db);
         return -1;
     }
     hl_record_summary(stderr, db);
@@ -650,7 +658,8 @@ int hl_cmd_record(int argc, char **argv)
         if (hl_session_stop(&s, &discarded, &lost) || hl_session_destroy(&s))
             fprintf(stderr, "heapledger record: %s\n", s.err);
     }
-    hl_sessiond_stop(&c.sessiond);
+    /* The trace is complete on disk: the daemon's shutdown overlaps the ingest. */
+    hl_sessiond_terminate(&c.sessiond);
     if (!ran) {
         if (kernel) hl_kernel_free(kernel);
         int code = HL_EXIT_TOOL;
@@ -690,7 +699,7 @@ int hl_cmd_record(int argc, char **argv)
         return record_finish(&c, code ? code : HL_EXIT_TOOL);
     }
     int ok = record_ingest(&a, c.trace, db, cmdline, options, code, discarded, kernel,
-                           &c.keep_trace, &events) == 0;
+                           &c.keep_trace, &events, w.died) == 0;
     if (kernel) hl_kernel_free(kernel);
     if (ok && w.died) {
         fprintf(stderr,

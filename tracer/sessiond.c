@@ -225,6 +225,11 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
     return remove(path);
 }
 
+void hl_sessiond_terminate(hl_sessiond_t *d)
+{
+    if (d->pid) kill(d->pid, SIGTERM);
+}
+
 void hl_sessiond_stop(hl_sessiond_t *d)
 {
     if (d->pid) {

@@ -57,6 +57,10 @@ pid_t hl_sessiond_consumerd(hl_sessiond_t *d);
 /* Has the daemon exited? (reaps it; *status gets its wait status). */
 int hl_sessiond_exited(hl_sessiond_t *d, int *status);
 
+/* Ask the daemon to exit (SIGTERM) without waiting: its shutdown then overlaps the ingest;
+ * hl_sessiond_stop() collects it. */
+void hl_sessiond_terminate(hl_sessiond_t *d);
+
 /* Stop the daemon (SIGTERM, then SIGKILL after a few seconds), kill its consumer daemon if
  * that outlived it, and remove the private home. Safe to call when it was never started. */
 void hl_sessiond_stop(hl_sessiond_t *d);

@@ -51,10 +51,10 @@ wait_for() { # wait_for SECONDS COMMAND...: poll until COMMAND succeeds
 }
 need_root() { [ "$(id -u)" = 0 ] || { SKIPPED="needs root"; return 1; }; }
 lines() { [ -e "$1" ] && [ "$(wc -l <"$1")" -ge "$2" ]; }
-# A trace data file of the recording's big channel holds at least one packet.
+# A trace data file of the recording's big channel holds at least one complete 8 MiB packet
 # ... and its metadata has been flushed (record flushes it every 200 ms).
 has_data() {
-    find "$1" -name 'heapledger_[0-9]*' -size +0 2>/dev/null | grep -q . &&
+    find "$1" -name 'heapledger_[0-9]*' -size +8192k 2>/dev/null | grep -q . &&
         find "$1" -name metadata -size +0 2>/dev/null | grep -q .
 }
 
