@@ -231,6 +231,7 @@ record_child(const record_args_t *a, const hl_record_libs_t *libs, const char *m
 /* What record watches while the program runs. */
 typedef struct record_watch_s {
     hl_sessiond_t *sessiond; /* the private session daemon (record's child) */
+    hl_reaper_t *reaper;     /* told when the daemon is ours to reap no more */
     pid_t consumerd;         /* its user-space consumer daemon, 0 if not found */
     const char *marker;      /* NAME=VALUE put in the program's environment (reaper) */
     const char *died;        /* set when a daemon died while the program ran */
@@ -264,6 +265,8 @@ static int record_wait(pid_t pid, int *status, record_watch_t *w)
                 "heapledger record: the private LTTng %s (pid %d) died while the program ran; "
                 "the program goes on untraced\n",
                 w->died, (int)w->died_pid);
+        /* Once reaped, its pid may be reused: the reaper must not kill it any more. */
+        hl_reaper_note(w->reaper, "sessiond", "0");
         hl_sessiond_stop(w->sessiond);
     }
     if (pfd >= 0) close(pfd);
@@ -546,6 +549,7 @@ typedef struct record_ctx_s {
 /* Release what the recording holds and tell the reaper there is nothing left to do. */
 static int record_finish(record_ctx_t *c, int code)
 {
+    hl_reaper_note(&c->reaper, "sessiond", "0"); /* its pid may be reused once reaped */
     hl_sessiond_stop(&c->sessiond);
     if (c->have_trace) {
         if (c->keep_trace)
@@ -643,7 +647,8 @@ int hl_cmd_record(int argc, char **argv)
         hl_session_destroy(&s);
         return record_finish(&c, 128 + rec_pending);
     }
-    record_watch_t w = {&c.sessiond, hl_sessiond_consumerd(&c.sessiond), marker, NULL, 0};
+    record_watch_t w = {&c.sessiond, &c.reaper, hl_sessiond_consumerd(&c.sessiond),
+                        marker,      NULL,      0};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int status = 0;

@@ -5,7 +5,8 @@
  * what it creates as it goes (one line each):
  *
  *   trace DIR      a temporary trace directory to remove
- *   sessiond PID   the private session daemon (record_ns.h, sessiond.h)
+ *   sessiond PID   the private session daemon (record_ns.h, sessiond.h); 0 once record
+ *                  reaps it itself (its pid may then be reused)
  *   home DIR       a private LTTNG_HOME to remove
  *   marker STR     the NAME=VALUE marker in the traced program's environment
  *   done           record finished its own cleanup: exit without doing anything
