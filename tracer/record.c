@@ -591,7 +591,12 @@ static int record_setup(const record_args_t *a, record_ctx_t *c, char *marker, s
         fprintf(stderr, "heapledger record: %s\n", err);
         return -1;
     }
+    /* Before waiting for it: a record killed meanwhile must not leave it running. */
     hl_reaper_note_pid(&c->reaper, "sessiond", c->sessiond.pid);
+    if (hl_sessiond_wait_ready(&c->sessiond, err, sizeof err)) {
+        fprintf(stderr, "heapledger record: %s\n", err);
+        return -1;
+    }
     return 0;
 }
 

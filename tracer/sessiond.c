@@ -137,6 +137,11 @@ int hl_sessiond_start(hl_sessiond_t *d, char *err, size_t errlen)
                      strerror(e));
         return -1;
     }
+    return 0;
+}
+
+int hl_sessiond_wait_ready(hl_sessiond_t *d, char *err, size_t errlen)
+{
     for (int waited = 0; waited < HL_SESSIOND_WAIT_MS; waited += 2) {
         int st;
         if (hl_sessiond_exited(d, &st)) {

@@ -46,9 +46,11 @@ typedef struct hl_sessiond_s {
  * whether record_ns.h gave us a private /var/run/lttng. Returns 0, or -1 with a message. */
 int hl_sessiond_prepare(hl_sessiond_t *d, int isolated, char *err, size_t errlen);
 
-/* Start the private daemon and wait until it answers. Returns 0, or -1 with a one-line
- * message (no newline) saying what failed and what to do. */
+/* Start the private daemon (d->pid is set once its exec succeeded); then wait until it
+ * answers (stopping it when it does not). Both return 0, or -1 with a one-line message (no
+ * newline) saying what failed and what to do. */
 int hl_sessiond_start(hl_sessiond_t *d, char *err, size_t errlen);
+int hl_sessiond_wait_ready(hl_sessiond_t *d, char *err, size_t errlen);
 
 /* Pid of the daemon's user-space consumer daemon (lttng-consumerd -u), 0 if none runs;
  * remembered in d->consumerd. */
