@@ -152,7 +152,10 @@ sqlite3 *hl_db_create(const char *path, int force, char *err, size_t errlen)
     }
     /* Create the file ourselves first: errno then names the real problem (read-only file
      * system, missing directory, permissions), which sqlite's message hides. */
-    int fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+    /* O_EXCL|O_NOFOLLOW: never through a symlink planted at a predictable name; 0600: the
+     * run database holds the full command line and its options (sqlite gives its -wal and
+     * -shm files the same mode). */
+    int fd = open(path, O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC, 0600);
     if (fd < 0) {
         snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
         return NULL;

@@ -1,21 +1,28 @@
 /* tracer/record.c — `heapledger record`: run a program under tracing and store the run.
  *
- * Sequence: session daemon (sessiond.c) → session with a large blocking channel (session.c)
- * → start → fork; the child waits on a pipe, the parent starts kernel events if asked
- * (tracer/bpf/kernel.h), then releases the child, which execs the program with our libraries
- * preloaded (record_env.c) → wait → stop (discarded counters) → destroy (trace complete on
- * disk) → ingest into the run database (tracer/ingest.h) → summary (record_summary.c).
+ * Sequence: output checks (nothing runs if the database or --keep-trace cannot be written)
+ * → isolation (record_ns.h: root gets a private mount namespace) → reaper (record_reaper.h:
+ * cleans up if record dies) → trace directory → a private session daemon (sessiond.h) →
+ * session with a large blocking channel (session.c) → start → fork; the child waits on a
+ * pipe, the parent starts kernel events if asked (tracer/bpf/kernel.h), then releases the
+ * child, which execs the program with our libraries preloaded (record_env.c) → wait, watching
+ * both daemons → stop (discarded counters) → destroy (trace complete on disk) → stop the
+ * daemon → ingest into the run database (tracer/ingest.h) → summary (record_summary.c).
  *
  * Signals: SIGINT, SIGTERM, SIGHUP and SIGQUIT are forwarded to the program (a third one
  * sends SIGKILL); whatever was recorded until it exits is still stopped, ingested and
- * summarised. Exit status: the program's (128 + signal when it was killed); 125 when
- * heapledger itself failed (no session daemon, no libraries, ingest failed), 126 when the
- * program cannot be executed, 127 when it is not found, 2 for usage errors.
+ * summarised. A daemon dying mid-run: the program goes on untraced, what reached the disk is
+ * ingested, and the run is reported incomplete. Exit status: the program's (128 + signal when
+ * it was killed); 125 when heapledger itself failed (no session daemon or it died, no
+ * libraries, ingest failed, nothing recorded), 126 when the program cannot be executed, 127
+ * when it is not found, 2 for usage errors and output problems.
  */
 #include "cmd.h"
 #include "heapledger.h"
 #include "ingest.h"
 #include "record_env.h"
+#include "record_ns.h"
+#include "record_reaper.h"
 #include "record_summary.h"
 #include "session.h"
 #include "sessiond.h"
@@ -29,6 +36,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/pidfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -195,7 +204,8 @@ static void record_signals(void)
 /* Child side: wait for the go byte, set the environment, exec. On failure, send errno back
  * through errfd (close-on-exec, so a successful exec sends nothing). */
 static void __attribute__((noreturn))
-record_child(const record_args_t *a, const hl_record_libs_t *libs, int gofd, int errfd)
+record_child(const record_args_t *a, const hl_record_libs_t *libs, const char *marker, int gofd,
+             int errfd)
 {
     /* Default dispositions first: a Ctrl-C from now on ends the child like the program. A
      * signal caught by the inherited handler before this point is re-raised. */
@@ -210,7 +220,7 @@ record_child(const record_args_t *a, const hl_record_libs_t *libs, int gofd, int
         ;
     if (n != 1) _exit(HL_EXIT_TOOL);
     int e = 0;
-    if (hl_record_setenv(libs, a->options, a->stacks, a->lossy) == 0) {
+    if (hl_record_setenv(libs, a->options, a->stacks, a->lossy, marker) == 0) {
         execvp(a->argv[0], a->argv);
     }
     e = errno;
@@ -218,9 +228,61 @@ record_child(const record_args_t *a, const hl_record_libs_t *libs, int gofd, int
     _exit(e == ENOENT ? HL_EXIT_NOTFOUND : HL_EXIT_NOEXEC);
 }
 
+/* What record watches while the program runs. */
+typedef struct record_watch_s {
+    hl_sessiond_t *sessiond; /* the private session daemon (record's child) */
+    hl_reaper_t *reaper;     /* told when the daemon is ours to reap no more */
+    pid_t consumerd;         /* its user-space consumer daemon, 0 if not found */
+    const char *marker;      /* NAME=VALUE put in the program's environment (reaper) */
+    const char *died;        /* set when a daemon died while the program ran */
+    pid_t died_pid;
+} record_watch_t;
+
+/* Wait for the program while watching the daemons: a daemon that dies mid-run is noted in
+ * w->died, and the session daemon is stopped so that the program's tracer lets go of its
+ * buffers (it goes on untraced; a writer waiting for buffer space gives up after the
+ * blocking timeout of session.h). Returns 0, or -1 with a message printed. */
+static int record_wait(pid_t pid, int *status, record_watch_t *w)
+{
+    int pfd = pidfd_open(pid, 0);
+    int sfd = w->sessiond->pid ? pidfd_open(w->sessiond->pid, 0) : -1;
+    int cfd = w->consumerd ? pidfd_open(w->consumerd, 0) : -1;
+    while (pfd >= 0 && !w->died) {
+        struct pollfd fds[3] = {{pfd, POLLIN, 0}, {sfd, POLLIN, 0}, {cfd, POLLIN, 0}};
+        int n = poll(fds, 3, -1);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 || fds[0].revents) break;
+        if (fds[1].revents) {
+            w->died = "session daemon";
+            w->died_pid = w->sessiond->pid;
+        } else if (fds[2].revents) {
+            w->died = "consumer daemon";
+            w->died_pid = w->consumerd;
+        }
+    }
+    if (w->died) {
+        fprintf(stderr,
+                "heapledger record: the private LTTng %s (pid %d) died while the program ran; "
+                "the program goes on untraced\n",
+                w->died, (int)w->died_pid);
+        /* Once reaped, its pid may be reused: the reaper must not kill it any more. */
+        hl_reaper_note(w->reaper, "sessiond", "0");
+        hl_sessiond_stop(w->sessiond);
+    }
+    if (pfd >= 0) close(pfd);
+    if (sfd >= 0) close(sfd);
+    if (cfd >= 0) close(cfd);
+    while (waitpid(pid, status, 0) < 0)
+        if (errno != EINTR) {
+            perror("heapledger record: waitpid");
+            return -1;
+        }
+    return 0;
+}
+
 /* Run the program; returns its wait status in *status, or -1 with a message printed. */
 static int record_run(const record_args_t *a, const hl_record_libs_t *libs, int *status,
-                      pid_t *pid_out, hl_kernel_t **kernel)
+                      pid_t *pid_out, hl_kernel_t **kernel, record_watch_t *w)
 {
     int go[2], er[2];
     if (pipe2(go, O_CLOEXEC) || pipe2(er, O_CLOEXEC)) {
@@ -236,7 +298,7 @@ static int record_run(const record_args_t *a, const hl_record_libs_t *libs, int 
     if (pid == 0) {
         close(go[1]);
         close(er[0]);
-        record_child(a, libs, go[0], er[1]);
+        record_child(a, libs, w->marker, go[0], er[1]);
     }
     close(go[0]);
     close(er[1]);
@@ -258,11 +320,7 @@ static int record_run(const record_args_t *a, const hl_record_libs_t *libs, int 
     while ((n = read(er[0], &e, sizeof e)) < 0 && errno == EINTR)
         ;
     close(er[0]);
-    while (waitpid(pid, status, 0) < 0)
-        if (errno != EINTR) {
-            perror("heapledger record: waitpid");
-            return -1;
-        }
+    if (record_wait(pid, status, w)) return -1;
     rec_child = 0;
     if (n == (ssize_t)sizeof e) {
         fprintf(stderr, "heapledger record: cannot run '%s': %s\n", a->argv[0], strerror(e));
@@ -291,22 +349,63 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
     return remove(path);
 }
 
-/* Trace directory: --keep-trace DIR (created; must not hold a trace yet) or a fresh
- * temporary directory. Returns 0, or -1 with a message printed. */
+static int has_metadata(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag;
+    return strcmp(path + ftw->base, "metadata") == 0;
+}
+
+/* Did any process write into the trace? (a CTF metadata file exists below dir) */
+static int record_trace_written(const char *dir)
+{
+    return nftw(dir, has_metadata, 16, FTW_PHYS) == 1;
+}
+
+/* --keep-trace DIR, when it exists: a directory of ours that holds no trace yet. Another
+ * user's directory (or a symlink of theirs) would let them read or replace the trace.
+ * Returns 0, or -1 with a message. */
+static int record_check_keep(const char *keep)
+{
+    struct stat ln, st;
+    if (!keep || lstat(keep, &ln)) return 0; /* created later, 0700 */
+    if (stat(keep, &st) || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "heapledger record: --keep-trace %s: not a directory\n", keep);
+        return -1;
+    }
+    if (ln.st_uid != geteuid() || st.st_uid != geteuid()) {
+        fprintf(stderr,
+                "heapledger record: --keep-trace %s belongs to uid %d, not to you (uid %d); "
+                "choose a directory of your own\n",
+                keep, (int)(ln.st_uid != geteuid() ? ln.st_uid : st.st_uid), (int)geteuid());
+        return -1;
+    }
+    char meta[4200];
+    snprintf(meta, sizeof meta, "%s/ust", keep);
+    if (access(meta, F_OK) == 0) {
+        fprintf(stderr,
+                "heapledger record: %s already holds a trace; choose another --keep-trace "
+                "directory\n",
+                keep);
+        return -1;
+    }
+    return 0;
+}
+
+/* Trace directory: --keep-trace DIR (created 0700, or an existing directory of ours made
+ * 0700; must not hold a trace yet) or a fresh temporary directory (mkdtemp, 0700). Returns 0, or -1
+ * with a message printed. */
 static int record_trace_dir(const record_args_t *a, char *dir, size_t len)
 {
     if (a->keep) {
-        if (mkdir(a->keep, 0755) && errno != EEXIST) {
+        if (mkdir(a->keep, 0700) && errno != EEXIST) {
             fprintf(stderr, "heapledger record: cannot create %s: %s\n", a->keep, strerror(errno));
             return -1;
         }
-        char meta[4200];
-        snprintf(meta, sizeof meta, "%s/ust", a->keep);
-        if (access(meta, F_OK) == 0) {
-            fprintf(stderr,
-                    "heapledger record: %s already holds a trace; choose another "
-                    "--keep-trace directory\n",
-                    a->keep);
+        if (record_check_keep(a->keep)) return -1; /* again: it may have appeared meanwhile */
+        struct stat st;
+        if (stat(a->keep, &st) == 0 && (st.st_mode & 077) && chmod(a->keep, 0700)) {
+            fprintf(stderr, "heapledger record: cannot make %s private: %s\n", a->keep,
+                    strerror(errno));
             return -1;
         }
         if (!realpath(a->keep, dir)) {
@@ -326,10 +425,12 @@ static int record_trace_dir(const record_args_t *a, char *dir, size_t len)
 }
 
 /* Ingest the trace and print the summary. Returns 0, or -1 when the database is not usable
- * (the trace is then kept and its path printed). */
+ * (the trace is then kept and its path printed) or holds no events. died: the daemon that
+ * died mid-run, or NULL. */
 static int record_ingest(const record_args_t *a, const char *trace, const char *db,
                          const char *cmdline, const char *options, int exit_status,
-                         uint64_t discarded, hl_kernel_t *kernel, int *keep_trace)
+                         uint64_t discarded, hl_kernel_t *kernel, int *keep_trace, uint64_t *events,
+                         const char *died)
 {
     hl_ingest_opts_t io = HL_INGEST_OPTS_INIT;
     io.command = cmdline;
@@ -357,6 +458,7 @@ static int record_ingest(const record_args_t *a, const char *trace, const char *
         fprintf(stderr, "heapledger record: the trace was incomplete: %s\n", r.error);
         *keep_trace = 1;
     }
+    *events = r.events;
     if (kernel) {
         char err[512];
         long n = hl_kernel_store(kernel, db, err, sizeof err);
@@ -367,8 +469,134 @@ static int record_ingest(const record_args_t *a, const char *trace, const char *
                 (unsigned long long)discarded);
     fprintf(stderr, "heapledger record: %s: %llu events in %.2f s\n", db,
             (unsigned long long)r.events, r.seconds);
+    if (r.events == 0) {
+        if (died)
+            fprintf(stderr,
+                    "heapledger record: %s holds no events: the %s died before any complete "
+                    "packet reached the disk\n",
+                    db, died);
+        else
+            fprintf(stderr,
+                    "heapledger record: %s holds no events: nothing was recorded (was the "
+                    "program traced at all?)\n",
+                    db);
+        return -1;
+    }
     hl_record_summary(stderr, db);
     fprintf(stderr, "  %-12s heapledger report %s\n", "next", db);
+    return 0;
+}
+
+/* Can the database be written? Refused before anything runs: a missing or unwritable
+ * directory, an existing file without --force, an existing file that cannot be replaced.
+ * out NULL: the default name in the current directory. Returns 0, or -1 with a message. */
+static int record_check_output(const char *out, int force)
+{
+    char dir[4096];
+    const char *slash = out ? strrchr(out, '/') : NULL;
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else
+        snprintf(dir, sizeof dir, "%.*s", slash == out ? 1 : (int)(slash - out), out);
+    struct stat st;
+    int e = stat(dir, &st) ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+    if (e) {
+        fprintf(stderr,
+                "heapledger record: cannot write %s: %s %s (create it, or choose another -o)\n",
+                out ? out : "the database", dir,
+                e == ENOENT    ? "does not exist"
+                : e == ENOTDIR ? "is not a directory"
+                               : strerror(e));
+        return -1;
+    }
+    if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS)) {
+        fprintf(stderr,
+                "heapledger record: cannot write %s: directory %s: %s (choose another -o)\n",
+                out ? out : "the database", dir, strerror(errno));
+        return -1;
+    }
+    for (int i = 0; out && !force && i < 3; i++) { /* sqlite's side files: not ours to follow */
+        static const char *const side[] = {"-wal", "-shm", "-journal"};
+        char p[4200];
+        snprintf(p, sizeof p, "%s%s", out, side[i]);
+        if (lstat(p, &st) == 0) {
+            fprintf(stderr, "heapledger record: %s exists (use --force to replace it)\n", p);
+            return -1;
+        }
+    }
+    if (out && lstat(out, &st) == 0) {
+        if (!force) {
+            fprintf(stderr, "heapledger record: %s exists (use --force to replace it)\n", out);
+            return -1;
+        }
+        if (!S_ISREG(st.st_mode)) {
+            fprintf(stderr, "heapledger record: %s exists and is not a regular file\n", out);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Everything a recording holds that must be released however it ends. */
+typedef struct record_ctx_s {
+    hl_reaper_t reaper;
+    hl_sessiond_t sessiond;
+    char trace[4096];
+    int keep_trace; /* keep the trace directory at the end */
+    int have_trace; /* trace[] was created */
+} record_ctx_t;
+
+/* Release what the recording holds and tell the reaper there is nothing left to do. */
+static int record_finish(record_ctx_t *c, int code)
+{
+    hl_reaper_note(&c->reaper, "sessiond", "0"); /* its pid may be reused once reaped */
+    hl_sessiond_stop(&c->sessiond);
+    if (c->have_trace) {
+        if (c->keep_trace)
+            fprintf(stderr, "  %-12s %s\n", "trace", c->trace);
+        else
+            nftw(c->trace, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    }
+    hl_reaper_done(&c->reaper);
+    return code;
+}
+
+/* Isolation, reaper, trace directory, private session daemon. Returns 0, or -1 with a
+ * message printed. */
+static int record_setup(const record_args_t *a, record_ctx_t *c, char *marker, size_t mlen)
+{
+    char err[1024];
+    int isolated = hl_record_isolate(err, sizeof err);
+    if (isolated < 0) {
+        fprintf(stderr, "heapledger record: %s\n", err);
+        return -1;
+    }
+    if (hl_reaper_start(&c->reaper)) {
+        perror("heapledger record: cannot start the cleanup process");
+        return -1;
+    }
+    hl_reaper_note(&c->reaper, "isolated", isolated ? "1" : "0");
+    snprintf(marker, mlen, "HEAPLEDGER_RECORDING=%d.%d", (int)getpid(), (int)c->reaper.pid);
+    hl_reaper_note(&c->reaper, "marker", marker);
+    if (record_trace_dir(a, c->trace, sizeof c->trace)) return -1;
+    c->have_trace = 1;
+    c->keep_trace = a->keep != NULL;
+    if (!c->keep_trace) hl_reaper_note(&c->reaper, "trace", c->trace);
+    if (hl_sessiond_prepare(&c->sessiond, isolated, err, sizeof err)) {
+        fprintf(stderr, "heapledger record: %s\n", err);
+        return -1;
+    }
+    if (c->sessiond.own_home) hl_reaper_note(&c->reaper, "home", c->sessiond.home);
+    if (hl_sessiond_start(&c->sessiond, err, sizeof err)) {
+        fprintf(stderr, "heapledger record: %s\n", err);
+        return -1;
+    }
+    /* Before waiting for it: a record killed meanwhile must not leave it running. */
+    hl_reaper_note_pid(&c->reaper, "sessiond", c->sessiond.pid);
+    if (hl_sessiond_wait_ready(&c->sessiond, err, sizeof err)) {
+        fprintf(stderr, "heapledger record: %s\n", err);
+        return -1;
+    }
     return 0;
 }
 
@@ -394,39 +622,27 @@ int hl_cmd_record(int argc, char **argv)
                 rc == HL_EXIT_NOTFOUND ? "command not found" : "permission denied");
         return rc;
     }
-    if (a.out && !a.force && access(a.out, F_OK) == 0) {
-        fprintf(stderr, "heapledger record: %s exists (use --force to replace it)\n", a.out);
-        return 2;
-    }
+    if (record_check_output(a.out, a.force) || record_check_keep(a.keep)) return 2;
     hl_record_libs_t libs;
     if (hl_record_find_libs(&libs, err, sizeof err)) {
         fprintf(stderr, "heapledger record: %s\n", err);
         return HL_EXIT_TOOL;
     }
-    rc = hl_sessiond_ensure(err, sizeof err);
-    if (rc < 0) {
-        fprintf(stderr, "heapledger record: %s\n", err);
-        return HL_EXIT_TOOL;
-    }
-    if (rc == 2)
-        fprintf(stderr,
-                "heapledger record: started an LTTng session daemon (%s); it keeps "
-                "running\n",
-                geteuid() == 0 ? "root" : "per-user");
     /* From here on a Ctrl-C must not leave a session behind: it is noted, and forwarded to
      * the program once it runs. */
     record_signals();
-    char trace[4096];
-    if (record_trace_dir(&a, trace, sizeof trace)) return HL_EXIT_TOOL;
-    int keep_trace = a.keep != NULL;
+    record_ctx_t c;
+    memset(&c, 0, sizeof c);
+    c.reaper.fd = -1;
+    char marker[128];
+    if (record_setup(&a, &c, marker, sizeof marker)) return record_finish(&c, HL_EXIT_TOOL);
 
     hl_session_t s;
-    hl_session_init(&s, trace, a.lossy);
+    hl_session_init(&s, c.trace, a.lossy);
     if (hl_session_create(&s) || hl_session_start(&s)) {
         fprintf(stderr, "heapledger record: %s\n", s.err);
         hl_session_destroy(&s);
-        if (!keep_trace) nftw(trace, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-        return HL_EXIT_TOOL;
+        return record_finish(&c, HL_EXIT_TOOL);
     }
 
     if (rec_pending) {
@@ -434,27 +650,32 @@ int hl_cmd_record(int argc, char **argv)
                 (int)rec_pending, a.argv[0]);
         hl_session_stop(&s, NULL, NULL);
         hl_session_destroy(&s);
-        if (!keep_trace) nftw(trace, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-        return 128 + rec_pending;
+        return record_finish(&c, 128 + rec_pending);
     }
+    record_watch_t w = {&c.sessiond, &c.reaper, hl_sessiond_consumerd(&c.sessiond),
+                        marker,      NULL,      0};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int status = 0;
     pid_t pid = 0;
     hl_kernel_t *kernel = NULL;
-    int ran = record_run(&a, &libs, &status, &pid, &kernel) == 0;
+    int ran = record_run(&a, &libs, &status, &pid, &kernel, &w) == 0;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (kernel) hl_kernel_stop(kernel);
 
     uint64_t discarded = 0, lost = 0;
-    if (hl_session_stop(&s, &discarded, &lost) || hl_session_destroy(&s))
-        fprintf(stderr, "heapledger record: %s\n", s.err);
+    if (!w.died) {
+        if (hl_session_stop(&s, &discarded, &lost) || hl_session_destroy(&s))
+            fprintf(stderr, "heapledger record: %s\n", s.err);
+    }
+    /* The trace is complete on disk: the daemon's shutdown overlaps the ingest. */
+    hl_sessiond_terminate(&c.sessiond);
     if (!ran) {
         if (kernel) hl_kernel_free(kernel);
-        if (!keep_trace) nftw(trace, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        int code = HL_EXIT_TOOL;
         if (pid && WIFEXITED(status) && WEXITSTATUS(status) >= HL_EXIT_NOEXEC)
-            return WEXITSTATUS(status);
-        return HL_EXIT_TOOL;
+            code = WEXITSTATUS(status);
+        return record_finish(&c, code);
     }
     int code = record_status(a.argv[0], status);
     fprintf(stderr, "heapledger record: '%s' ran %.2f s (pid %d)%s\n", a.argv[0],
@@ -477,13 +698,26 @@ int hl_cmd_record(int argc, char **argv)
                                 *p);
     char options[4096];
     hl_record_options(options, sizeof options, a.options, a.stacks);
-    int ok =
-        record_ingest(&a, trace, db, cmdline, options, code, discarded, kernel, &keep_trace) == 0;
+    uint64_t events = 0;
+    if (!record_trace_written(c.trace)) {
+        fprintf(stderr,
+                "heapledger record: nothing was recorded: no process of '%s' reached the session "
+                "daemon (a static program, or one that clears LD_PRELOAD, cannot be traced); no "
+                "database written\n",
+                a.argv[0]);
+        if (kernel) hl_kernel_free(kernel);
+        return record_finish(&c, code ? code : HL_EXIT_TOOL);
+    }
+    int ok = record_ingest(&a, c.trace, db, cmdline, options, code, discarded, kernel,
+                           &c.keep_trace, &events, w.died) == 0;
     if (kernel) hl_kernel_free(kernel);
-    if (keep_trace)
-        fprintf(stderr, "  %-12s %s\n", "trace", trace);
-    else
-        nftw(trace, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-    if (!ok && code == 0) return HL_EXIT_TOOL;
-    return code;
+    if (ok && w.died) {
+        fprintf(stderr,
+                "heapledger record: the recording is incomplete: the %s died while '%s' ran; "
+                "%s keeps the %llu events that reached the disk before\n",
+                w.died, a.argv[0], db, (unsigned long long)events);
+        ok = 0;
+    }
+    if (!ok && code == 0) code = HL_EXIT_TOOL;
+    return record_finish(&c, code);
 }

@@ -64,7 +64,8 @@ void hl_record_options(char *buf, size_t len, const char *options, int stacks)
         snprintf(buf, len, "%s", o);
 }
 
-int hl_record_setenv(const hl_record_libs_t *libs, const char *options, int stacks, int lossy)
+int hl_record_setenv(const hl_record_libs_t *libs, const char *options, int stacks, int lossy,
+                     const char *marker)
 {
     const char *old = getenv("LD_PRELOAD");
     size_t len = (old ? strlen(old) : 0) + strlen(libs->alloc) + strlen(libs->tp) + 128;
@@ -80,6 +81,7 @@ int hl_record_setenv(const hl_record_libs_t *libs, const char *options, int stac
     snprintf(timeout, sizeof timeout, "%d", HL_REGISTER_TIMEOUT_MS);
     int rc = setenv("LD_PRELOAD", pre, 1) | setenv("HEAPLEDGER_OPTIONS", opts, 1) |
              setenv("LTTNG_UST_REGISTER_TIMEOUT", timeout, 1);
+    if (marker) rc |= putenv((char *)marker);
     if (lossy)
         unsetenv("LTTNG_UST_ALLOW_BLOCKING");
     else

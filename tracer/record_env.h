@@ -6,6 +6,10 @@
  *   LTTNG_UST_ALLOW_BLOCKING=1  unless --lossy (blocking channels need it in the process)
  *   LTTNG_UST_REGISTER_TIMEOUT  HL_REGISTER_TIMEOUT_MS: liblttng-ust's constructor waits this
  *                               long for the session daemon so the first events are kept
+ *   HEAPLEDGER_RECORDING        RECORDPID.REAPERPID: marks the recording's processes for the
+ *                               reaper (record_reaper.h)
+ *   LTTNG_HOME                  the recording's private LTTng directory (sessiond.h), set in
+ *                               record's own environment and inherited
  *
  * libheapledger.so and libheapledger-tp.so are looked up in $HEAPLEDGER_LIBDIR, then
  * <dir of the heapledger executable>/../lib (the build tree and `make install` layout),
@@ -28,9 +32,10 @@ typedef struct hl_record_libs_s {
 int hl_record_find_libs(hl_record_libs_t *libs, char *err, size_t errlen);
 
 /* Set the environment of the traced program (call in the child, before exec).
- * options may be NULL; stacks < 0 means "not given". Returns 0, or -1 (errno) if the
- * environment could not be set. */
-int hl_record_setenv(const hl_record_libs_t *libs, const char *options, int stacks, int lossy);
+ * options and marker (a NAME=VALUE string that must stay valid) may be NULL; stacks < 0 means "not
+ * given". Returns 0, or -1 (errno) if the environment could not be set. */
+int hl_record_setenv(const hl_record_libs_t *libs, const char *options, int stacks, int lossy,
+                     const char *marker);
 
 /* HEAPLEDGER_OPTIONS the program will see (for the run table), written into buf. */
 void hl_record_options(char *buf, size_t len, const char *options, int stacks);

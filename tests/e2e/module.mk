@@ -43,6 +43,31 @@ record-check: $(E2E_RECORD_DEPS)
 
 CHECK_TARGETS += record-check
 
+# Isolation: two recordings and a hand-made lttng session at the same time (root only; in a
+# mount namespace of the test's own, never on the machine's shared session daemon).
+.PHONY: record-isolation-check
+record-isolation-check: $(E2E_DIR)/tp_emit $(E2E_DIR)/stub/libheapledger.so $(BIN_DIR)/heapledger \
+                        $(LIB_DIR)/libheapledger-tp.so
+	@BUILD=$(BUILD) tests/e2e/record_isolation_test.sh
+
+CHECK_TARGETS += record-isolation-check
+
+# Faults: record SIGKILLed, its private daemons killed mid-run, output problems, no events.
+.PHONY: record-faults-check
+record-faults-check: $(E2E_DIR)/tp_emit $(E2E_DIR)/stub/libheapledger.so $(BIN_DIR)/heapledger \
+                     $(LIB_DIR)/libheapledger-tp.so
+	@BUILD=$(BUILD) tests/e2e/record_faults_test.sh
+
+CHECK_TARGETS += record-faults-check
+
+# No door for another user: planted symlinks, file modes, a --keep-trace of someone else.
+.PHONY: record-private-check
+record-private-check: $(E2E_DIR)/tp_emit $(E2E_DIR)/stub/libheapledger.so $(BIN_DIR)/heapledger \
+                      $(LIB_DIR)/libheapledger-tp.so
+	@BUILD=$(BUILD) tests/e2e/record_private_test.sh
+
+CHECK_TARGETS += record-private-check
+
 .PHONY: record-bench
 record-bench: $(E2E_DIR)/record_bench $(BIN_DIR)/heapledger $(LIB_DIR)/libheapledger-tp.so
 	@BUILD=$(BUILD) tests/e2e/record_bench.sh

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/e2e/record_test.sh — end-to-end tests of `heapledger record`.
 #
-# Real lttng-sessiond (started by record itself when none runs), real programs, exact event
+# Real lttng-sessiond (a private one that record starts per recording), real programs, exact event
 # counts checked in the CTF trace (babeltrace2) and, when this build has ingest, in the run
 # database. The tracing backend is exercised through tests/e2e/tp_emit (backend linked into the
 # program); tests that need the real allocator run when build/lib/libheapledger.so exists.
@@ -38,8 +38,8 @@ contains() { # contains FILE TEXT
     sed 's/^/      | /' "$1" | head -20
     return 1
 }
-# Other recordings by the same user may run at the same time (per-UID sessions see every
-# traced process of the user): tests count only their own processes, by pid.
+# Tests count their own processes by pid (a recording holds only its own processes since
+# record uses a private session daemon; record_isolation_test.sh tests that).
 pids_of() { sed -n 's/^pid \([0-9]*\).*/\1/p' "$1" | tr '\n' ' '; } # pids a test program printed
 # Regex matching an event line of one of the PIDs: the vpid field or context (rare events,
 # layout 2), or the first word of a layout-3 alloc/free/realloc (who = vpid << 32 | vtid,
@@ -253,45 +253,51 @@ nobody_bins() {
     chmod o+rx "$WORK" "$STUB" && chmod o+r "$STUB"/*
 }
 
-# No session daemon and none can be started: run as an unprivileged user (own, empty
-# LTTNG_HOME, so no daemon answers) with a sessiond binary that does not exist / fails.
+# No session daemon can be started (record starts a private one per recording): a binary
+# that does not exist / fails at once, as root and as an unprivileged user.
 t_no_sessiond() {
     local d=$WORK/nosessiond
     command -v setpriv >/dev/null || { SKIPPED_PART="setpriv missing"; return 0; }
     [ "$(id -u)" = 0 ] || { SKIPPED_PART="needs root to switch user"; return 0; }
     mkdir -p "$d/home" && chmod 777 "$d" "$d/home"
     nobody_bins
-    setpriv --reuid=65534 --regid=65534 --clear-groups env LTTNG_HOME="$d/home" \
-        HEAPLEDGER_LTTNG_SESSIOND=/nonexistent/lttng-sessiond \
-        "$WORK/nbin/heapledger" record -o "$d/x.db" -- true >"$d/out" 2>"$d/err"
-    check "exit status (missing)" 125 $? || return 1
-    contains "$d/err" "no LTTng session daemon is running and '/nonexistent/lttng-sessiond' was not found" || return 1
-    setpriv --reuid=65534 --regid=65534 --clear-groups env LTTNG_HOME="$d/home" \
-        HEAPLEDGER_LTTNG_SESSIOND=/bin/false \
-        "$WORK/nbin/heapledger" record -o "$d/x.db" -- true >"$d/out" 2>"$d/err"
-    check "exit status (failing)" 125 $? || return 1
-    contains "$d/err" "starting '/bin/false --daemonize' failed" || return 1
+    local as
+    for as in root nobody; do
+        local pre=()
+        [ $as = nobody ] && pre=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+        "${pre[@]}" env LTTNG_HOME="$d/home" HEAPLEDGER_LTTNG_SESSIOND=/nonexistent/lttng-sessiond \
+            "$WORK/nbin/heapledger" record -o "$d/x.db" -- true >"$d/out" 2>"$d/err"
+        check "exit status (missing, $as)" 125 $? || return 1
+        contains "$d/err" "cannot start a private LTTng session daemon: '/nonexistent/lttng-sessiond' was not found" || return 1
+        "${pre[@]}" env LTTNG_HOME="$d/home" HEAPLEDGER_LTTNG_SESSIOND=/bin/false \
+            "$WORK/nbin/heapledger" record -o "$d/x.db" -- true >"$d/out" 2>"$d/err"
+        check "exit status (failing, $as)" 125 $? || return 1
+        contains "$d/err" "the private LTTng session daemon '/bin/false' exited at start (status 1)" || return 1
+        [ ! -e "$d/x.db" ] || { note "FAIL: a database was written"; return 1; }
+    done
 }
 
-# No daemon for this user: record starts a per-user lttng-sessiond and records through it.
-t_sessiond_autostart() {
+# An unprivileged user: record starts a private per-user daemon in a private LTTNG_HOME
+# (not the user's own), records through it and leaves neither the daemon nor the directory.
+t_sessiond_user() {
     local d=$WORK/autostart
     command -v setpriv >/dev/null || { SKIPPED_PART="setpriv missing"; return 0; }
     [ "$(id -u)" = 0 ] || { SKIPPED_PART="needs root to switch user"; return 0; }
-    mkdir -p "$d/home" && chmod 777 "$d" "$d/home"
+    mkdir -p "$d/home" "$d/tmp" && chmod 777 "$d" "$d/home" "$d/tmp"
     nobody_bins
-    setpriv --reuid=65534 --regid=65534 --clear-groups env LTTNG_HOME="$d/home" TMPDIR="$d" \
+    setpriv --reuid=65534 --regid=65534 --clear-groups env LTTNG_HOME="$d/home" TMPDIR="$d/tmp" \
         "$WORK/nbin/heapledger" record -o "$d/x.db" -- "$WORK/nbin/tp_emit" 1000 1 >"$d/out" 2>"$d/err"
-    local rc=$? pidfile=$d/home/.lttng/lttng-sessiond.pid
-    if [ -s "$pidfile" ]; then # stop the daemon this test started
-        kill "$(cat "$pidfile")" 2>/dev/null
-        for _ in $(seq 50); do pgrep -u 65534 -x lttng-sessiond >/dev/null || break; sleep 0.1; done
-    fi
+    local rc=$?
     check "exit status" 0 $rc || { cat "$d/err"; return 1; }
-    contains "$d/err" "started an LTTng session daemon (per-user)" || return 1
+    check "files left in TMPDIR" "" "$(ls -A "$d/tmp")" || return 1
+    check "files in the user's LTTNG_HOME" "" "$(ls -A "$d/home")" || return 1
+    if pgrep -u 65534 -f "lttng-(sessiond|consumerd)" >/dev/null; then
+        note "FAIL: a daemon of uid 65534 is still running: $(pgrep -a -u 65534 lttng)"; return 1
+    fi
     if have_ingest "$d/err"; then
         check "db blocks" 1000 \
             "$(sql "$d/x.db" "SELECT count(*) FROM block WHERE $(in_pids $(pids_of "$d/out"))")" || return 1
+        check "db pids" 1 "$(sql "$d/x.db" "SELECT count(DISTINCT pid) FROM block")" || return 1
     fi
 }
 
@@ -477,7 +483,7 @@ t_kernel() {
 
 # --- runner -------------------------------------------------------------------------------
 all=(t_usage t_not_found t_not_executable t_untraced t_env t_counts_fork t_no_stacks t_exit_status
-     t_crash t_killed t_ctrl_c t_error_event t_lossy t_no_sessiond t_sessiond_autostart t_disk_full t_known t_layout2 t_layout_refused t_harden_stacks t_fork_real t_fork_exec t_python t_kernel)
+     t_crash t_killed t_ctrl_c t_error_event t_lossy t_no_sessiond t_sessiond_user t_disk_full t_known t_layout2 t_layout_refused t_harden_stacks t_fork_real t_fork_exec t_python t_kernel)
 tests=("$@")
 [ ${#tests[@]} -gt 0 ] || tests=("${all[@]}")
 echo "record-check: ${#tests[@]} tests (work dir $WORK)"
