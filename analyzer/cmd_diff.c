@@ -12,6 +12,7 @@
 #include "cmd.h"
 #include "hl_schema.h"
 #include "rundb.h"
+#include "safetext.h"
 
 #define MAX_RUNS 6
 
@@ -234,19 +235,19 @@ int hl_cmd_diff(int argc, char **argv)
         db[k] = hl_an_open(path[k], err, sizeof err);
         if (db[k]) r[k] = hl_analyze(db[k], path[k], &ao, err, sizeof err);
         if (!r[k]) {
-            fprintf(stderr, "heapledger diff: %s\n", err);
+            fprintf(stderr, "heapledger diff: %s\n", hl_safe(err));
             rc = 1;
         }
     }
     if (!rc) {
         printf("heapledger diff\n");
         for (int k = 0; k < n; k++)
-            printf("  %c  %s  (%s)\n", 'A' + k, r[k]->run.path,
-                   *r[k]->run.options ? r[k]->run.options : "defaults");
+            printf("  %c  %s  (%s)\n", 'A' + k, hl_safe(r[k]->run.path),
+                   *r[k]->run.options ? hl_safe(r[k]->run.options) : "defaults");
         for (int k = 0; k < n; k++)
             if (r[k]->approximate)
                 printf("  WARNING: %s: %" PRId64 " events discarded, its metrics are approximate\n",
-                       r[k]->run.path, r[k]->run.discarded);
+                       hl_safe(r[k]->run.path), r[k]->run.discarded);
         printf("\n  %-24s %14s", "", "A");
         for (int k = 1; k < n; k++)
             printf(" %26c", 'A' + k);

@@ -10,6 +10,7 @@
 #include "cmd.h"
 #include "hl_schema.h"
 #include "rundb.h"
+#include "safetext.h"
 #include "symbols.h"
 
 static void usage(FILE *f)
@@ -28,7 +29,7 @@ static void stack(sqlite3 *db, int64_t id)
         return;
     }
     for (size_t i = 0; i < fr.n; i++)
-        printf("        #%zu %s\n", i, fr.frame[i]);
+        printf("        #%zu %s\n", i, hl_safe(fr.frame[i]));
     hl_frames_free(&fr);
 }
 
@@ -41,7 +42,7 @@ static const char *thread_name(sqlite3 *db, int64_t pid, int64_t tid, char *buf,
         sqlite3_bind_int64(st, 1, pid);
         sqlite3_bind_int64(st, 2, tid);
         if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
-            snprintf(buf, n, " (%s)", (const char *)sqlite3_column_text(st, 0));
+            snprintf(buf, n, " (%s)", hl_safe((const char *)sqlite3_column_text(st, 0)));
     }
     sqlite3_finalize(st);
     return buf;
@@ -52,7 +53,7 @@ static void end_line(sqlite3 *db, const char *what, int64_t start, int64_t pid, 
 {
     char tn[96];
     printf("    %-10s at %.9f s  seq %" PRId64 "  tid %" PRId64 "%s  path %s", what,
-           (double)(ts - start) / 1e9, seq, tid,
+           (double)(hl_ts(ts) - start) / 1e9, seq, tid,
            tid >= 0 ? thread_name(db, pid, tid, tn, sizeof tn) : "", hl_path_name((unsigned)path));
     if (cycles >= 0) printf("  %" PRId64 " cycles", cycles);
     printf("\n");
@@ -97,11 +98,12 @@ int hl_cmd_history(int argc, char **argv)
     char err[512];
     sqlite3 *db = hl_an_open(path, err, sizeof err);
     if (!db) {
-        fprintf(stderr, "heapledger history: %s\n", err);
+        fprintf(stderr, "heapledger history: %s\n", hl_safe(err));
         return 1;
     }
     int64_t start = hl_an_int(db, "SELECT start_ts FROM run ORDER BY id LIMIT 1", -1);
     if (start < 0) start = hl_an_int(db, "SELECT min(alloc_ts) FROM block", 0);
+    start = hl_ts(start);
 
     /* A block's bytes, header included: [ptr - 16, ptr + max(usable, size)). The range on
      * ptr lets SQLite use no index on (pid, ptr) without a pid; the table scan is fine for a
@@ -173,10 +175,10 @@ int hl_cmd_history(int argc, char **argv)
         while (sqlite3_step(st) == SQLITE_ROW) {
             const char *d = (const char *)sqlite3_column_text(st, 4);
             printf("\nerror %s at 0x%" PRIx64 "  at %.9f s  pid %" PRId64 "  tid %" PRId64 "%s%s\n",
-                   (const char *)sqlite3_column_text(st, 3), addr,
-                   (double)(sqlite3_column_int64(st, 0) - start) / 1e9,
+                   hl_safe((const char *)sqlite3_column_text(st, 3)), addr,
+                   (double)(hl_ts(sqlite3_column_int64(st, 0)) - start) / 1e9,
                    (int64_t)sqlite3_column_int64(st, 1), hl_col_i64(st, 2, -1), d && *d ? ": " : "",
-                   d ? d : "");
+                   d ? hl_safe(d) : "");
             stack(db, hl_col_i64(st, 5, -1));
             extra++;
         }

@@ -9,6 +9,7 @@
 #include "render.h"
 #include "replay.h"
 #include "rundb.h"
+#include "safetext.h"
 
 static void usage(FILE *f)
 {
@@ -50,7 +51,7 @@ static void print_replay(FILE *f, const hl_report_t *r)
 {
     const hl_replay_info_t *in = r->replay;
     fprintf(f, "replay of pid %" PRId64 " with options: %s\n", in->pid,
-            *in->options ? in->options : "(defaults)");
+            *in->options ? hl_safe(in->options) : "(defaults)");
     fprintf(
         f, "  operations replayed  %" PRIu64 "   skipped (frees of unknown pointers) %" PRIu64 "\n",
         in->operations, in->skipped);
@@ -130,12 +131,12 @@ int hl_cmd_replay(int argc, char **argv)
     char err[512];
     sqlite3 *db = hl_an_open(db_path, err, sizeof err);
     if (!db) {
-        fprintf(stderr, "heapledger replay: %s\n", err);
+        fprintf(stderr, "heapledger replay: %s\n", hl_safe(err));
         return 1;
     }
     hl_report_t *r = hl_replay(db, db_path, &o, err, sizeof err);
     if (!r) {
-        fprintf(stderr, "heapledger replay: %s\n", err);
+        fprintf(stderr, "heapledger replay: %s\n", hl_safe(err));
         sqlite3_close(db);
         return 1;
     }

@@ -9,6 +9,7 @@
 #include "cmd.h"
 #include "render.h"
 #include "rundb.h"
+#include "safetext.h"
 
 static void usage(FILE *f)
 {
@@ -89,12 +90,12 @@ int hl_cmd_report(int argc, char **argv)
     char err[512];
     sqlite3 *db = hl_an_open(db_path, err, sizeof err);
     if (!db) {
-        fprintf(stderr, "heapledger report: %s\n", err);
+        fprintf(stderr, "heapledger report: %s\n", hl_safe(err));
         return 1;
     }
     hl_report_t *r = hl_analyze(db, db_path, &ao, err, sizeof err);
     if (!r) {
-        fprintf(stderr, "heapledger report: %s\n", err);
+        fprintf(stderr, "heapledger report: %s\n", hl_safe(err));
         sqlite3_close(db);
         return 1;
     }

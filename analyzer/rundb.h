@@ -34,6 +34,15 @@ int hl_run_load(sqlite3 *db, const char *path, int64_t pid, hl_run_t *run, char 
                 size_t errlen);
 void hl_run_free(hl_run_t *run);
 
+/* Every timestamp read from a run database goes through hl_ts(): clamped to [0, HL_TS_MAX]
+ * (146 years of nanoseconds), so that the sum or difference of any two is an int64 whatever
+ * a damaged or hostile database holds. */
+#define HL_TS_MAX ((INT64_C(1) << 62) - 1)
+static inline int64_t hl_ts(int64_t ts)
+{
+    return ts < 0 ? 0 : ts > HL_TS_MAX ? HL_TS_MAX : ts;
+}
+
 /* Run one query returning a single integer (def when NULL or no row). */
 int64_t hl_an_int(sqlite3 *db, const char *sql, int64_t def);
 
