@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "cmd_common.h"
 #include "render.h"
 #include "replay.h"
 #include "rundb.h"
@@ -114,8 +115,9 @@ int hl_cmd_replay(int argc, char **argv)
         } else if (!strcmp(a, "--json")) {
             json = 1;
         } else if (a[0] == '-') {
-            fprintf(stderr, "heapledger replay: unknown or incomplete option '%s'\n", a);
-            usage(stderr);
+            static const char *const known[] = {"--options", "--arena", "--pid",
+                                                "--json",    "--help",  NULL};
+            hl_cli_bad_option("replay", a, known);
             return 2;
         } else if (!db_path) {
             db_path = a;

@@ -379,12 +379,15 @@ int hl_cmd_record(int argc, char **argv)
     if (rc >= 0) return rc;
 
     char path[4096], err[1024];
-    if (a.options) { /* the same parser the preloaded allocator uses: refuse bad options now */
+    /* The options the program gets (--options, else HEAPLEDGER_OPTIONS: hl_record_options),
+     * checked with the parser the preloaded allocator uses: refuse bad ones now. */
+    const char *opts = a.options ? a.options : getenv("HEAPLEDGER_OPTIONS");
+    if (opts) {
         hl_options_t o;
         hl_options_default(&o);
-        if (hl_options_parse(&o, a.options, err, sizeof err)) {
-            fprintf(stderr, "heapledger record: --options: %s (docs/allocator.md lists them)\n",
-                    err);
+        if (hl_options_parse(&o, opts, err, sizeof err)) {
+            fprintf(stderr, "heapledger record: %s: %s (docs/options.md lists them)\n",
+                    a.options ? "--options" : "HEAPLEDGER_OPTIONS", err);
             return 2;
         }
     }
