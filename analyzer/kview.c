@@ -416,7 +416,7 @@ static void take_samples(hl_kview_t *k, int64_t ts, int final)
 {
     int64_t span = k->t1 - k->t0;
     while (k->next_sample < HL_TL_SAMPLES) {
-        int64_t edge = k->t0 + (int64_t)((__int128)span * (k->next_sample + 1) / HL_TL_SAMPLES);
+        int64_t edge = k->t0 + hl_timeline_edge(span, k->next_sample + 1, HL_TL_SAMPLES);
         if (!final && ts <= edge) return;
         int i = k->next_sample++;
         k->k->rss[i] = k->rss;
