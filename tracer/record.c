@@ -18,6 +18,7 @@
 #include "record_env.h"
 #include "record_summary.h"
 #include "session.h"
+#include "suggest.h"
 #include "sessiond.h"
 #include "bpf/kernel.h"
 
@@ -133,9 +134,16 @@ static int record_parse(int argc, char **argv, record_args_t *a)
             a->stacks = (int)n;
             break;
         }
-        default:
+        default: { /* getopt said what it did not understand; name the closest option too */
+            const char *bad = argv[optind - 1], *near = NULL;
+            size_t n = strcspn(bad + 2, "=");
+            if (!strncmp(bad, "--", 2))
+                near = hl_suggest(bad + 2, n, opts, sizeof opts / sizeof *opts, sizeof *opts);
+            if (near && (strlen(near) != n || strncmp(near, bad + 2, n)))
+                fprintf(stderr, "heapledger record: did you mean '--%s'?\n", near);
             record_usage(stderr);
             return 2;
+        }
         }
     }
     if (optind >= argc) {

@@ -126,6 +126,8 @@ fails diff-did-you-mean 2 "unknown option '--form' (did you mean '--from'?)" \
     "$hl" diff "$dir/basic.db" "$dir/basic.db" --form 1s
 fails history-did-you-mean 2 "unknown option '--lmit' (did you mean '--limit'?)" \
     "$hl" history "$dir/basic.db" 0x10010 --lmit 5
+fails record-did-you-mean 2 "heapledger record: did you mean '--options'?" \
+    "$hl" record --optons harden=1 -- true
 fails replay-did-you-mean 2 "unknown option '--arna' (did you mean '--arena'?)" \
     "$hl" replay "$dir/basic.db" --arna 64K
 
