@@ -30,7 +30,8 @@ int64_t hl_parse_time(const char *s)
         mul = 1e9;
     else
         return -1;
-    return (int64_t)(v * mul + 0.5);
+    v = v * mul + 0.5;
+    return v < (double)HL_TS_MAX ? (int64_t)v : HL_TS_MAX;
 }
 
 static void load_errors(sqlite3 *db, hl_report_t *r)
@@ -48,7 +49,7 @@ static void load_errors(sqlite3 *db, hl_report_t *r)
     size_t cap = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
         hl_error_rec_t *e = HL_VEC_PUSH(r->errors, r->nerrors, cap);
-        e->ts = sqlite3_column_int64(st, 0) - r->run.start_ts;
+        e->ts = hl_ts(sqlite3_column_int64(st, 0)) - r->run.start_ts;
         e->pid = sqlite3_column_int64(st, 1);
         e->tid = hl_col_i64(st, 2, -1);
         e->kind = hl_col_strdup(st, 3);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "btree.h"
+#include "rundb.h"
 
 struct hl_blockreader_s {
     sqlite3 *db;        /* the reader's own connection, in a read transaction */
@@ -91,7 +92,7 @@ static void fill(hl_block_row_t *row, const int64_t *f)
     e->cls = (int)f[F_CLASS];
     e->flags = (int)f[F_FLAGS];
     e->seq = e->alloc_seq = f[F_ALLOC_SEQ];
-    e->ts = e->alloc_ts = f[F_ALLOC_TS];
+    e->ts = e->alloc_ts = hl_ts(f[F_ALLOC_TS]);
     e->tid = f[F_ALLOC_TID];
     e->path = (int)f[F_ALLOC_PATH];
     e->cycles = e->alloc_cycles = f[F_ALLOC_CYCLES];
@@ -105,7 +106,7 @@ static void fill(hl_block_row_t *row, const int64_t *f)
         x->kind = HL_EV_FREE;
         x->prev_block = 0;
         x->seq = f[F_FREE_SEQ];
-        x->ts = f[F_FREE_TS];
+        x->ts = hl_ts(f[F_FREE_TS]);
         x->tid = f[F_FREE_TID];
         x->path = (int)f[F_FREE_PATH];
         x->cycles = f[F_FREE_CYCLES];
@@ -159,9 +160,15 @@ static int next_direct(hl_blockreader_t *r, hl_block_row_t *row)
         uint32_t len;
         char why[200];
         int rc = hl_btree_next(r->bt, &rowid, &rec, &len, why, sizeof why);
-        if (rc == 1 && hl_record_ints(rec, len, r->ncols, v, &nulls) < 0) {
-            snprintf(why, sizeof why, "block row %lld: a column is not an integer",
-                     (long long)rowid);
+        int ri = rc == 1 ? hl_record_ints(rec, len, r->ncols, v, &nulls) : 0;
+        if (ri < 0) {
+            /* SQLite reads the same row next: it stores what is not an integer, and it
+             * refuses a malformed record with its own error (the query selects the table's
+             * every column, so it checks the whole record). */
+            snprintf(why, sizeof why, "block row %lld: %s", (long long)rowid,
+                     ri == HL_RECORD_MALFORMED
+                         ? "malformed record (its column widths do not add up to its payload)"
+                         : "a column is not an integer");
             rc = -1;
         }
         if (rc == 0) return 0;

@@ -294,15 +294,27 @@ void hl_btree_close(hl_btree_t *t)
     free(t);
 }
 
+/* Bytes of a value of serial type t: -1 for the reserved types 10 and 11. */
+static inline int64_t serial_width(uint64_t t)
+{
+    static const uint8_t width[10] = {0, 1, 2, 3, 4, 6, 8, 8, 0, 0};
+    if (t < 10) return width[t];
+    if (t < 12) return -1;
+    return (int64_t)((t - 12) / 2);
+}
+
 int hl_record_ints(const uint8_t *rec, uint32_t len, int n, int64_t *v, uint64_t *nulls)
 {
     const uint8_t *end = rec + len;
     uint64_t hsize;
     uint32_t k = varint(rec, end, &hsize);
-    if (!k || hsize > len || hsize < k) return -1;
+    if (!k || hsize > len || hsize < k) return HL_RECORD_MALFORMED;
     const uint8_t *h = rec + k, *hend = rec + hsize, *d = hend;
     uint64_t nl = 0;
-    for (int i = 0; i < n; i++) {
+    int other = 0; /* a column among the first n that is not an integer */
+    /* Every serial type of the header, also those past the first n columns: SQLite calls a
+     * record whose value widths do not add up to its payload malformed, and so does this. */
+    for (int i = 0; h < hend || i < n; i++) {
         uint64_t type;
         if (h >= hend) { /* past the record's columns */
             nl |= 1ull << i;
@@ -312,35 +324,45 @@ int hl_record_ints(const uint8_t *rec, uint32_t len, int n, int64_t *v, uint64_t
         if (*h < 0x80) {
             type = *h++;
         } else {
-            if (!(k = varint(h, hend, &type))) return -1;
+            if (!(k = varint(h, hend, &type))) return HL_RECORD_MALFORMED;
             h += k;
         }
-        static const uint8_t width[10] = {0, 1, 2, 3, 4, 6, 8, 8, 0, 0};
-        if (type >= 10 || type == 7) return -1; /* float, text, blob, reserved */
-        uint32_t w = width[type];
-        if (d + w > end) return -1;
-        int64_t x;
+        int64_t w = serial_width(type);
+        if (w < 0 || w > end - d) return HL_RECORD_MALFORMED;
+        if (i >= n) {
+            d += w;
+            continue;
+        }
+        int64_t x = 0;
         switch (type) {
         case 0:
             nl |= 1ull << i;
-            x = 0;
             break;
         case 8:
-            x = 0;
             break;
         case 9:
             x = 1;
             break;
-        default: {
+        case 1:
+        case 2:
+        case 3:
+        case 4:
+        case 5:
+        case 6: {
             uint64_t u = (d[0] & 0x80) ? ~0ull : 0; /* sign-extend from the first byte */
-            for (uint32_t j = 0; j < w; j++)
+            for (int64_t j = 0; j < w; j++)
                 u = (u << 8) | d[j];
             x = (int64_t)u;
+            break;
         }
+        default: /* float, text, blob */
+            other = 1;
         }
         d += w;
         v[i] = x;
     }
+    if (d != end) return HL_RECORD_MALFORMED;
+    if (other) return HL_RECORD_NOT_INT;
     *nulls = nl;
     return 0;
 }

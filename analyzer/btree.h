@@ -40,8 +40,12 @@ void hl_btree_close(hl_btree_t *t);
 
 /* The first n columns of a record whose columns are all integers or NULL: v[i] the value,
  * bit i of *nulls set when column i is NULL or beyond the record's end (a column added to
- * the table after the row was written). -1 when a column holds a float, text or blob, or
- * the record is malformed. n <= 64. */
+ * the table after the row was written). 0, HL_RECORD_NOT_INT when one of the n columns holds
+ * a float, text or blob, HL_RECORD_MALFORMED when the header runs past the record, uses a
+ * reserved serial type or its value widths do not add up to the payload (every column is
+ * checked, not only the first n: what SQLite calls "database disk image is malformed").
+ * n <= 64. */
+enum { HL_RECORD_NOT_INT = -1, HL_RECORD_MALFORMED = -2 };
 int hl_record_ints(const uint8_t *rec, uint32_t len, int n, int64_t *v, uint64_t *nulls);
 
 #endif

@@ -1,5 +1,5 @@
-/* analyzer/cmd_diff.c — `heapledger diff A.db B.db [C.db ...] [--pid N]`: runs side by side
- * with deltas against the first, in the style of an allocator configuration comparison
+/* analyzer/cmd_diff.c — `heapledger diff A.db B.db [C.db ...] [--pid N] [--from T] [--to T]`: runs
+ * side by side with deltas against the first, in the style of an allocator configuration comparison
  * (baseline vs hardened vs rotated): throughput, cycles per path, peak utilisation (points),
  * fragmentation, leaks; the kernel view when every run has kernel events. */
 #include <inttypes.h>
@@ -10,17 +10,20 @@
 
 #include "analyze.h"
 #include "cmd.h"
+#include "cmd_common.h"
 #include "hl_schema.h"
 #include "rundb.h"
+#include "safetext.h"
 
 #define MAX_RUNS 6
 
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: heapledger diff A.db B.db [C.db ...] [--pid N]\n"
+            "usage: heapledger diff A.db B.db [C.db ...] [--pid N] [--from T] [--to T]\n"
             "  Compare runs (e.g. one program under several option sets), up to %d. Deltas\n"
-            "  are against A: percent for counts and cycles, points for fractions.\n",
+            "  are against A: percent for counts and cycles, points for fractions. --from and\n"
+            "  --to analyse the same window of every run (T since its start: 1.5s, 200ms).\n",
             MAX_RUNS);
 }
 
@@ -200,6 +203,7 @@ static void paths(hl_report_t **r, int n, int op)
 int hl_cmd_diff(int argc, char **argv)
 {
     const char *path[MAX_RUNS];
+    const char *from_arg = "";
     int n = 0;
     hl_analyze_opts_t ao = {0, -1, -1};
     for (int i = 1; i < argc; i++) {
@@ -212,8 +216,13 @@ int hl_cmd_diff(int argc, char **argv)
                 fprintf(stderr, "heapledger diff: bad --pid '%s'\n", argv[i]);
                 return 2;
             }
+        } else if ((!strcmp(argv[i], "--from") || !strcmp(argv[i], "--to")) && i + 1 < argc) {
+            const char *a = argv[i++];
+            if (hl_cli_time("diff", a, argv[i], a[2] == 'f' ? &ao.from_ns : &ao.to_ns)) return 2;
+            if (a[2] == 'f') from_arg = argv[i];
         } else if (argv[i][0] == '-') {
-            fprintf(stderr, "heapledger diff: unknown or incomplete option '%s'\n", argv[i]);
+            static const char *const known[] = {"--pid", "--from", "--to", "--help", NULL};
+            hl_cli_bad_option("diff", argv[i], known);
             return 2;
         } else if (n < MAX_RUNS) {
             path[n++] = argv[i];
@@ -232,21 +241,33 @@ int hl_cmd_diff(int argc, char **argv)
     int rc = 0;
     for (int k = 0; k < n && !rc; k++) {
         db[k] = hl_an_open(path[k], err, sizeof err);
+        if (db[k] &&
+            hl_cli_window_db("diff", db[k], path[k], ao.pid, ao.from_ns, ao.to_ns, from_arg)) {
+            rc = 2;
+            break;
+        }
         if (db[k]) r[k] = hl_analyze(db[k], path[k], &ao, err, sizeof err);
         if (!r[k]) {
-            fprintf(stderr, "heapledger diff: %s\n", err);
+            fprintf(stderr, "heapledger diff: %s\n", hl_safe(err));
             rc = 1;
         }
     }
     if (!rc) {
         printf("heapledger diff\n");
         for (int k = 0; k < n; k++)
-            printf("  %c  %s  (%s)\n", 'A' + k, r[k]->run.path,
-                   *r[k]->run.options ? r[k]->run.options : "defaults");
+            printf("  %c  %s  (%s)\n", 'A' + k, hl_safe(r[k]->run.path),
+                   *r[k]->run.options ? hl_safe(r[k]->run.options) : "defaults");
+        if (ao.from_ns >= 0 || ao.to_ns >= 0) {
+            printf("  window from %.9f s", ao.from_ns > 0 ? (double)ao.from_ns / 1e9 : 0.0);
+            if (ao.to_ns >= 0)
+                printf(" to %.9f s of each run\n", (double)ao.to_ns / 1e9);
+            else
+                printf(" to the end of each run\n");
+        }
         for (int k = 0; k < n; k++)
             if (r[k]->approximate)
                 printf("  WARNING: %s: %" PRId64 " events discarded, its metrics are approximate\n",
-                       r[k]->run.path, r[k]->run.discarded);
+                       hl_safe(r[k]->run.path), r[k]->run.discarded);
         printf("\n  %-24s %14s", "", "A");
         for (int k = 1; k < n; k++)
             printf(" %26c", 'A' + k);

@@ -6,9 +6,11 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "cmd_common.h"
 #include "render.h"
 #include "replay.h"
 #include "rundb.h"
+#include "safetext.h"
 
 static void usage(FILE *f)
 {
@@ -50,7 +52,7 @@ static void print_replay(FILE *f, const hl_report_t *r)
 {
     const hl_replay_info_t *in = r->replay;
     fprintf(f, "replay of pid %" PRId64 " with options: %s\n", in->pid,
-            *in->options ? in->options : "(defaults)");
+            *in->options ? hl_safe(in->options) : "(defaults)");
     fprintf(
         f, "  operations replayed  %" PRIu64 "   skipped (frees of unknown pointers) %" PRIu64 "\n",
         in->operations, in->skipped);
@@ -113,8 +115,9 @@ int hl_cmd_replay(int argc, char **argv)
         } else if (!strcmp(a, "--json")) {
             json = 1;
         } else if (a[0] == '-') {
-            fprintf(stderr, "heapledger replay: unknown or incomplete option '%s'\n", a);
-            usage(stderr);
+            static const char *const known[] = {"--options", "--arena", "--pid",
+                                                "--json",    "--help",  NULL};
+            hl_cli_bad_option("replay", a, known);
             return 2;
         } else if (!db_path) {
             db_path = a;
@@ -130,12 +133,12 @@ int hl_cmd_replay(int argc, char **argv)
     char err[512];
     sqlite3 *db = hl_an_open(db_path, err, sizeof err);
     if (!db) {
-        fprintf(stderr, "heapledger replay: %s\n", err);
+        fprintf(stderr, "heapledger replay: %s\n", hl_safe(err));
         return 1;
     }
     hl_report_t *r = hl_replay(db, db_path, &o, err, sizeof err);
     if (!r) {
-        fprintf(stderr, "heapledger replay: %s\n", err);
+        fprintf(stderr, "heapledger replay: %s\n", hl_safe(err));
         sqlite3_close(db);
         return 1;
     }

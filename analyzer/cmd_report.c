@@ -7,8 +7,10 @@
 
 #include "analyze.h"
 #include "cmd.h"
+#include "cmd_common.h"
 #include "render.h"
 #include "rundb.h"
+#include "safetext.h"
 
 static void usage(FILE *f)
 {
@@ -16,12 +18,13 @@ static void usage(FILE *f)
                "                         [--from T] [--to T] [--top N]\n"
                "  Utilisation, fragmentation, cycle budgets per path, leaks, sites and errors of\n"
                "  a recorded run. T is a time since the start of the run: 1.5, 1.5s, 200ms,\n"
-               "  30us or 1000ns. See docs/analyze.md and docs/metrics.md.\n");
+               "  30us or 1000ns; a window that starts past the end of the run is an error.\n"
+               "  See docs/analyze.md and docs/metrics.md.\n");
 }
 
 int hl_cmd_report(int argc, char **argv)
 {
-    const char *db_path = NULL, *html = NULL;
+    const char *db_path = NULL, *html = NULL, *from_arg = "";
     int json = 0;
     hl_analyze_opts_t ao = {0, -1, -1};
     hl_render_opts_t ro = {10};
@@ -45,16 +48,8 @@ int hl_cmd_report(int argc, char **argv)
             }
             i++;
         } else if ((!strcmp(a, "--from") || !strcmp(a, "--to")) && val) {
-            int64_t t = hl_parse_time(val);
-            if (t < 0) {
-                fprintf(stderr, "heapledger report: bad time '%s' for %s (e.g. 1.5s, 200ms)\n", val,
-                        a);
-                return 2;
-            }
-            if (a[2] == 'f')
-                ao.from_ns = t;
-            else
-                ao.to_ns = t;
+            if (hl_cli_time("report", a, val, a[2] == 'f' ? &ao.from_ns : &ao.to_ns)) return 2;
+            if (a[2] == 'f') from_arg = val;
             i++;
         } else if (!strcmp(a, "--top") && val) {
             ro.top = atoi(val);
@@ -64,8 +59,9 @@ int hl_cmd_report(int argc, char **argv)
             }
             i++;
         } else if (a[0] == '-') {
-            fprintf(stderr, "heapledger report: unknown or incomplete option '%s'\n", a);
-            usage(stderr);
+            static const char *const known[] = {"--json", "--html", "--pid",  "--from",
+                                                "--to",   "--top",  "--help", NULL};
+            hl_cli_bad_option("report", a, known);
             return 2;
         } else if (!db_path) {
             db_path = a;
@@ -89,12 +85,16 @@ int hl_cmd_report(int argc, char **argv)
     char err[512];
     sqlite3 *db = hl_an_open(db_path, err, sizeof err);
     if (!db) {
-        fprintf(stderr, "heapledger report: %s\n", err);
+        fprintf(stderr, "heapledger report: %s\n", hl_safe(err));
         return 1;
+    }
+    if (hl_cli_window_db("report", db, db_path, ao.pid, ao.from_ns, ao.to_ns, from_arg)) {
+        sqlite3_close(db);
+        return 2;
     }
     hl_report_t *r = hl_analyze(db, db_path, &ao, err, sizeof err);
     if (!r) {
-        fprintf(stderr, "heapledger report: %s\n", err);
+        fprintf(stderr, "heapledger report: %s\n", hl_safe(err));
         sqlite3_close(db);
         return 1;
     }

@@ -25,6 +25,7 @@ void hl_hmap_free(hl_hmap_t *m)
 
 uint64_t *hl_hmap_get(const hl_hmap_t *m, uint64_t key)
 {
+    if (key == HL_HMAP_EMPTY) return m->has_top ? (uint64_t *)&m->top.val : NULL;
     if (!m->cap) return NULL;
     for (size_t i = slot_of(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
         if (m->slots[i].key == key) return &m->slots[i].val;
@@ -53,6 +54,12 @@ static void grow(hl_hmap_t *m)
 
 uint64_t *hl_hmap_put(hl_hmap_t *m, uint64_t key, uint64_t def, int *fresh)
 {
+    if (key == HL_HMAP_EMPTY) {
+        if (fresh) *fresh = !m->has_top;
+        if (!m->has_top) m->top = (hl_hmap_slot_t){key, def};
+        m->has_top = 1;
+        return &m->top.val;
+    }
     if (2 * (m->len + 1) > m->cap) grow(m);
     size_t i = slot_of(key, m->cap);
     for (;; i = (i + 1) & (m->cap - 1)) {
@@ -71,6 +78,12 @@ uint64_t *hl_hmap_put(hl_hmap_t *m, uint64_t key, uint64_t def, int *fresh)
 
 int hl_hmap_del(hl_hmap_t *m, uint64_t key, uint64_t *old)
 {
+    if (key == HL_HMAP_EMPTY) {
+        if (!m->has_top) return 0;
+        if (old) *old = m->top.val;
+        m->has_top = 0;
+        return 1;
+    }
     if (!m->cap) return 0;
     size_t mask = m->cap - 1, i = slot_of(key, m->cap);
     for (;; i = (i + 1) & mask) {
@@ -101,6 +114,11 @@ int hl_hmap_iter(const hl_hmap_t *m, size_t *i, const hl_hmap_slot_t **slot)
             *slot = &m->slots[(*i)++];
             return 1;
         }
+    }
+    if (*i == m->cap && m->has_top) { /* the kept-apart key comes last */
+        (*i)++;
+        *slot = &m->top;
+        return 1;
     }
     return 0;
 }

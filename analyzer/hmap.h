@@ -1,7 +1,9 @@
 /* analyzer/hmap.h — growable open-addressing hash map from uint64 keys to uint64 values.
  *
  * Linear probing with backward-shift deletion (no tombstones), load factor at most 1/2, so a
- * lookup touches a couple of slots. Key HL_HMAP_EMPTY (UINT64_MAX) is reserved. Memory is
+ * lookup touches a couple of slots. Every key is allowed: HL_HMAP_EMPTY (UINT64_MAX) marks
+ * unused slots, so that key is kept apart, in one extra slot (ids and pointers read from a
+ * damaged database can be anything, -1 included). Memory is
  * 16 bytes per slot, capacity a power of two: the analyzer's live-set maps stay bounded by
  * the live set, not by the trace.
  */
@@ -22,6 +24,8 @@ typedef struct hl_hmap_s {
     hl_hmap_slot_t *slots; /* capacity slots, key HL_HMAP_EMPTY when unused */
     size_t cap;            /* power of two, 0 before the first insert */
     size_t len;            /* used slots; invariant: 2 * len <= cap */
+    hl_hmap_slot_t top;    /* the entry of key HL_HMAP_EMPTY, when has_top */
+    int has_top;
 } hl_hmap_t;
 
 /* A zero-initialised hl_hmap_t is an empty map. */

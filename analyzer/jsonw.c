@@ -3,6 +3,8 @@
 
 #include <math.h>
 
+#include "safetext.h"
+
 void hl_json_init(hl_json_t *j, FILE *f)
 {
     j->f = f;
@@ -20,11 +22,22 @@ static void sep(hl_json_t *j)
     if (j->count[j->depth]++) fputc(',', j->f);
 }
 
+/* Valid UTF-8 out, whatever came in (jsonw.h): a byte that does not start a valid sequence
+ * becomes U+FFFD. Controls (C0, DEL, C1, bidirectional) and the JavaScript line separators are
+ * written as \u escapes, so that the document is also safe to print on a terminal. */
 void hl_json_escape(FILE *f, const char *s)
 {
     fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        switch (*p) {
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    while (*p) {
+        uint32_t cp;
+        size_t n = hl_utf8_decode(p, &cp);
+        if (!n) {
+            fputs("\\ufffd", f);
+            p++;
+            continue;
+        }
+        switch (cp) {
         case '"':
             fputs("\\\"", f);
             break;
@@ -41,11 +54,13 @@ void hl_json_escape(FILE *f, const char *s)
             fputs("\\r", f);
             break;
         default:
-            if (*p < 0x20)
-                fprintf(f, "\\u%04x", *p);
+            if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029 ||
+                hl_is_bidi_control(cp))
+                fprintf(f, "\\u%04x", (unsigned)cp);
             else
-                fputc(*p, f);
+                fwrite(p, 1, n, f);
         }
+        p += n;
     }
     fputc('"', f);
 }

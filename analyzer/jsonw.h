@@ -1,7 +1,8 @@
 /* analyzer/jsonw.h — a small streaming JSON writer (objects, arrays, escaped strings).
  *
  * The writer tracks whether a comma is due at each nesting level, so callers write keys and
- * values in order without punctuation bookkeeping. Non-finite numbers and negative
+ * values in order without punctuation bookkeeping. Strings come out as valid UTF-8 whatever
+ * bytes they hold (hl_json_escape). Non-finite numbers and negative
  * "unknown" fractions are written as null by hl_json_frac().
  */
 #ifndef HL_JSONW_H
@@ -33,7 +34,10 @@ void hl_json_num(hl_json_t *j, double v);
 void hl_json_frac(hl_json_t *j, double v);
 void hl_json_bool(hl_json_t *j, int v);
 void hl_json_null(hl_json_t *j);
-/* Write a string escaped for JSON (with quotes) to f. */
+/* Write a string escaped for JSON (with quotes) to f. The output is always valid UTF-8: each
+ * byte of s that does not start a valid UTF-8 sequence is written as \ufffd (U+FFFD, the
+ * replacement character); C0, DEL, C1 and bidirectional controls and U+2028/U+2029 as \u escapes.
+ */
 void hl_json_escape(FILE *f, const char *s);
 
 #endif

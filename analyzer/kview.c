@@ -416,7 +416,7 @@ static void take_samples(hl_kview_t *k, int64_t ts, int final)
 {
     int64_t span = k->t1 - k->t0;
     while (k->next_sample < HL_TL_SAMPLES) {
-        int64_t edge = k->t0 + (span * (k->next_sample + 1)) / HL_TL_SAMPLES;
+        int64_t edge = k->t0 + hl_timeline_edge(span, k->next_sample + 1, HL_TL_SAMPLES);
         if (!final && ts <= edge) return;
         int i = k->next_sample++;
         k->k->rss[i] = k->rss;
@@ -469,7 +469,7 @@ static int step(hl_kview_t *k, char *err, size_t errlen)
     if (rc == SQLITE_ROW) {
         sqlite3_stmt *st = k->st;
         kev_t *e = &k->cur;
-        e->ts = sqlite3_column_int64(st, 0);
+        e->ts = hl_ts(sqlite3_column_int64(st, 0));
         e->pid = sqlite3_column_int64(st, 1);
         e->tid = hl_col_i64(st, 2, -1);
         e->kind = kind_of((const char *)sqlite3_column_text(st, 3));

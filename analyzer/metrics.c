@@ -8,6 +8,7 @@
 #include "hl_schema.h"
 #include "hmap.h"
 #include "midstate.h"
+#include "rundb.h"
 
 const char *const hl_life_labels[HL_LIFE_BUCKETS + 1] = {"<1us",  "<10us",  "<100us",     "<1ms",
                                                          "<10ms", "<100ms", "<1s",        "<10s",
@@ -122,7 +123,7 @@ static void take_samples(hl_metrics_t *m, int64_t ts)
     hl_report_t *r = m->r;
     int64_t span = m->t1 - m->t0;
     while (m->next_sample < HL_TL_SAMPLES) {
-        int64_t edge = m->t0 + (span * (m->next_sample + 1)) / HL_TL_SAMPLES;
+        int64_t edge = m->t0 + hl_timeline_edge(span, m->next_sample + 1, HL_TL_SAMPLES);
         if (ts >= 0 && ts <= edge) return;
         hl_sample_t *s = &r->samples[m->next_sample++];
         s->ts = edge - r->run.start_ts;
@@ -141,7 +142,7 @@ static void take_samples(hl_metrics_t *m, int64_t ts)
 static hl_site_t *site_of(hl_metrics_t *m, int64_t stack)
 {
     int fresh;
-    uint64_t *ix = hl_hmap_put(&m->sites, (uint64_t)(stack + 1), m->r->nsites, &fresh);
+    uint64_t *ix = hl_hmap_put(&m->sites, (uint64_t)stack + 1, m->r->nsites, &fresh);
     if (fresh) {
         hl_site_t *s = HL_VEC_PUSH(m->r->sites, m->r->nsites, m->sites_cap);
         memset(s, 0, sizeof *s);

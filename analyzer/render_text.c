@@ -5,6 +5,7 @@
 
 #include "hl_schema.h"
 #include "render.h"
+#include "safetext.h"
 #include "symbols.h"
 
 static void pct(FILE *f, double v)
@@ -33,7 +34,7 @@ static void print_stack(FILE *f, sqlite3 *db, int64_t stack, const char *indent)
         return;
     }
     for (size_t i = 0; i < fr.n; i++)
-        fprintf(f, "%s#%zu %s\n", indent, i, fr.frame[i]);
+        fprintf(f, "%s#%zu %s\n", indent, i, hl_safe(fr.frame[i]));
     hl_frames_free(&fr);
 }
 
@@ -45,7 +46,7 @@ static void site_line(FILE *f, sqlite3 *db, int64_t stack)
         if (stack >= 0) hl_frames_free(&fr);
         return;
     }
-    fprintf(f, "%s  [stack %" PRId64 "]\n", hl_frames_site(&fr), stack);
+    fprintf(f, "%s  [stack %" PRId64 "]\n", hl_safe(hl_frames_site(&fr)), stack);
     hl_frames_free(&fr);
 }
 
@@ -174,7 +175,7 @@ static void kernel_section(FILE *f, const hl_report_t *r)
 void hl_render_text(FILE *f, hl_report_t *r, const hl_render_opts_t *o)
 {
     const hl_run_t *run = &r->run;
-    fprintf(f, "heapledger report: %s%s\n", run->path,
+    fprintf(f, "heapledger report: %s%s\n", hl_safe(run->path),
             strcmp(r->source, "replay") ? "" : " (replay)");
     if (r->approximate)
         fprintf(f,
@@ -182,10 +183,11 @@ void hl_render_text(FILE *f, hl_report_t *r, const hl_render_opts_t *o)
                 "approximate (counts are lower bounds).\n",
                 run->discarded);
     fprintf(f, "\nrun\n");
-    fprintf(f, "  command       %s\n", run->command);
-    fprintf(f, "  options       %s\n", *run->options ? run->options : "(defaults)");
-    fprintf(f, "  host          %s   version %s   tsc %.3f GHz\n", *run->host ? run->host : "?",
-            *run->version ? run->version : "?", (double)run->tsc_hz / 1e9);
+    fprintf(f, "  command       %s\n", hl_safe(run->command));
+    fprintf(f, "  options       %s\n", *run->options ? hl_safe(run->options) : "(defaults)");
+    fprintf(f, "  host          %s   version %s   tsc %.3f GHz\n",
+            *run->host ? hl_safe(run->host) : "?", *run->version ? hl_safe(run->version) : "?",
+            (double)run->tsc_hz / 1e9);
     fprintf(f, "  duration      %.9f s", r->duration_s);
     if (r->from_ns >= 0 || r->to_ns >= 0) {
         fprintf(f, "   window from %.9f s", r->from_ns > 0 ? (double)r->from_ns / 1e9 : 0.0);
@@ -340,8 +342,8 @@ void hl_render_text(FILE *f, hl_report_t *r, const hl_render_opts_t *o)
         fprintf(f,
                 "  %s at 0x%" PRIx64 " (size %" PRIu64 ") pid %" PRId64 " tid %" PRId64
                 " at %.6f s%s%s\n",
-                e->kind, e->addr, e->size, e->pid, e->tid, (double)e->ts / 1e9,
-                *e->details ? ": " : "", e->details);
+                hl_safe(e->kind), e->addr, e->size, e->pid, e->tid, (double)e->ts / 1e9,
+                *e->details ? ": " : "", hl_safe(e->details));
         fprintf(f, "    detected at:\n");
         print_stack(f, r->db, e->stack, "      ");
         if (e->alloc_stack >= 0) {

@@ -119,6 +119,9 @@ int hl_run_load(sqlite3 *db, const char *path, int64_t pid, hl_run_t *run, char 
         run->end_ts = a > o ? a : o;
         if (run->end_ts < run->start_ts) run->end_ts = run->start_ts;
     }
+    run->start_ts = hl_ts(run->start_ts);
+    run->end_ts = hl_ts(run->end_ts);
+    if (run->end_ts < run->start_ts) run->end_ts = run->start_ts;
     if (run->events == 0)
         run->events = hl_an_int(db, "SELECT count(*) FROM block", 0) +
                       hl_an_int(db, "SELECT count(*) FROM block WHERE free_seq IS NOT NULL", 0) +

@@ -34,6 +34,26 @@ int hl_run_load(sqlite3 *db, const char *path, int64_t pid, hl_run_t *run, char 
                 size_t errlen);
 void hl_run_free(hl_run_t *run);
 
+/* Every timestamp read from a run database goes through hl_ts(): clamped to [0, HL_TS_MAX]
+ * (146 years of nanoseconds), so that the sum or difference of any two is an int64 whatever
+ * a damaged or hostile database holds. */
+#define HL_TS_MAX ((INT64_C(1) << 62) - 1)
+static inline int64_t hl_ts(int64_t ts)
+{
+    return ts < 0 ? 0 : ts > HL_TS_MAX ? HL_TS_MAX : ts;
+}
+
+/* The k-th of n timeline edges (0 <= k <= n < 1024) of a window span >= 0 ns long, from its start:
+ * floor(span * k / n) without the product (which overflows an int64 for long spans) and
+ * without a 128-bit division on the per-event path (n is a constant at the call sites). */
+static inline int64_t hl_timeline_edge(int64_t span, int k, int n)
+{
+    uint64_t s = (uint64_t)span;
+    if (s <= UINT64_MAX / 1024) return (int64_t)(s * (uint64_t)k / (uint64_t)n); /* n < 1024 */
+    uint64_t q = s / (uint64_t)n, r = s % (uint64_t)n;
+    return (int64_t)(q * (uint64_t)k + r * (uint64_t)k / (uint64_t)n);
+}
+
 /* Run one query returning a single integer (def when NULL or no row). */
 int64_t hl_an_int(sqlite3 *db, const char *sql, int64_t def);
 

@@ -180,7 +180,7 @@ static void load_orphan(hl_stream_t *s)
     memset(e, 0, sizeof *e);
     e->kind = HL_EV_ORPHAN;
     e->seq = sqlite3_column_int64(st, 0);
-    e->ts = sqlite3_column_int64(st, 1);
+    e->ts = hl_ts(sqlite3_column_int64(st, 1));
     e->pid = sqlite3_column_int64(st, 2);
     e->tid = hl_col_i64(st, 3, -1);
     e->ptr = (uint64_t)sqlite3_column_int64(st, 4);
@@ -198,7 +198,7 @@ static void load_os(hl_stream_t *s)
     const char *op = (const char *)sqlite3_column_text(st, 4);
     e->kind = op && !strcmp(op, "unmap") ? HL_EV_UNMAP : HL_EV_MAP;
     e->seq = sqlite3_column_int64(st, 0);
-    e->ts = sqlite3_column_int64(st, 1);
+    e->ts = hl_ts(sqlite3_column_int64(st, 1));
     e->pid = sqlite3_column_int64(st, 2);
     e->tid = hl_col_i64(st, 3, -1);
     e->ptr = (uint64_t)sqlite3_column_int64(st, 5);

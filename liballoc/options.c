@@ -3,57 +3,76 @@
  * Every option is a row: name, kind, field, default, one-line doc. docs/options.md mirrors
  * this table. The preloaded library reads HEAPLEDGER_OPTIONS once, at the default heap's
  * initialisation, from /proc/self/environ (raw syscalls: no getenv, no allocation), falling
- * back to `environ`; an unknown or malformed item is reported once and ignored.
+ * back to `environ`; an unknown or malformed item is reported once and ignored. Messages say
+ * what is valid: the closest name for an unknown one, the valid values for a bad value.
  */
 #include "internal.h"
 #include "harden.h" /* harden=1 and guard=… expand into several fields */
+#include "suggest.h"
 
 #include <fcntl.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-typedef enum { OPT_SIZE, OPT_UINT, OPT_BOOL, OPT_HARDEN, OPT_GUARD } opt_kind_t;
+typedef enum { OPT_SIZE, OPT_POW2, OPT_UINT, OPT_BOOL, OPT_HARDEN, OPT_GUARD } opt_kind_t;
 
 typedef struct opt_s {
-    const char *name;
+    const char *name; /* first: hl_suggest() reads the table as a list of names */
     opt_kind_t kind;
     size_t offset;
     uint64_t def;
+    uint64_t lo, hi;    /* a value other than 0 must lie in [lo, hi] (hi 0: no bound) */
+    const char *values; /* the valid values, for the message about a bad one */
     const char *doc;
 } opt_t;
 
 #define F(field) offsetof(hl_options_t, field)
+#define BOOL     "0 or 1"
 
 static const opt_t table[] = {
-    {"arena", OPT_SIZE, F(arena_size), 0,
+    {"arena", OPT_SIZE, F(arena_size), 0, 4096, 0,
+     "0 (off) or a size of at least 4K that holds 4 slabs, e.g. 64K, 4M",
      "fixed arena of SIZE bytes: every tier carves from it, exhaustion returns NULL (ENOMEM)"},
-    {"mid_max", OPT_SIZE, F(mid_max), HL_DEFAULT_MID_MAX,
+    {"mid_max", OPT_SIZE, F(mid_max), HL_DEFAULT_MID_MAX, 0, 0, "a size, e.g. 128K, 1M",
      "largest request served by TLSF; above it, one mapping per block"},
-    {"tiny_max", OPT_SIZE, F(tiny_max), HL_TINY_MAX,
+    {"tiny_max", OPT_SIZE, F(tiny_max), HL_TINY_MAX, 0, HL_TINY_MAX, "a size from 0 to 4096",
      "largest request served by the tiny tier (at most 4096)"},
-    {"slab", OPT_SIZE, F(slab_size), 0,
+    {"slab", OPT_POW2, F(slab_size), 0, 1024, 1u << 20,
+     "0 (the default) or a power of two from 1K to 1M: 1K, 2K, 4K, … 512K, 1M",
      "tiny slab size, power of two (0 = 64K, or 4K in arena mode)"},
-    {"arenas", OPT_UINT, F(arenas), 0, "TLSF arenas threads spread over (0 = 2 per CPU, max 16)"},
-    {"tcache", OPT_UINT, F(tcache), 1, "thread-cache capacity multiplier, 0 disables the cache"},
-    {"tiny", OPT_BOOL, F(tiny), 2,
+    {"arenas", OPT_UINT, F(arenas), 0, 0, HL_MAX_ARENAS, "0 (2 per CPU) to 16",
+     "TLSF arenas threads spread over (0 = 2 per CPU, max 16)"},
+    {"tcache", OPT_UINT, F(tcache), 1, 0, 0, "a number (0 disables the cache)",
+     "thread-cache capacity multiplier, 0 disables the cache"},
+    {"tiny", OPT_BOOL, F(tiny), 2, 0, 0, BOOL,
      "tiny tier: 1 on, 0 off (TLSF serves small requests too); default on, off in arena mode"},
-    {"trim_keep", OPT_UINT, F(trim_keep), 4,
+    {"trim_keep", OPT_UINT, F(trim_keep), 4, 0, 0, "a number",
      "empty slabs kept before their pages go back to the OS"},
-    {"stats", OPT_BOOL, F(stats), 0, "print per-tier, per-class and per-path counters at exit"},
-    {"stacks", OPT_UINT, F(stacks), 16, "call-stack depth for tracing and error reports"},
+    {"stats", OPT_BOOL, F(stats), 0, 0, 0, BOOL,
+     "print per-tier, per-class and per-path counters at exit"},
+    {"stacks", OPT_UINT, F(stacks), 16, 0, 0, "a number of frames (0 = none)",
+     "call-stack depth for tracing and error reports"},
     /* Hardened mode (harden.c, docs/hardening.md). */
-    {"harden", OPT_HARDEN, F(harden), 0,
+    {"harden", OPT_HARDEN, F(harden), 0, 0, 0, BOOL,
      "turn on every check: check_free, canary, poison, quarantine=1M, guard=large"},
-    {"check_free", OPT_BOOL, F(check_free), 0, "exact validation of free/realloc/usable_size"},
-    {"canary", OPT_BOOL, F(canary), 0, "canary after the requested size, checked on free"},
-    {"poison", OPT_BOOL, F(poison), 0, "fill freed blocks, verify when they are reused"},
-    {"quarantine", OPT_SIZE, F(quarantine), 0, "bytes of freed blocks held back (FIFO)"},
-    {"guard", OPT_GUARD, F(guard), 0, "guard pages: large (1), all (2), sample:N (3)"},
-    {"zero_on_free", OPT_BOOL, F(zero_on_free), 0, "clear blocks when they are released"},
-    {"rotate", OPT_BOOL, F(rotate), 0, "two TLSF free stores: frees reused as late as possible"},
-    {"abort_on_error", OPT_BOOL, F(abort_on_error), 1, "abort after a heap error report"},
-    {"check_at_exit", OPT_BOOL, F(check_at_exit), 0, "full heap check at exit"},
+    {"check_free", OPT_BOOL, F(check_free), 0, 0, 0, BOOL,
+     "exact validation of free/realloc/usable_size"},
+    {"canary", OPT_BOOL, F(canary), 0, 0, 0, BOOL,
+     "canary after the requested size, checked on free"},
+    {"poison", OPT_BOOL, F(poison), 0, 0, 0, BOOL,
+     "fill freed blocks, verify when they are reused"},
+    {"quarantine", OPT_SIZE, F(quarantine), 0, 0, 0, "a size, e.g. 1M",
+     "bytes of freed blocks held back (FIFO)"},
+    {"guard", OPT_GUARD, F(guard), 0, 0, 0, "none, large, all or sample:N (N > 0)",
+     "guard pages: large (1), all (2), sample:N (3)"},
+    {"zero_on_free", OPT_BOOL, F(zero_on_free), 0, 0, 0, BOOL,
+     "clear blocks when they are released"},
+    {"rotate", OPT_BOOL, F(rotate), 0, 0, 0, BOOL,
+     "two TLSF free stores: frees reused as late as possible"},
+    {"abort_on_error", OPT_BOOL, F(abort_on_error), 1, 0, 0, BOOL,
+     "abort after a heap error report"},
+    {"check_at_exit", OPT_BOOL, F(check_at_exit), 0, 0, 0, BOOL, "full heap check at exit"},
 };
 
 _Static_assert(sizeof(hl_options_t) == 128, "hl_options_t keeps its size (reserved slots)");
@@ -63,7 +82,7 @@ _Static_assert(sizeof(hl_options_t) == 128, "hl_options_t keeps its size (reserv
 static void set_field(hl_options_t *o, const opt_t *d, uint64_t v)
 {
     char *f = (char *)o + d->offset;
-    if (d->kind == OPT_SIZE)
+    if (d->kind == OPT_SIZE || d->kind == OPT_POW2)
         *(size_t *)f = (size_t)v;
     else if (d->kind == OPT_HARDEN)
         hl_harden_set_all(o, (uint32_t)v);
@@ -74,7 +93,7 @@ static void set_field(hl_options_t *o, const opt_t *d, uint64_t v)
 static uint64_t get_field(const hl_options_t *o, const opt_t *d)
 {
     const char *f = (const char *)o + d->offset;
-    return d->kind == OPT_SIZE ? *(const size_t *)f : *(const uint32_t *)f;
+    return d->kind == OPT_SIZE || d->kind == OPT_POW2 ? *(const size_t *)f : *(const uint32_t *)f;
 }
 
 void hl_options_default(hl_options_t *o)
@@ -89,106 +108,191 @@ static int parse_number(const char *s, size_t len, int allow_suffix, uint64_t *o
 {
     uint64_t v = 0;
     size_t i = 0;
-    if (!len)
-        return -1;
+    if (!len) return -1;
     for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
-        if (v > (UINT64_MAX - 9) / 10)
-            return -1;
+        if (v > (UINT64_MAX - 9) / 10) return -1;
         v = v * 10 + (uint64_t)(s[i] - '0');
     }
-    if (!i)
-        return -1;
+    if (!i) return -1;
     if (i < len) {
-        if (!allow_suffix)
-            return -1;
+        if (!allow_suffix) return -1;
         unsigned shift;
         switch (s[i] | 0x20) {
-        case 'k': shift = 10; break;
-        case 'm': shift = 20; break;
-        case 'g': shift = 30; break;
-        case 'b': shift = 0; break;
-        default: return -1;
+        case 'k':
+            shift = 10;
+            break;
+        case 'm':
+            shift = 20;
+            break;
+        case 'g':
+            shift = 30;
+            break;
+        case 'b':
+            shift = 0;
+            break;
+        default:
+            return -1;
         }
         i++;
-        if (shift && i < len && (s[i] | 0x20) == 'i')
-            i++;
-        if (shift && i < len && (s[i] | 0x20) == 'b')
-            i++;
-        if (i != len || v > (UINT64_MAX >> shift))
-            return -1;
+        if (shift && i < len && (s[i] | 0x20) == 'i') i++;
+        if (shift && i < len && (s[i] | 0x20) == 'b') i++;
+        if (i != len || v > (UINT64_MAX >> shift)) return -1;
         v <<= shift;
     }
     *out = v;
     return 0;
 }
 
-static void err_set(char *err, size_t errlen, const char *a, const char *b, size_t blen)
+/* Messages are built without stdio or allocation (the allocator's initialisation runs this). */
+typedef struct msg_s {
+    char *p;
+    size_t cap, n;
+} msg_t;
+
+static void put(msg_t *m, const char *s, size_t len)
 {
-    if (!err || !errlen)
-        return;
-    size_t n = 0;
-    for (; *a && n + 1 < errlen; a++)
-        err[n++] = *a;
-    for (size_t i = 0; i < blen && n + 2 < errlen; i++)
-        err[n++] = b[i];
-    if (n + 1 < errlen)
-        err[n++] = '\'';
-    err[n] = 0;
+    for (size_t i = 0; i < len && m->n + 1 < m->cap; i++)
+        m->p[m->n++] = s[i];
+    if (m->cap) m->p[m->n] = 0;
 }
 
+static void puts_(msg_t *m, const char *s)
+{
+    put(m, s, strlen(s));
+}
+
+static void put_u64(msg_t *m, uint64_t v)
+{
+    char num[24];
+    int k = (int)sizeof num;
+    do {
+        num[--k] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    put(m, num + k, sizeof num - (size_t)k);
+}
+
+static int is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n';
+}
+
+/* The preloaded library's warning: "heapledger: HEAPLEDGER_OPTIONS: ignored: MSG (see
+ * docs/options.md)". */
+static void env_warn(char *err, size_t errlen)
+{
+    msg_t m = {err, errlen, strlen(err)};
+    puts_(&m, " (see docs/options.md)");
+    hl_warn("HEAPLEDGER_OPTIONS: ignored", err);
+}
+
+/* "bad value in option 'ITEM' (NAME takes VALUES)" and the like. */
+static int bad(char *err, size_t errlen, const char *what, const char *item, size_t len,
+               const opt_t *d)
+{
+    msg_t m = {err, err ? errlen : 0, 0};
+    puts_(&m, what);
+    puts_(&m, " '");
+    put(&m, item, len);
+    puts_(&m, "'");
+    if (d) {
+        puts_(&m, " (");
+        puts_(&m, d->name);
+        puts_(&m, " takes ");
+        puts_(&m, d->values);
+        puts_(&m, ")");
+    }
+    return -1;
+}
+
+static int in_range(const opt_t *d, uint64_t v)
+{
+    if (d->kind == OPT_BOOL || d->kind == OPT_HARDEN) return v <= 1;
+    if (d->kind == OPT_UINT && v > UINT32_MAX) return 0;
+    if (!v) return 1;
+    if (d->kind == OPT_POW2 && (v & (v - 1))) return 0;
+    return v >= d->lo && (!d->hi || v <= d->hi);
+}
+
+/* One item, "name", "name=value", with spaces allowed around '=' (the caller trimmed the
+ * ends). */
 static int parse_item(hl_options_t *o, const char *s, size_t len, char *err, size_t errlen)
 {
     const char *eq = memchr(s, '=', len);
     size_t nlen = eq ? (size_t)(eq - s) : len;
+    while (nlen && is_space(s[nlen - 1]))
+        nlen--;
+    const char *val = eq ? eq + 1 : NULL;
+    size_t vlen = eq ? len - (size_t)(val - s) : 0;
+    while (vlen && is_space(*val))
+        val++, vlen--;
     for (size_t i = 0; i < NOPTS; i++) {
         const opt_t *d = &table[i];
-        if (strlen(d->name) != nlen || memcmp(d->name, s, nlen) != 0)
-            continue;
+        if (strlen(d->name) != nlen || memcmp(d->name, s, nlen) != 0) continue;
         uint64_t v = 1;
         if (eq && d->kind == OPT_GUARD) {
-            if (hl_harden_parse_guard(o, eq + 1, len - nlen - 1) != 0) {
-                err_set(err, errlen, "bad value in option '", s, len);
-                return -1;
-            }
+            if (hl_harden_parse_guard(o, val, vlen) != 0)
+                return bad(err, errlen, "bad value in option", s, len, d);
             return 0;
         }
         if (eq) {
-            const char *val = eq + 1;
-            size_t vlen = len - nlen - 1;
-            if (parse_number(val, vlen, d->kind == OPT_SIZE, &v) != 0 ||
-                ((d->kind == OPT_BOOL || d->kind == OPT_HARDEN) && v > 1) || (d->kind == OPT_UINT && v > UINT32_MAX)) {
-                err_set(err, errlen, "bad value in option '", s, len);
-                return -1;
-            }
+            if (parse_number(val, vlen, d->kind == OPT_SIZE || d->kind == OPT_POW2, &v) != 0 ||
+                !in_range(d, v))
+                return bad(err, errlen, "bad value in option", s, len, d);
         } else if (d->kind != OPT_BOOL && d->kind != OPT_HARDEN) {
-            err_set(err, errlen, "option needs a value: '", s, len);
-            return -1;
+            return bad(err, errlen, "option needs a value:", s, len, d);
         }
         set_field(o, d, v);
         return 0;
     }
-    err_set(err, errlen, "unknown option '", s, nlen);
+    bad(err, errlen, "unknown option", s, nlen, NULL);
+    const char *near = hl_suggest(s, nlen, table, NOPTS, sizeof table[0]);
+    if (near && err) {
+        msg_t m = {err, errlen, strlen(err)};
+        puts_(&m, " (did you mean '");
+        puts_(&m, near);
+        puts_(&m, "'?)");
+    }
     return -1;
 }
 
-/* Parse, reporting every bad item through `report` (or stopping at the first one). */
+/* What no single item can say: a fixed arena must hold 4 slabs (heap.c refuses it else). */
+static int check_combination(const hl_options_t *o, char *err, size_t errlen)
+{
+    size_t slab = o->slab_size ? o->slab_size : HL_DEFAULT_ARENA_SLAB;
+    if (!o->arena_size || o->arena_size >= 4 * slab) return 0;
+    msg_t m = {err, err ? errlen : 0, 0};
+    puts_(&m, "arena=");
+    put_u64(&m, o->arena_size);
+    puts_(&m, " is too small: a fixed arena holds at least 4 slabs (");
+    put_u64(&m, 4 * (uint64_t)slab);
+    puts_(&m, " bytes with slab=");
+    put_u64(&m, slab);
+    puts_(&m, ")");
+    return -1;
+}
+
+/* Parse, reporting every bad item with hl_warn (or stopping at the first one). */
 static int parse_all(hl_options_t *o, const char *s, char *err, size_t errlen, int keep_going)
 {
     int rc = 0;
     while (s && *s) {
         const char *end = strchr(s, ',');
         size_t len = end ? (size_t)(end - s) : strlen(s);
-        while (len && (*s == ' ' || *s == '\t'))
+        while (len && is_space(*s))
             s++, len--;
-        while (len && (s[len - 1] == ' ' || s[len - 1] == '\t' || s[len - 1] == '\n'))
+        while (len && is_space(s[len - 1]))
             len--;
         if (len && parse_item(o, s, len, err, errlen) != 0) {
             rc = -1;
-            if (!keep_going)
-                return -1;
-            hl_warn("HEAPLEDGER_OPTIONS: ignored", err);
+            if (!keep_going) return -1;
+            env_warn(err, errlen);
         }
         s = end ? end + 1 : NULL;
+    }
+    if (check_combination(o, err, errlen) != 0) {
+        rc = -1;
+        if (keep_going) env_warn(err, errlen);
     }
     return rc;
 }
@@ -201,13 +305,11 @@ int hl_options_parse(hl_options_t *o, const char *s, char *err, size_t errlen)
 size_t hl_options_format(const hl_options_t *o, char *buf, size_t len)
 {
     size_t n = 0;
-    if (len)
-        buf[0] = 0;
+    if (len) buf[0] = 0;
     for (size_t i = 0; i < NOPTS; i++) {
         const opt_t *d = &table[i];
         uint64_t v = get_field(o, d);
-        if (v == d->def)
-            continue;
+        if (v == d->def) continue;
         char num[24];
         int k = (int)sizeof num;
         num[--k] = 0;
@@ -218,10 +320,8 @@ size_t hl_options_format(const hl_options_t *o, char *buf, size_t len)
         const char *parts[] = {n ? "," : "", d->name, "=", num + k};
         for (size_t p = 0; p < 4; p++)
             for (const char *c = parts[p]; *c; c++)
-                if (n + 1 < len)
-                    buf[n++] = *c;
-        if (len)
-            buf[n < len ? n : len - 1] = 0;
+                if (n + 1 < len) buf[n++] = *c;
+        if (len) buf[n < len ? n : len - 1] = 0;
     }
     return n;
 }
@@ -235,8 +335,7 @@ static char env_value[1024];
 static int env_from_proc(void)
 {
     int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/environ", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
+    if (fd < 0) return -1;
     char buf[4096];
     size_t klen = sizeof key - 1, match = 0, vlen = 0;
     int state = 0; /* 0: matching key at entry start, 1: in value, 2: skipping entry */
@@ -247,8 +346,7 @@ static int env_from_proc(void)
             char c = buf[i];
             if (state == 0) {
                 if (c == key[match]) {
-                    if (++match == klen)
-                        state = 1;
+                    if (++match == klen) state = 1;
                 } else {
                     state = c ? 2 : 0;
                     match = 0;
@@ -263,8 +361,7 @@ static int env_from_proc(void)
             }
         }
     }
-    if (state == 1)
-        found = 1;
+    if (state == 1) found = 1;
     env_value[vlen] = 0;
     syscall(SYS_close, fd);
     return found;
@@ -279,8 +376,7 @@ void hl_options_from_env(hl_options_t *o)
         for (char **e = environ; *e; e++) {
             if (!strncmp(*e, key, sizeof key - 1)) {
                 size_t n = strlen(*e + sizeof key - 1);
-                if (n >= sizeof env_value)
-                    n = sizeof env_value - 1;
+                if (n >= sizeof env_value) n = sizeof env_value - 1;
                 memcpy(env_value, *e + sizeof key - 1, n);
                 env_value[n] = 0;
                 found = 1;
@@ -289,9 +385,12 @@ void hl_options_from_env(hl_options_t *o)
         }
     }
     if (found > 0) {
-        char err[160];
+        char err[320];
         parse_all(o, env_value, err, sizeof err, 1);
     }
 }
 
-const char *hl_options_env_string(void) { return env_value; }
+const char *hl_options_env_string(void)
+{
+    return env_value;
+}

@@ -25,6 +25,7 @@
 #include "record_reaper.h"
 #include "record_summary.h"
 #include "session.h"
+#include "suggest.h"
 #include "sessiond.h"
 #include "bpf/kernel.h"
 
@@ -142,9 +143,16 @@ static int record_parse(int argc, char **argv, record_args_t *a)
             a->stacks = (int)n;
             break;
         }
-        default:
+        default: { /* getopt said what it did not understand; name the closest option too */
+            const char *bad = argv[optind - 1], *near = NULL;
+            size_t n = strcspn(bad + 2, "=");
+            if (!strncmp(bad, "--", 2))
+                near = hl_suggest(bad + 2, n, opts, sizeof opts / sizeof *opts, sizeof *opts);
+            if (near && (strlen(near) != n || strncmp(near, bad + 2, n)))
+                fprintf(stderr, "heapledger record: did you mean '--%s'?\n", near);
             record_usage(stderr);
             return 2;
+        }
         }
     }
     if (optind >= argc) {
@@ -607,12 +615,15 @@ int hl_cmd_record(int argc, char **argv)
     if (rc >= 0) return rc;
 
     char path[4096], err[1024];
-    if (a.options) { /* the same parser the preloaded allocator uses: refuse bad options now */
+    /* The options the program gets (--options, else HEAPLEDGER_OPTIONS: hl_record_options),
+     * checked with the parser the preloaded allocator uses: refuse bad ones now. */
+    const char *opts = a.options ? a.options : getenv("HEAPLEDGER_OPTIONS");
+    if (opts) {
         hl_options_t o;
         hl_options_default(&o);
-        if (hl_options_parse(&o, a.options, err, sizeof err)) {
-            fprintf(stderr, "heapledger record: --options: %s (docs/allocator.md lists them)\n",
-                    err);
+        if (hl_options_parse(&o, opts, err, sizeof err)) {
+            fprintf(stderr, "heapledger record: %s: %s (docs/options.md lists them)\n",
+                    a.options ? "--options" : "HEAPLEDGER_OPTIONS", err);
             return 2;
         }
     }

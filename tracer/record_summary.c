@@ -1,6 +1,7 @@
 /* tracer/record_summary.c — one-screen summary of a run database (record_summary.h).
  * Reads only the tables and views of schemas/heapledger.sql. */
 #include "record_summary.h"
+#include "../analyzer/safetext.h"
 
 #include <sqlite3.h>
 #include <stdint.h>
@@ -95,8 +96,9 @@ static void summary_paths(FILE *f, const summary_t *m, double tsc_hz)
         if (best < 0) break;
         done[best] = 1;
         double cyc = m->cycles[best] / (double)m->count[best];
-        fprintf(f, "  %-12s %-7s %-18s %12lld  %8.0f cycles", row ? "" : "paths", m->op[best],
-                m->name[best][0] ? m->name[best] : "?", (long long)m->count[best], cyc);
+        fprintf(f, "  %-12s %-7s %-18s %12lld  %8.0f cycles", row ? "" : "paths",
+                hl_safe(m->op[best]), m->name[best][0] ? hl_safe(m->name[best]) : "?",
+                (long long)m->count[best], cyc);
         if (tsc_hz > 0) fprintf(f, " (%.0f ns)", cyc * 1e9 / tsc_hz);
         fputc('\n', f);
     }
@@ -120,11 +122,11 @@ static void summary_leaks(FILE *f, sqlite3 *db)
         const char *mod = (const char *)sqlite3_column_text(st, 5);
         fprintf(f, "  %-12s %10lld blocks %10s  at %s", first ? "live sites" : "",
                 (long long)sqlite3_column_int64(st, 0),
-                human(b, sizeof b, sqlite3_column_double(st, 1)), fn ? fn : "?");
+                human(b, sizeof b, sqlite3_column_double(st, 1)), fn ? hl_safe(fn) : "?");
         if (file)
-            fprintf(f, " (%s:%d)", file, sqlite3_column_int(st, 4));
+            fprintf(f, " (%s:%d)", hl_safe(file), sqlite3_column_int(st, 4));
         else if (mod)
-            fprintf(f, " (%s)", mod);
+            fprintf(f, " (%s)", hl_safe(mod));
         fputc('\n', f);
         first = 0;
     }

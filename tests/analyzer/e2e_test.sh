@@ -70,5 +70,27 @@ PY
     ok "replay in a 64K arena finds the first failure" || ko "replay in a 64K arena"
 "$hl" diff "$db" "$db" >"$dir/diff.txt" 2>&1 && grep -q "+0.00 pts" "$dir/diff.txt" && ok "diff" || ko "diff"
 
+# A program whose path holds terminal escapes (and no debug info, so that record's summary
+# names the module: its path): nothing of them reaches the terminal raw, the JSON is valid.
+evil=$dir/$'evil\e]0;owned\a\e[31m\xff'
+cp "$leaky" "$evil" && strip -g "$evil"
+evdb=$dir/evil.db
+if "$hl" record -f -o "$evdb" -- "$evil" >/dev/null 2>"$dir/evil-record.err"; then
+    "$hl" report "$evdb" >"$dir/evil-report.txt" 2>&1
+    "$hl" report --json "$evdb" >"$dir/evil-report.json" 2>&1
+    # The summary's lines (what follows the recorder's own "exited with status" line).
+    sed -n '/events in/,$p' "$dir/evil-record.err" >"$dir/evil-summary.txt"
+    if python3 "$(dirname "$0")/hostile_check.py" text:"$dir/evil-summary.txt" \
+        text:"$dir/evil-report.txt" json:"$dir/evil-report.json" &&
+        grep -qF 'evil\x1b]0;owned\x07\x1b[31m\xff' "$dir/evil-summary.txt" &&
+        grep -qF 'evil\x1b]0;owned\x07\x1b[31m\xff' "$dir/evil-report.txt"; then
+        ok "escapes in a program's path are printed escaped (record summary, report, JSON)"
+    else
+        ko "escapes in a program's path reach the output raw"
+    fi
+else
+    ko "record of a program with escapes in its path ($(tail -3 "$dir/evil-record.err"))"
+fi
+
 echo "analyzer e2e: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

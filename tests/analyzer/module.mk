@@ -49,6 +49,12 @@ $(AN_BTREE): tests/analyzer/test_btree.c $(ANALYZER_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -I analyzer -o $@ $< $(ANALYZER_LIB) -lcriterion -lsqlite3 -lpthread
 
+# Output safety: the text escape and JSON strings (safetext.c, jsonw.c).
+AN_SAFETEXT := $(AN_TEST_DIR)/test_safetext
+$(AN_SAFETEXT): tests/analyzer/test_safetext.c $(ANALYZER_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -I analyzer -o $@ $< $(ANALYZER_LIB) -lcriterion -lpthread
+
 # Both under ASan+UBSan, with the analyzer built from its sources the same way: it parses
 # files it did not write (the corrupt-page test), and every metric runs on the test
 # databases. (cmd_* are the CLI entry points; replay.c needs the allocator core.)
@@ -60,9 +66,10 @@ $(AN_ASAN): tests/analyzer/test_analyzer.c tests/analyzer/test_btree.c $(AN_ASAN
 	    -lpthread
 
 .PHONY: analyzer-check analyzer-unit analyzer-cli
-analyzer-unit: $(AN_UNIT) $(AN_BTREE) $(AN_ASAN) $(AN_DBS)
+analyzer-unit: $(AN_UNIT) $(AN_BTREE) $(AN_SAFETEXT) $(AN_ASAN) $(AN_DBS)
 	HL_TEST_DB_DIR=$(AN_TEST_DIR) $(AN_UNIT)
 	$(AN_BTREE)
+	$(AN_SAFETEXT)
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 HL_TEST_DB_DIR=$(AN_TEST_DIR) $(AN_ASAN)
 
 analyzer-cli: $(AN_DBS) $(BIN_DIR)/heapledger
@@ -133,3 +140,19 @@ analyzer-kernel-e2e: $(AN_KTOUCH) $(BIN_DIR)/heapledger
 	tests/analyzer/kernel_e2e.sh $(BIN_DIR)/heapledger $(AN_KTOUCH) $(AN_TEST_DIR)
 
 analyzer-check: analyzer-kernel-e2e
+
+# Hostile databases (make check): the analyzer's commands built under ASan+UBSan
+# (hostile_cli.c: the entry points of report, diff, history, replay) run on a corpus of
+# damaged run databases that hostile_gen.py writes; hostile_test.sh says what must hold.
+AN_HOSTILE_CLI := $(AN_TEST_DIR)/hostile_cli
+AN_HOSTILE_SRCS := tests/analyzer/hostile_cli.c $(ANALYZER_SRCS) tracer/db.c
+$(AN_HOSTILE_CLI): $(AN_HOSTILE_SRCS) $(LIB_DIR)/libheapledger_core.a
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -O1 $(SAN_FLAGS) -I analyzer -I tracer -o $@ $(AN_HOSTILE_SRCS) \
+	    $(LIB_DIR)/libheapledger_core.a -lsqlite3 -lm -lunwind -lpthread
+
+.PHONY: analyzer-hostile
+analyzer-hostile: $(AN_HOSTILE_CLI)
+	tests/analyzer/hostile_test.sh $(AN_HOSTILE_CLI) $(AN_TEST_DIR)/hostile
+
+analyzer-check: analyzer-hostile

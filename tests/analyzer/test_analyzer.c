@@ -65,6 +65,37 @@ Test(hmap, matches_a_reference_under_random_inserts_and_deletes)
     hl_hmap_free(&m);
 }
 
+/* Ids and pointers from a damaged database can be anything: UINT64_MAX, the empty-slot mark,
+ * is a key like the others (it was read as "found" in an empty slot). */
+Test(hmap, the_empty_mark_is_a_key_too)
+{
+    hl_hmap_t m = {0};
+    cr_assert_null(hl_hmap_get(&m, HL_HMAP_EMPTY));
+    int fresh;
+    *hl_hmap_put(&m, 5, 0, &fresh) = 50;
+    cr_assert_null(hl_hmap_get(&m, HL_HMAP_EMPTY), "an empty slot is not the key");
+    *hl_hmap_put(&m, HL_HMAP_EMPTY, 7, &fresh) += 1;
+    cr_assert_eq(fresh, 1);
+    cr_assert_eq(*hl_hmap_get(&m, HL_HMAP_EMPTY), 8);
+    hl_hmap_put(&m, HL_HMAP_EMPTY, 0, &fresh);
+    cr_assert_eq(fresh, 0);
+    size_t n = 0, i = 0;
+    const hl_hmap_slot_t *sl;
+    uint64_t sum = 0;
+    while (hl_hmap_iter(&m, &i, &sl)) {
+        n++;
+        sum += sl->val;
+    }
+    cr_assert_eq(n, 2);
+    cr_assert_eq(sum, 58);
+    uint64_t old;
+    cr_assert_eq(hl_hmap_del(&m, HL_HMAP_EMPTY, &old), 1);
+    cr_assert_eq(old, 8);
+    cr_assert_null(hl_hmap_get(&m, HL_HMAP_EMPTY));
+    cr_assert_eq(*hl_hmap_get(&m, 5), 50);
+    hl_hmap_free(&m);
+}
+
 Test(radixq, pops_in_key_order_under_peeks_pushes_and_equal_keys)
 {
     /* Reference: an unsorted array searched for its minimum. Pushes are at least the last

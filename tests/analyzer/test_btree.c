@@ -378,3 +378,35 @@ Test(btree, a_write_ahead_log_holding_data_sends_the_reader_through_sqlite)
     cr_assert(direct, "an empty log: the file holds everything");
     sqlite3_close(db);
 }
+
+/* SQLite calls a record malformed when its serial types' widths do not add up to its
+ * payload (checking every column, also those after the ones asked for): so does the reader,
+ * and the caller then goes on through SQLite, which says "database disk image is malformed". */
+Test(btree, record_widths_must_add_up)
+{
+    int64_t v[2];
+    uint64_t nulls;
+    /* header size 4: int8, int8, text of 1 byte (type 14); then 5, 6, 'x' */
+    const uint8_t good[] = {4, 1, 1, 14, 5, 6, 'x'};
+    cr_assert_eq(hl_record_ints(good, sizeof good, 2, v, &nulls), 0);
+    cr_assert_eq(v[0], 5);
+    cr_assert_eq(v[1], 6);
+    const uint8_t extra[] = {4, 1, 1, 14, 5, 6, 'x', 0}; /* one byte more than described */
+    cr_assert_eq(hl_record_ints(extra, sizeof extra, 2, v, &nulls), HL_RECORD_MALFORMED);
+    const uint8_t shortv[] = {4, 1, 2, 14, 5, 6, 'x'}; /* one byte less */
+    cr_assert_eq(hl_record_ints(shortv, sizeof shortv, 2, v, &nulls), HL_RECORD_MALFORMED);
+    const uint8_t text_short[] = {4, 1, 1, 16, 5, 6, 'x'}; /* the text past the end */
+    cr_assert_eq(hl_record_ints(text_short, sizeof text_short, 2, v, &nulls), HL_RECORD_MALFORMED);
+    const uint8_t reserved[] = {3, 1, 10, 5};
+    cr_assert_eq(hl_record_ints(reserved, sizeof reserved, 2, v, &nulls), HL_RECORD_MALFORMED);
+    const uint8_t hdr_past[] = {9, 1, 1, 5, 6};
+    cr_assert_eq(hl_record_ints(hdr_past, sizeof hdr_past, 2, v, &nulls), HL_RECORD_MALFORMED);
+    /* Fewer columns than asked for (added to the table later): NULLs, not malformed. */
+    const uint8_t old_row[] = {2, 1, 7};
+    cr_assert_eq(hl_record_ints(old_row, sizeof old_row, 2, v, &nulls), 0);
+    cr_assert_eq(v[0], 7);
+    cr_assert_eq(nulls, 2);
+    /* A text column among the first n: not an integer, but well formed. */
+    const uint8_t text[] = {3, 15, 1, 'a', 4};
+    cr_assert_eq(hl_record_ints(text, sizeof text, 2, v, &nulls), HL_RECORD_NOT_INT);
+}

@@ -20,5 +20,19 @@ out=$(HEAPLEDGER_OPTIONS="arena=4M" LD_PRELOAD=$lib "$prog" 2>&1)
 check "arena=4M runs out with ENOMEM ($out)" $?
 out=$(HEAPLEDGER_OPTIONS="arena=4M,tiny=1" LD_PRELOAD=$lib "$prog" 2>&1)
 check "arena=4M,tiny=1 runs out with ENOMEM ($out)" $?
+# Messages say what is valid: the closest name, the valid values, the page that lists them.
+err=$(HEAPLEDGER_OPTIONS="rotat=1,slab=3K,stats=yes" LD_PRELOAD=$lib /bin/true 2>&1)
+grep -qF "HEAPLEDGER_OPTIONS: ignored: unknown option 'rotat' (did you mean 'rotate'?) (see docs/options.md)" <<<"$err" &&
+    grep -qF "bad value in option 'slab=3K' (slab takes 0 (the default) or a power of two from 1K to 1M" <<<"$err" &&
+    grep -qF "bad value in option 'stats=yes' (stats takes 0 or 1)" <<<"$err"
+check "warnings name the closest option and the valid values ($err)" $?
+# Spaces around '=' (and after commas) are accepted.
+err=$(HEAPLEDGER_OPTIONS="arena = 256K, stats = 1" LD_PRELOAD=$lib /bin/true 2>&1)
+grep -q "options arena=262144,stats=1" <<<"$err" && ! grep -q "ignored" <<<"$err"
+check "spaces around '=' ($err)" $?
+# A fixed arena too small for its slabs says why, before the fallback to the defaults.
+err=$(HEAPLEDGER_OPTIONS="arena=8K" LD_PRELOAD=$lib /bin/true 2>&1)
+grep -qF "arena=8192 is too small: a fixed arena holds at least 4 slabs (16384 bytes with slab=4096)" <<<"$err"
+check "arena too small for 4 slabs ($err)" $?
 echo "options: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

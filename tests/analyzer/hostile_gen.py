@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+"""tests/analyzer/hostile_gen.py OUTDIR SCHEMA.sql INDEX.sql KERNEL_VIEWS.sql BASIC.sql KERNEL.sql
+
+Writes the fuzz corpus of hostile run databases (tests/analyzer/hostile_test.sh runs the
+analyzer on each): each case is tests/analyzer/basic.sql (or kernel.sql) with one kind of
+damage that a database the analyzer did not write may hold — sizes and timestamps at the ends
+of the integer range or out of order, ids that point nowhere, control characters and bytes
+that are not UTF-8 in every recorded string, b-tree records whose column widths disagree
+with their payload, a truncated file. Deterministic: the same files every run (the
+environment's HL_HOSTILE_SEED and HL_HOSTILE_RANDOM make other random cases).
+"""
+import os
+import random
+import sqlite3
+import struct
+import sys
+
+out, schema, index, kviews, basic, kernel = sys.argv[1:7]
+os.makedirs(out, exist_ok=True)
+SQL = {p: open(p).read() for p in (schema, index, kviews, basic, kernel)}
+MAX, MIN = 2**63 - 1, -2**63
+
+# Strings that would drive a terminal or break JSON: CSI, OSC (window title) with BEL, a C1
+# CSI, DEL, bidi override, backspaces, stray continuation bytes, an overlong '/', a UTF-16
+# surrogate, a truncated sequence, 0xfe/0xff.
+EVIL = ("X'1b5b33316d' || 'red' || X'1b5d303b70776e6564' || X'07' || X'c29b32' || 'J' || "
+        "X'7f' || X'e280ae' || 'txt' || X'0808' || X'80bf' || X'c0af' || X'eda080' || X'e282' "
+        "|| X'fffe'")
+EVIL_TEXT = "CAST(" + EVIL + " AS TEXT)"
+
+
+def make(name, body, damage=None, kernel_db=False, base=None):
+    path = os.path.join(out, name + ".db")
+    for p in (path, path + "-journal", path + "-wal"):
+        if os.path.exists(p):
+            os.remove(p)
+    db = sqlite3.connect(path)
+    script = SQL[schema]
+    if kernel_db:
+        script += SQL[kviews]
+    script += SQL[base or (kernel if kernel_db else basic)] + "\n" + body + "\n" + SQL[index]
+    db.executescript(script)
+    db.commit()
+    db.close()
+    if damage:
+        damage(path)
+    return path
+
+
+def block_record_offsets(path):
+    """(file offset of the record header, header size, record length) of each block row
+    stored on the block table's root page (a leaf for these small tables)."""
+    db = sqlite3.connect(path)
+    root = db.execute("SELECT rootpage FROM sqlite_schema WHERE name = 'block'").fetchone()[0]
+    psize = db.execute("PRAGMA page_size").fetchone()[0]
+    db.close()
+    data = open(path, "rb").read()
+    pg = (root - 1) * psize
+    assert data[pg] == 0x0D, "the block table fits on one leaf page"
+    ncell = struct.unpack(">H", data[pg + 3:pg + 5])[0]
+    cells = []
+    for i in range(ncell):
+        off = pg + struct.unpack(">H", data[pg + 8 + 2 * i:pg + 10 + 2 * i])[0]
+        size, k = varint(data, off)
+        _, k2 = varint(data, off + k)
+        rec = off + k + k2
+        hsize, _ = varint(data, rec)
+        cells.append((rec, hsize, size))
+    return cells
+
+
+def varint(b, at):
+    v = 0
+    for i in range(9):
+        c = b[at + i]
+        if i == 8:
+            return (v << 8) | c, 9
+        v = (v << 7) | (c & 0x7F)
+        if not c & 0x80:
+            return v, i + 1
+
+
+def retype(frm, to, row=1):
+    """Change the first serial type frm in the header of the row-th block record to to: the
+    header then describes one byte more or less than the record holds."""
+    def damage(path):
+        cells = block_record_offsets(path)
+        rec, hsize, _ = cells[row]
+        data = bytearray(open(path, "rb").read())
+        for i in range(rec + 1, rec + hsize):
+            if data[i] == frm:
+                data[i] = to
+                break
+        else:
+            raise SystemExit("hostile_gen: no serial type %d in the record" % frm)
+        open(path, "wb").write(bytes(data))
+    return damage
+
+
+def truncate(frac):
+    def damage(path):
+        n = os.path.getsize(path)
+        with open(path, "r+b") as f:
+            f.truncate(int(n * frac) // 512 * 512 + 100)
+    return damage
+
+
+make("control_chars", f"""
+UPDATE run SET command = {EVIL_TEXT}, options = {EVIL_TEXT}, host = {EVIL_TEXT},
+               version = {EVIL_TEXT};
+UPDATE process SET procname = {EVIL_TEXT}, options = {EVIL_TEXT};
+UPDATE thread SET name = {EVIL_TEXT};
+UPDATE frame SET function = {EVIL_TEXT} || depth, file = {EVIL_TEXT}, module = {EVIL_TEXT};
+UPDATE error SET kind = {EVIL_TEXT}, details = {EVIL_TEXT};
+UPDATE os_region SET purpose = {EVIL_TEXT} WHERE seq = 2;
+""")
+
+make("huge_sizes", f"""
+UPDATE block SET size = {MAX}, usable = {MAX} WHERE id = 1;
+UPDATE block SET size = -1, usable = -1 WHERE id = 2;
+UPDATE block SET size = {MIN}, usable = 0, ptr = -16 WHERE id = 3;
+UPDATE block SET ptr = {MAX}, usable = {MAX} WHERE id = 4;
+UPDATE block SET class = 1000000, tier = 99 WHERE id = 5;
+UPDATE os_region SET len = {MAX}, addr = {MAX} WHERE seq = 1;
+UPDATE os_region SET len = -4096 WHERE seq = 2;
+UPDATE run SET arena_size = {MAX};
+UPDATE error SET size = {MAX}, addr = {MIN};
+INSERT INTO block VALUES (6, 100, 4096, {MAX}, {MAX}, 3, -1, 12, 9700, 101, 7, {MAX},
+  NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0);
+INSERT INTO block VALUES (7, 100, 8192, {MAX}, {MAX}, 2, -1, 13, 9800, 101, 5, {MIN},
+  NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 1);
+""")
+
+make("negative_arena", "UPDATE run SET arena_size = -5, tsc_hz = -1;")
+
+make("time_disorder", f"""
+UPDATE block SET alloc_ts = {MAX}, free_ts = {MIN} WHERE id = 1;
+UPDATE block SET alloc_ts = {MIN} WHERE id = 2;
+UPDATE block SET alloc_ts = 9000, free_ts = 100, alloc_seq = 50, free_seq = 1 WHERE id = 3;
+UPDATE block SET alloc_seq = {MAX}, alloc_ts = -5 WHERE id = 4;
+UPDATE block SET alloc_seq = {MIN}, free_seq = {MAX} WHERE id = 5;
+UPDATE run SET start_ts = {MAX}, end_ts = {MIN}, tsc_hz = 0;
+UPDATE orphan_free SET ts = {MIN}, seq = {MAX};
+UPDATE os_region SET ts = {MAX};
+UPDATE error SET ts = {MIN};
+""")
+
+make("time_huge_span", f"""
+UPDATE run SET start_ts = {MIN}, end_ts = {MAX}, tsc_hz = 1;
+UPDATE block SET alloc_ts = {MIN} + id, free_ts = {MAX} - id WHERE free_ts IS NOT NULL;
+""")
+
+make("dangling_ids", f"""
+UPDATE block SET alloc_stack = 999, free_stack = {MAX}, prev_block = 12345, flags = 2
+  WHERE id = 1;
+UPDATE block SET alloc_stack = {MAX}, alloc_path = 9999, alloc_tid = {MIN} WHERE id = 2;
+UPDATE block SET alloc_stack = -7, alloc_path = -5, free_path = {MAX}, free_stack = {MIN}
+  WHERE id = 3;
+UPDATE block SET alloc_path = 255, flags = 255, prev_block = {MAX}, alloc_stack = {MAX}
+  WHERE id = 4;
+UPDATE block SET pid = 424242, alloc_stack = 2 WHERE id = 5;
+UPDATE error SET stack = 777, alloc_stack = {MAX}, free_stack = {MIN}, tier = 77,
+  class = -99;
+UPDATE orphan_free SET stack = {MAX}, path = {MIN};
+INSERT INTO stack VALUES (50, 100, {MAX});
+INSERT INTO frame VALUES (50, {MAX}, 0, NULL, NULL, NULL, NULL, NULL);
+INSERT INTO frame VALUES (50, -1, {MAX}, 'f', {MIN}, 'x.c', {MIN}, NULL);
+UPDATE block SET alloc_stack = 50 WHERE id = 2;
+-- -1 as a block id, a pointer and the block a realloc replaced: UINT64_MAX as a map key.
+INSERT INTO block VALUES (-1, 100, -1, 8, 16, 2, -1, 30, 9900, 101, 5, 10, -1,
+  NULL, NULL, NULL, NULL, NULL, NULL, -1, 2);
+INSERT INTO block VALUES (60, 100, 65552, 8, 16, 2, -1, 31, 9950, 101, 5, 10, -1,
+  NULL, NULL, NULL, NULL, NULL, NULL, -1, 2);
+""")
+
+# Many blocks whose cycles are at the ends of the range (percentiles, means, sums).
+rows = []
+for v in range(300):
+    ac = (MAX, MIN, -1)[v % 3]
+    fc = (MIN, MAX)[v % 2]
+    rows.append(f"INSERT INTO block VALUES ({100 + v}, 100, {262144 + 64 * v}, 32, 48, 2, -1, "
+                f"{1000 + 2 * v}, {20000 + 2 * v}, 101, 5, {ac}, 1, {1001 + 2 * v}, "
+                f"{20001 + 2 * v}, 101, 11, {fc}, 1, NULL, 0);")
+make("extreme_cycles", "UPDATE block SET alloc_cycles = %d, free_cycles = %d;\n" % (MAX, MAX) +
+     "\n".join(rows))
+
+make("nulls_everywhere", """
+UPDATE run SET command = NULL, options = NULL, host = NULL, version = NULL, tsc_hz = NULL,
+  start_ts = NULL, end_ts = NULL, events = NULL, discarded_events = NULL, arena_size = NULL;
+UPDATE block SET alloc_tid = NULL, alloc_path = NULL, alloc_cycles = NULL, alloc_stack = NULL,
+  free_tid = NULL, free_path = NULL, free_cycles = NULL, free_stack = NULL;
+UPDATE frame SET function = NULL, file = NULL, module = NULL, offset = NULL, line = NULL;
+UPDATE error SET tid = NULL, addr = NULL, size = NULL, details = NULL, stack = NULL;
+UPDATE os_region SET purpose = NULL, tid = NULL;
+""")
+
+make("same_pointer_twice", """
+UPDATE block SET ptr = 65552, tier = 2 WHERE id IN (2, 3, 4, 5);
+UPDATE block SET free_seq = NULL, free_ts = NULL WHERE id IN (1, 3);
+""")
+
+make("wrong_types", f"""
+UPDATE block SET size = 'many', usable = 1.5, alloc_ts = x'00ff' WHERE id = 2;
+UPDATE run SET tsc_hz = 'fast', start_ts = 'then', arena_size = 2.5;
+UPDATE frame SET function = x'1b5b326a00ff', line = 'x';
+""")
+
+# The block table's records with one serial type changed: 2-byte to 1-byte (the header
+# describes one byte less than the record holds: the direct reader read the columns after it
+# shifted, with status 0) and 1-byte to 2-byte (one byte more than it holds).
+make("record_short_width", "", damage=retype(2, 1, row=4))
+make("record_long_width", "", damage=retype(1, 2))
+make("record_reserved_type", "", damage=retype(1, 10))
+
+make("truncated_half", "\n".join(rows), damage=truncate(0.5))
+make("truncated_header", "", damage=truncate(0.0))
+
+make("kernel_hostile", f"""
+UPDATE kernel_event SET ts = {MAX} WHERE rowid % 3 = 0;
+UPDATE kernel_event SET ts = {MIN} WHERE rowid % 3 = 1;
+""", kernel_db=True)
+
+# HL_HOSTILE_SEED and HL_HOSTILE_RANDOM (cases) explore further by hand; make check runs the
+# default three.
+rnd = random.Random(int(os.environ.get("HL_HOSTILE_SEED", "16")))
+# A few hundred random values in every integer column of block: anything goes.
+cols = ["ptr", "size", "usable", "tier", "class", "alloc_seq", "alloc_ts", "alloc_tid",
+        "alloc_path", "alloc_cycles", "alloc_stack", "free_seq", "free_ts", "free_tid",
+        "free_path", "free_cycles", "free_stack", "prev_block", "flags"]
+picks = [MAX, MIN, -1, 0, 1, 2**32, 2**31 - 1, 16, 4096]
+for k in range(int(os.environ.get("HL_HOSTILE_RANDOM", "3"))):
+    body = []
+    for bid in range(1, 6):
+        sets = ", ".join(f"{c} = {rnd.choice(picks) if rnd.random() < 0.7 else rnd.randint(MIN, MAX)}"
+                         for c in cols if rnd.random() < 0.5)
+        if sets:
+            body.append(f"UPDATE block SET {sets} WHERE id = {bid};")
+    make(f"random_{k}", "\n".join(body))
