@@ -3,7 +3,7 @@
 # (Lives here because the top Makefile includes */*/module.mk; tracer/module.mk is another
 # engineer's and compiles tracer/%.c with its own pattern rule.)
 
-INGEST_SRCS := db ingest_source ingest_queue ingest_map ingest_ledger ingest_store \
+INGEST_SRCS := db ingest_source ingest_queue ingest_map ingest_ledger ingest_store ingest_decoder \
                ingest_symbols ingest_progress ingest_run ingest_salvage collect collectd
 INGEST_OBJS := $(INGEST_SRCS:%=$(OBJ_DIR)/tracer/%.o)
 INGEST_LIBS := $(shell pkg-config --libs babeltrace2 sqlite3 libdw 2>/dev/null || \
@@ -56,6 +56,7 @@ check-ingest: $(BIN_DIR)/heapledger $(INGEST_GEN) $(INGEST_DB_TEST) $(INGEST_MAP
 	@$(INGEST_MAP_TEST) --short-filename
 	@$(INGEST_LEDGER_TEST) --short-filename
 	@tests/ingest/run_tests.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
+	@tests/ingest/corrupt_test.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
 
 bench-ingest: $(BIN_DIR)/heapledger $(INGEST_GEN)
 	@tests/ingest/bench_ingest.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
