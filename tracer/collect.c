@@ -27,7 +27,8 @@ static void usage(FILE *f)
             "  -a, --all             merge the traces of all the sessions below TRACE_DIR\n"
             "\n"
             "Exit status: 0 complete, 1 error (nothing written), 2 usage, 3 partial (the trace\n"
-            "was truncated or corrupt: FILE.db holds what could be decoded).\n"
+            "was truncated or corrupt: FILE.db holds what could be decoded), 130/143 stopped\n"
+            "by SIGINT/SIGTERM (FILE.db holds what was stored, marked interrupted).\n"
             "HEAPLEDGER_DECODE_TIMEOUT=SECONDS: how long the decoder may make no progress\n"
             "before it is stopped (default %d).\n",
             HL_DECODE_TIMEOUT);
@@ -109,6 +110,10 @@ int hl_cmd_collect(int argc, char **argv)
     if (rc < 0) {
         fprintf(stderr, "heapledger collect: %s\n", r.error);
         return 1;
+    }
+    if (rc == 1 && r.interrupted) {
+        fprintf(stderr, "heapledger collect: %s\n", r.error);
+        return 128 + r.interrupted;
     }
     if (rc == 1) fprintf(stderr, "heapledger collect: warning: %s\n", r.error);
     if (!quiet)

@@ -10,7 +10,10 @@
  * Return value:
  *   0   complete: every event of the trace is in the database.
  *   1   partial: the database holds what decoded, but the trace was truncated or corrupt
- *       (r->error says where and what was lost). The database is valid and indexed.
+ *       (r->error says where and what was lost), or SIGINT/SIGTERM stopped the ingest
+ *       (r->interrupted; r->error says how to ingest again). The database is valid and
+ *       indexed. hl_ingest_trace handles SIGINT and SIGTERM for its duration (the caller's
+ *       handlers are restored when it returns); a second signal has its default effect.
  *  -1   failure: nothing usable written (r->error says why: not a trace, output exists,
  *       unwritable, disk full, …). A database file created by this call is removed.
  * Thread-safety: calls may run concurrently on different databases.
@@ -56,6 +59,8 @@ typedef struct hl_ingest_result_s {
     double store_cpu;      /* CPU seconds of the store thread during the load */
     double index_seconds;  /* wall time of the final commit and index creation */
     double index_cpu;      /* CPU seconds of the calling thread in that phase */
+    int interrupted;       /* SIGINT or SIGTERM when a signal stopped the ingest (then the
+                              return value is 1 and meta.ingest_status 'interrupted'), else 0 */
     char error[512];       /* message when the return value is not 0 ("" otherwise) */
 } hl_ingest_result_t;
 

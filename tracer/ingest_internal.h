@@ -280,6 +280,9 @@ int hl_ledger_checkpoint(hl_ledger_t *l, const hl_run_row_t *run);
 /* End of the trace: write the blocks still live, then as checkpoint. */
 int hl_ledger_finish(hl_ledger_t *l, const hl_run_row_t *run);
 void hl_ledger_counts(const hl_ledger_t *l, hl_ingest_result_t *r);
+/* Stacks written from now on get unsymbolised frames (ip only): an interrupted ingest must
+ * end at once, and symbolising can take seconds (debug info of large modules). */
+void hl_ledger_raw_frames(hl_ledger_t *l);
 
 /* ---- progress (ingest_progress.c) ----------------------------------------------------- */
 

@@ -75,6 +75,7 @@ struct hl_ledger_s {
     uint64_t tsc_hz, arena, first_ts, last_ts;
     int has_ts;
     uint64_t events, discarded, filtered, blocks, orphans, unknown_stacks;
+    int raw_frames; /* frames from now on are stored unsymbolised (interrupted ingest) */
 };
 
 hl_ledger_t *hl_ledger_new(hl_store_t *st)
@@ -182,8 +183,8 @@ static int write_stacks(hl_ledger_t *l)
         pending_stack_t *p = &l->pend[i];
         if (hl_store_stack(l->st, p->id, p->pid, (int)p->depth) != 0) return -1;
         for (uint32_t d = 0; d < p->depth; d++) {
-            hl_sym_t y;
-            hl_symbols_resolve(l->syms, p->pid, p->ips[d], d > 0, &y);
+            hl_sym_t y = {0};
+            if (!l->raw_frames) hl_symbols_resolve(l->syms, p->pid, p->ips[d], d > 0, &y);
             if (hl_store_frame(l->st, p->id, (int)d, p->ips[d], &y) != 0) return -1;
         }
         free(p->ips);
@@ -457,6 +458,11 @@ int hl_ledger_finish(hl_ledger_t *l, const hl_run_row_t *run)
     for (size_t i = 0; i < l->nslots; i++)
         if (l->slots[i].id && end_block(l, &l->slots[i], NULL, 0, -1, 0, 0) != 0) return -1;
     return write_summary(l, run);
+}
+
+void hl_ledger_raw_frames(hl_ledger_t *l)
+{
+    l->raw_frames = 1;
 }
 
 void hl_ledger_counts(const hl_ledger_t *l, hl_ingest_result_t *r)

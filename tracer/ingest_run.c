@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <ftw.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,6 +196,39 @@ static void *pump_main(void *p)
     return NULL;
 }
 
+/* SIGINT/SIGTERM during hl_ingest_trace: the first stops the ingest (the pump sees the
+ * flag within 0.2 s, kills the decoder; the store finishes with what it has and marks the
+ * database interrupted); the handler resets itself (SA_RESETHAND), so a second signal acts
+ * as it would without heapledger. The caller's handlers are restored at the end. */
+static volatile sig_atomic_t ingest_stop;
+
+static void on_stop(int sig)
+{
+    ingest_stop = sig;
+}
+
+typedef struct stop_handlers_s {
+    struct sigaction old_int, old_term;
+} stop_handlers_t;
+
+static void stop_handlers_install(stop_handlers_t *h)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND;
+    ingest_stop = 0;
+    sigaction(SIGINT, &sa, &h->old_int);
+    sigaction(SIGTERM, &sa, &h->old_term);
+}
+
+static void stop_handlers_restore(const stop_handlers_t *h)
+{
+    sigaction(SIGINT, &h->old_int, NULL);
+    sigaction(SIGTERM, &h->old_term, NULL);
+}
+
 /* Several sessions' traces below trace_dir: refused unless o->all_traces (a directory such
  * as /tmp may hold any number of unrelated traces). */
 static int check_roots(const char *trace_dir, char **dirs, int n, const hl_ingest_opts_t *o,
@@ -255,7 +289,9 @@ int hl_ingest_trace(const char *trace_dir, const char *db_path, const hl_ingest_
     free_dirs(dirs, n);
     hl_iprogress_t pr;
     hl_iprogress_start(&pr, o->progress, bytes / 36); /* ~36 bytes per event with contexts */
-    pump_arg_t a = {.dec = dec, .q = &s.q};
+    stop_handlers_t sh;
+    stop_handlers_install(&sh);
+    pump_arg_t a = {.dec = dec, .q = &s.q, .stop = &ingest_stop};
     pthread_t th;
     double cpu0 = thread_cpu();
     pthread_create(&th, NULL, pump_main, &a);
@@ -276,7 +312,17 @@ int hl_ingest_trace(const char *trace_dir, const char *db_path, const hl_ingest_
         snprintf(derr, sizeof derr, "%s", a.err);
     }
     hl_ledger_counts(s.led, r);
-    if (a.lost[0] && a.rc >= 0 && !r->events) a.rc = -1; /* salvage kept nothing readable */
+    if (a.lost[0] && a.rc >= 0 && a.rc != 2 && !r->events) a.rc = -1; /* nothing readable */
+    if (a.rc == 2) { /* stopped by a signal: keep what was stored, say how to redo it */
+        r->interrupted = ingest_stop;
+        hl_ledger_raw_frames(s.led);
+        snprintf(derr, sizeof derr,
+                 "interrupted by %s after %llu events: %s holds them (ingest_status "
+                 "'interrupted'); to ingest the whole trace again: heapledger collect %s -o %s "
+                 "--force",
+                 ingest_stop == SIGINT ? "SIGINT" : "SIGTERM", (unsigned long long)r->events,
+                 db_path, trace_dir, db_path);
+    }
     int rc = 0;
     if (crc != 0) {
         snprintf(r->error, sizeof r->error, "%s: %s", db_path, hl_store_errmsg(s.st));
@@ -285,8 +331,8 @@ int hl_ingest_trace(const char *trace_dir, const char *db_path, const hl_ingest_
         snprintf(r->error, sizeof r->error, "%s", derr);
         rc = -1;
     } else {
-        const char *status = a.rc == 1 ? "partial" : "complete";
-        if (a.rc == 1) {
+        const char *status = a.rc == 2 ? "interrupted" : a.rc == 1 ? "partial" : "complete";
+        if (a.rc == 1 || a.rc == 2) {
             snprintf(r->error, sizeof r->error, "%s", derr);
             hl_store_meta(s.st, "ingest_warning", derr);
         }
@@ -295,7 +341,7 @@ int hl_ingest_trace(const char *trace_dir, const char *db_path, const hl_ingest_
             snprintf(r->error, sizeof r->error, "%s: %s", db_path, hl_store_errmsg(s.st));
             rc = -1;
         } else {
-            rc = a.rc == 1 ? 1 : 0;
+            rc = a.rc == 1 || a.rc == 2 ? 1 : 0;
         }
     }
     hl_ledger_counts(s.led, r);
@@ -308,6 +354,7 @@ int hl_ingest_trace(const char *trace_dir, const char *db_path, const hl_ingest_
     r->index_seconds = hl_ingest_now() - t1;
     r->index_cpu = thread_cpu() - c1;
     if (rc < 0) remove_db(db_path);
+    stop_handlers_restore(&sh);
     hl_iprogress_end(&pr, r->events);
     r->seconds = hl_ingest_now() - t0;
     return rc;

@@ -57,6 +57,7 @@ check-ingest: $(BIN_DIR)/heapledger $(INGEST_GEN) $(INGEST_DB_TEST) $(INGEST_MAP
 	@$(INGEST_LEDGER_TEST) --short-filename
 	@tests/ingest/run_tests.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
 	@tests/ingest/corrupt_test.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
+	@tests/ingest/interrupt_test.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
 
 bench-ingest: $(BIN_DIR)/heapledger $(INGEST_GEN)
 	@tests/ingest/bench_ingest.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
