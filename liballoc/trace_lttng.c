@@ -61,6 +61,8 @@ static struct {
     _Atomic uint64_t tsc_hz;      /* 0 until known */
     uint64_t tsc0, ns0;           /* calibration start */
     _Atomic int started;          /* 0 = not yet, 1 = starting, 2 = config emitted, stacks ready */
+    uint32_t fork_pid, forked;    /* pid before the last fork; set in a child forked without exec */
+    uint64_t fork_ns;             /* CLOCK_MONOTONIC just before that fork */
 } hl_tr = {.stacks = HL_STACKS_DEFAULT};
 
 /* This thread's ids for the event payloads; tid 0 = not known yet (first traced operation of
@@ -148,8 +150,15 @@ static uint64_t trace_tsc_hz(void)
  * `config` and `stack` events. Only flags are touched here: LTTng-UST re-registers the child
  * after the fork handlers, so emitting from here would be lost or land in the parent's
  * buffers; the child's first traced event emits them instead. */
+static void trace_atfork_prepare(void)
+{
+    hl_tr.fork_pid = (uint32_t)syscall(SYS_getpid); /* what the child's config names */
+    hl_tr.fork_ns = trace_now_ns();
+}
+
 static void trace_atfork_child(void)
 {
+    hl_tr.forked = 1;
     hl_tr_who.tid = 0;
     atomic_store(&hl_tr.started, 0);
     hl_stack_fork_child();
@@ -166,7 +175,7 @@ void hl_trace_init(const char *options, uint64_t tsc_hz)
     hl_tr.arena_size = trace_option(hl_tr.options, "arena", 0);
     trace_tsc_pair(&hl_tr.tsc0, &hl_tr.ns0);
     atomic_store(&hl_tr.tsc_hz, tsc_hz);
-    pthread_atfork(NULL, NULL, trace_atfork_child);
+    pthread_atfork(trace_atfork_prepare, NULL, trace_atfork_child);
 }
 
 /* First traced event of this process: map the stack table, emit config. Threads that come
@@ -182,7 +191,8 @@ static __attribute__((noinline, cold)) void trace_process_start(void)
     }
     if (hl_tr.stacks) hl_stack_init();
     lttng_ust_tracepoint(heapledger, config, HL_VERSION, hl_tr.options, trace_tsc_hz(),
-                         hl_tr.arena_size);
+                         hl_tr.arena_size, hl_tr.forked ? hl_tr.fork_pid : 0,
+                         hl_tr.forked ? hl_tr.fork_ns : 0);
     atomic_store(&hl_tr.started, 2);
 }
 

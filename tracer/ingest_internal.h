@@ -40,7 +40,7 @@ typedef enum hl_rec_kind_e {
     HL_REC_OS_UNMAP,  /* a=addr b=len ext="purpose" */
     HL_REC_ERROR,     /* a=addr b=size cycles=stack c=alloc_stack d=free_stack
                          ext="kind\0details" */
-    HL_REC_CONFIG,    /* a=tsc_hz b=arena_size ext="version\0options" */
+    HL_REC_CONFIG,    /* a=tsc_hz b=arena_size c=fork_parent d=fork_ts ext="version\0options" */
     HL_REC_MODULE,    /* a=baddr b=memsz ext="path" (statedump bin_info, dl dlopen) */
     HL_REC_BUILD_ID,  /* a=baddr n=length ext=bytes */
     HL_REC_DLCLOSE,   /* a=baddr */
@@ -254,8 +254,9 @@ int hl_store_module(hl_store_t *st, uint32_t pid, uint64_t baddr, uint64_t memsz
 int hl_store_module_build_id(hl_store_t *st, uint32_t pid, uint64_t baddr, const char *hex);
 int hl_store_module_unload(hl_store_t *st, uint32_t pid, uint64_t baddr, uint64_t ts);
 int hl_store_thread(hl_store_t *st, uint32_t pid, uint32_t tid, const char *name);
-int hl_store_process(hl_store_t *st, uint32_t pid, const char *procname, const char *options,
-                     uint64_t tsc_hz, uint64_t start_ts, uint64_t end_ts);
+/* ppid 0: NULL (not known: only children forked without exec name their parent). */
+int hl_store_process(hl_store_t *st, uint32_t pid, uint32_t ppid, const char *procname,
+                     const char *options, uint64_t tsc_hz, uint64_t start_ts, uint64_t end_ts);
 int hl_store_run(hl_store_t *st, const hl_run_row_t *r);
 int hl_store_meta(hl_store_t *st, const char *key, const char *value);
 /* Commit the open transaction and begin the next. */

@@ -71,7 +71,9 @@ static const struct {
     {"heapledger:error",
      EV_ERROR,
      {"kind", "addr", "size", "details", "stack", "alloc_stack", "free_stack"}},
-    {"heapledger:config", EV_CONFIG, {"version", "options", "tsc_hz", "arena_size"}},
+    {"heapledger:config",
+     EV_CONFIG,
+     {"version", "options", "tsc_hz", "arena_size", "fork_parent", "fork_ts"}},
     {"heapledger:thread", EV_THREAD, {"name"}},
     {"lttng_ust_statedump:bin_info", EV_MODULE, {"baddr", "memsz", "path"}},
     {"lttng_ust_dl:dlopen", EV_MODULE, {"baddr", "memsz", "path"}},
@@ -602,6 +604,8 @@ static int convert_event(hl_source_t *s, const bt_message *msg)
         r->ext = two_strings(fstr(f[0]), fstr(f[1]));
         r->a = fint(f[2]);
         r->b = fint(f[3]);
+        r->c = fint(f[4]); /* 0 in traces from before fork_parent/fork_ts */
+        r->d = fint(f[5]);
         break;
     case EV_MODULE:
         r->kind = HL_REC_MODULE;

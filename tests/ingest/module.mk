@@ -46,12 +46,18 @@ $(INGEST_PROG): tests/ingest/ingest_prog.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $< -lpthread
 
+# Stacks across fork without exec and exec, recorded with `heapledger record`.
+INGEST_FORKPROG := $(TEST_DIR)/ingest/ingest_forkprog
+$(INGEST_FORKPROG): tests/ingest/ingest_forkprog.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -O0 -o $@ $<
+
 ALL_TARGETS += $(INGEST_GEN) $(INGEST_DB_TEST) $(INGEST_MAP_TEST) $(INGEST_LEDGER_TEST) \
-               $(INGEST_PROG)
+               $(INGEST_PROG) $(INGEST_FORKPROG)
 
 .PHONY: check-ingest bench-ingest
 check-ingest: $(BIN_DIR)/heapledger $(INGEST_GEN) $(INGEST_DB_TEST) $(INGEST_MAP_TEST) \
-              $(INGEST_LEDGER_TEST) $(INGEST_PROG)
+              $(INGEST_LEDGER_TEST) $(INGEST_PROG) $(INGEST_FORKPROG)
 	@$(INGEST_DB_TEST) --short-filename
 	@$(INGEST_MAP_TEST) --short-filename
 	@$(INGEST_LEDGER_TEST) --short-filename
