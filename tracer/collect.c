@@ -126,7 +126,7 @@ int hl_cmd_collect(int argc, char **argv)
                 r.seconds > 0 ? (double)r.events / r.seconds : 0.0, rc == 1 ? " [partial]" : "");
     if (stats)
         fprintf(stderr,
-                "heapledger collect: %.3f s wall, decode thread %.3f s CPU, store thread %.3f s "
+                "heapledger collect: %.3f s wall, decoder process %.3f s CPU, store thread %.3f s "
                 "CPU, final commit + indexes %.3f s wall (%.3f s CPU)\n",
                 r.seconds, r.decode_cpu, r.store_cpu, r.index_seconds, r.index_cpu);
     return rc == 1 ? 3 : 0;

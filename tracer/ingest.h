@@ -55,7 +55,7 @@ typedef struct hl_ingest_result_s {
     uint64_t orphan_frees; /* frees of pointers never seen allocated */
     uint64_t stacks;       /* distinct stacks stored */
     double seconds;        /* wall time of the ingest */
-    double decode_cpu;     /* CPU seconds of the decode thread (babeltrace2) */
+    double decode_cpu;     /* CPU seconds of the decoder (babeltrace2; its child process) */
     double store_cpu;      /* CPU seconds of the store thread during the load */
     double index_seconds;  /* wall time of the final commit and index creation */
     double index_cpu;      /* CPU seconds of the calling thread in that phase */

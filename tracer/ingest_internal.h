@@ -1,7 +1,7 @@
 /* tracer/ingest_internal.h — the map of the ingest pipeline (internal to tracer/ingest_*.c).
  *
  *   ingest_source.c   babeltrace2 graph (src.ctf.fs or src.ctf.lttng-live → muxer → our
- *                     simple sink) decoding messages into compact records      [decode thread]
+ *                     simple sink) decoding messages into compact records [decoder child]
  *   ingest_queue.c    bounded queue of record batches between the two threads
  *   ingest_ledger.c   records → rows: block lifetimes, stack renumbering, processes,
  *                     threads, modules                                          [store thread]

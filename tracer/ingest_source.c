@@ -3,7 +3,8 @@
  * Graph: one src.ctf.fs component per CTF directory (or one src.ctf.lttng-live component)
  * → utils.muxer (global time order across streams, CPUs and processes) → a simple sink whose
  * consume function converts each message into an hl_rec_t and pushes full batches to the
- * queue. This runs on the decode thread; it never touches SQLite.
+ * queue. This runs in the decoder child (ingest_decoder.c; on collectd's decode thread for
+ * live sessions); it never touches SQLite.
  *
  * Per event the cost is a few babeltrace2 accessor calls: field positions are looked up
  * once per event class (cache keyed by the class pointer), integers read by index.
