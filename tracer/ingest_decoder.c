@@ -3,8 +3,9 @@
  * libbabeltrace2 2.0.4 hangs forever on some truncated metadata and can crash (SEGV in
  * bt_field_integer_unsigned_set_value, an assertion in msg-iter.c) on corrupt streams, so a
  * trace from disk is never decoded in the heapledger process itself. hl_decoder_start()
- * forks a decoder child (before any ingest thread exists); the child probes each CTF dir,
- * salvages the damaged ones into the parent's private scratch directory
+ * forks a decoder child (before any ingest thread exists); the child probes each CTF dir
+ * (in a grandchild, bounded: a dir whose metadata babeltrace2 hangs on is dropped, the
+ * others are kept), salvages the damaged ones into the parent's private scratch directory
  * (ingest_salvage.c), runs the babeltrace2 graph (ingest_source.c) and writes every batch of
  * records to a pipe (ingest_queue.c in pipe mode, the wire format below), then an END
  * message with its status. hl_decoder_pump(), on the parent's decode thread, reads the pipe
@@ -104,13 +105,18 @@ static int write_all(int fd, const void *p, size_t n)
 static char *wbuf;
 static size_t wcap;
 
-/* Fault injection for the tests (HEAPLEDGER_TEST_DECODER_SEGV=N): the child dies of SIGSEGV
- * once it has sent N events, as babeltrace2 does on some corrupt streams. 0: off. */
-static uint64_t segv_after, sent;
+/* Fault injection for the tests: the child dies of SIGSEGV (HEAPLEDGER_TEST_DECODER_SEGV=N)
+ * or stops making progress for good (HEAPLEDGER_TEST_DECODER_HANG=N) once it has sent N
+ * events, as babeltrace2 does on some corrupt streams. 0: off. */
+static uint64_t segv_after, hang_after, sent;
 
 int hl_wire_write_batch(int fd, hl_batch_t *b)
 {
-    if (segv_after && (sent += b->events) >= segv_after) raise(SIGSEGV);
+    sent += b->events;
+    if (segv_after && sent >= segv_after) raise(SIGSEGV);
+    if (hang_after && sent >= hang_after)
+        for (;;)
+            pause();
     size_t ext = 0;
     for (size_t i = 0; i < b->n; i++)
         ext += ext_len(&b->rec[i]);
@@ -144,6 +150,39 @@ void hl_decoder_heartbeat(void)
     write_all(hb_fd, &h, sizeof h);
 }
 
+/* hl_source_probe_fs in a process of its own, bounded: babeltrace2 spins forever on some
+ * truncated metadata, and one such CTF dir must not cost the others (per-pid buffers: one
+ * dir per process). 0 accepted, -1 refused (salvage may help), -2 hung or crashed. */
+static int probe_bounded(const char *dir, int timeout_s)
+{
+    pid_t pid = fork();
+    if (pid == 0) _exit(hl_source_probe_fs(dir) == 0 ? 0 : 1);
+    if (pid < 0) return hl_source_probe_fs(dir) == 0 ? 0 : -1;
+    double t0 = hl_ingest_now();
+    for (;;) {
+        int st = 0;
+        pid_t w = waitpid(pid, &st, WNOHANG);
+        if (w == pid) return WIFEXITED(st) ? (WEXITSTATUS(st) == 0 ? 0 : -1) : -2;
+        if (w < 0 && errno != EINTR) return -1;
+        if (hl_ingest_now() - t0 >= timeout_s) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &st, 0);
+            return -2;
+        }
+        hl_decoder_heartbeat();
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void append_lost(char *lost, size_t lostlen, const char *dir)
+{
+    size_t l = strlen(lost);
+    if (l + 3 >= lostlen) return;
+    snprintf(lost + l, lostlen - l, "%s%s: babeltrace2 hangs or crashes on its metadata: dropped",
+             l ? "; " : "", dir);
+}
+
 static void __attribute__((noreturn))
 child_main(int fd, char **dirs, size_t n, const char *scratch, pid_t parent)
 {
@@ -155,6 +194,8 @@ child_main(int fd, char **dirs, size_t n, const char *scratch, pid_t parent)
     hb_fd = fd;
     const char *segv = getenv("HEAPLEDGER_TEST_DECODER_SEGV");
     if (segv) segv_after = strtoull(segv, NULL, 10);
+    const char *hang = getenv("HEAPLEDGER_TEST_DECODER_HANG");
+    if (hang) hang_after = strtoull(hang, NULL, 10);
     /* babeltrace2's own fatal-error log on a corrupt trace says nothing the parent's message
      * does not; keep the user's terminal clean. */
     int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
@@ -164,21 +205,33 @@ child_main(int fd, char **dirs, size_t n, const char *scratch, pid_t parent)
     }
     wire_end_t end;
     memset(&end, 0, sizeof end);
-    /* Damaged CTF dirs are replaced by a salvaged copy of what can be read. */
+    /* Damaged CTF dirs are replaced by a salvaged copy of what can be read; a dir whose
+     * metadata babeltrace2 cannot even parse in bounded time is dropped. */
     char **use = calloc(n ? n : 1, sizeof *use);
+    size_t m = 0;
     if (!use) _exit(1);
+    const char *t = getenv("HEAPLEDGER_DECODE_TIMEOUT");
+    int timeout_s = t && atoi(t) > 0 ? atoi(t) : HL_DECODE_TIMEOUT;
     for (size_t i = 0; i < n; i++) {
-        use[i] = dirs[i];
-        hl_decoder_heartbeat();
-        if (hl_source_probe_fs(dirs[i]) == 0) continue;
-        char *sd = hl_salvage_ctf(dirs[i], scratch, end.lost, sizeof end.lost);
-        if (sd && hl_source_probe_fs(sd) == 0) use[i] = sd;
+        int pr = probe_bounded(dirs[i], timeout_s);
+        if (pr == 0) {
+            use[m++] = dirs[i];
+        } else if (pr == -2) {
+            append_lost(end.lost, sizeof end.lost, dirs[i]);
+        } else {
+            char *sd = hl_salvage_ctf(dirs[i], scratch, end.lost, sizeof end.lost);
+            use[m++] = sd && probe_bounded(sd, timeout_s) == 0 ? sd : dirs[i];
+        }
         hl_decoder_heartbeat();
     }
     hl_queue_t q;
     if (hl_queue_init(&q) != 0) _exit(1);
     hl_queue_set_pipe(&q, fd);
-    hl_source_t *s = hl_source_open_fs(use, n, &q, end.err, sizeof end.err);
+    hl_source_t *s = NULL;
+    if (!m)
+        snprintf(end.err, sizeof end.err, "no readable CTF trace: %s", end.lost);
+    else
+        s = hl_source_open_fs(use, m, &q, end.err, sizeof end.err);
     if (!s) {
         end.rc = -1;
     } else {

@@ -44,7 +44,7 @@ edit() {
 ncase=0; nhang=0; ncrash=0
 # run_case NAME: collect $work/c; bounded; checks the outcome
 run_case() {
-    local name=$1 t0 t1 rc out
+    local name=$1 t0 t1 rc
     ncase=$((ncase + 1))
     rm -f "$work/c.db"
     t0=$(date +%s)
@@ -70,7 +70,7 @@ run_case() {
         ;;
     *) fail "$name: exit status $rc: $out" ;;
     esac
-    case $out in *"no progress"*) nhang=$((nhang + 1)) ;; *crashed*) ncrash=$((ncrash + 1)) ;; esac
+    case $out in *"no progress"* | *"hangs or crashes on its metadata"*) nhang=$((nhang + 1)) ;; *crashed*) ncrash=$((ncrash + 1)) ;; esac
 }
 fresh() { rm -rf "$work/c"; cp -r "$work/good" "$work/c"; }
 
@@ -106,7 +106,25 @@ fresh; rm -f "$work/c/$ctf/index/"*; truncate -s $((ssize / 2)) "$work/c/$ctf/$s
 # here on purpose (HEAPLEDGER_TEST_DECODER_SEGV=N: after N events), mid-trace and at once.
 fresh; HEAPLEDGER_TEST_DECODER_SEGV=20000 run_case "decoder SIGSEGV after 20000 events"
 fresh; HEAPLEDGER_TEST_DECODER_SEGV=1 run_case "decoder SIGSEGV at the first batch"
-echo "  $ncase cases: $nhang stopped by the watchdog, $ncrash decoder crashes contained"
+# babeltrace2's hangs on metadata are caught by the bounded probe; a hang while decoding the
+# streams is the watchdog's (the child stops making progress on purpose here)
+fresh; HEAPLEDGER_TEST_DECODER_HANG=20000 run_case "decoder hang after 20000 events"
+case $out in *"no progress for 3 s after"*) pass "hang while decoding: the watchdog's message";;
+*) fail "hang while decoding: message: $out";; esac
+
+# per-pid buffers, one CTF dir per process: the metadata of one is cut (babeltrace2 spins on
+# it), the other process's events are kept
+forklib=$(ls /usr/lib/*/liblttng-ust-fork.so* 2>/dev/null | head -1)
+LD_PRELOAD=$forklib CHANNEL_OPTS="--buffers-pid --subbuf-size=1M --num-subbuf=4" \
+    record_trace "$work/perpid" "$GEN" fork || fail "recording per-pid"
+rm -rf "$work/c"; cp -r "$work/perpid" "$work/c"
+m=$(find "$work/c" -name metadata | sort | head -1)
+truncate -s 3000 "$m"
+run_case "per-pid: one process's metadata cut"
+case $out in *"hangs or crashes on its metadata: dropped"*) pass "per-pid: the dropped directory is named";;
+*) fail "per-pid: message: $out";; esac
+check "per-pid: the other process's blocks kept" 15 "$(q "$work/c.db" 'select count(*) from block')"
+echo "  $ncase cases: $nhang hangs stopped (bounded probe or watchdog), $ncrash decoder crashes contained"
 check "the corpus holds decoder hangs" 1 "$(( nhang >= 3 ))"
 check "the corpus holds decoder crashes" 1 "$(( ncrash >= 2 ))"
 [ -z "$(ls -d /tmp/heapledger-ingest.* 2>/dev/null | xargs -r -n1 stat -c %U 2>/dev/null | grep -x "$(id -un)" | head -1)" ] ||
