@@ -146,16 +146,18 @@ static uint64_t trace_tsc_hz(void)
     return hz;
 }
 
+/* Parent side of fork, before it: the pid and time a child's `config` names (fork_parent,
+ * fork_ts: the child's stack table is this process's as of now). A syscall and a clock read. */
+static void trace_atfork_prepare(void)
+{
+    hl_tr.fork_pid = (uint32_t)syscall(SYS_getpid);
+    hl_tr.fork_ns = trace_now_ns();
+}
+
 /* Child side of fork: the child is a new process in the trace (own vpid), so it needs its own
  * `config` and `stack` events. Only flags are touched here: LTTng-UST re-registers the child
  * after the fork handlers, so emitting from here would be lost or land in the parent's
  * buffers; the child's first traced event emits them instead. */
-static void trace_atfork_prepare(void)
-{
-    hl_tr.fork_pid = (uint32_t)syscall(SYS_getpid); /* what the child's config names */
-    hl_tr.fork_ns = trace_now_ns();
-}
-
 static void trace_atfork_child(void)
 {
     hl_tr.forked = 1;

@@ -119,10 +119,10 @@ LTTNG_UST_TRACEPOINT_EVENT(heapledger, error,
         lttng_ust_field_integer(uint32_t, alloc_stack, alloc_stack)
         lttng_ust_field_integer(uint32_t, free_stack, free_stack)))
 
-/* Once per process, when the allocator starts (and again after fork in the child). */
-/* fork_parent: the pid of the process this one was forked from without exec (its stack
- * table is the parent's as of fork_ts, CLOCK_MONOTONIC ns just before the fork); 0 for a
- * process that started by exec. */
+/* Once per process, when the allocator starts (and again after fork in the child).
+ * fork_parent: the pid of the process this one was forked from without exec (its stack table
+ * is the parent's as of fork_ts, CLOCK_MONOTONIC ns just before the fork); 0 for a process
+ * that started by exec. */
 LTTNG_UST_TRACEPOINT_EVENT(heapledger, config,
     LTTNG_UST_TP_ARGS(const char *, version, const char *, options, uint64_t, tsc_hz,
                       uint64_t, arena_size, uint32_t, fork_parent, uint64_t, fork_ts),
