@@ -64,6 +64,8 @@ static struct {
     _Atomic uint64_t tsc_hz;      /* 0 until known */
     uint64_t tsc0, ns0;           /* calibration start */
     _Atomic int started;          /* 0 = not yet, 1 = starting, 2 = config emitted, stacks ready */
+    uint32_t fork_pid, forked;    /* pid before the last fork; set in a child forked without exec */
+    uint64_t fork_ns;             /* CLOCK_MONOTONIC just before that fork */
 } hl_tr = {.stacks = HL_STACKS_DEFAULT};
 
 /* This thread's ids for the event payloads; tid 0 = not known yet (first traced operation of
@@ -153,12 +155,21 @@ static uint64_t trace_tsc_hz(void)
     return hz;
 }
 
+/* Parent side of fork, before it: the pid and time a child's `config` names (fork_parent,
+ * fork_ts: the child's stack table is this process's as of now). A syscall and a clock read. */
+static void trace_atfork_prepare(void)
+{
+    hl_tr.fork_pid = (uint32_t)syscall(SYS_getpid);
+    hl_tr.fork_ns = trace_now_ns();
+}
+
 /* Child side of fork: the child is a new process in the trace (own vpid), so it needs its own
  * `config` and `stack` events. Only flags are touched here: LTTng-UST re-registers the child
  * after the fork handlers, so emitting from here would be lost or land in the parent's
  * buffers; the child's first traced event emits them instead. */
 static void trace_atfork_child(void)
 {
+    hl_tr.forked = 1;
     hl_tr_who.tid = 0;
     atomic_store(&hl_tr.started, 0);
     hl_stack_fork_child();
@@ -175,7 +186,7 @@ void hl_trace_init(const char *options, uint64_t tsc_hz)
     hl_tr.arena_size = trace_option(hl_tr.options, "arena", 0);
     trace_tsc_pair(&hl_tr.tsc0, &hl_tr.ns0);
     atomic_store(&hl_tr.tsc_hz, tsc_hz);
-    pthread_atfork(NULL, NULL, trace_atfork_child);
+    pthread_atfork(trace_atfork_prepare, NULL, trace_atfork_child);
     /* Register the call sites now, inside the caller's scope (the malloc shim serves this
      * from the tracer's heap), rather than in the constructors LTTng-UST's header generates:
      * they run later and find the work done (reference counts), and their destructors then
@@ -197,7 +208,8 @@ static __attribute__((noinline, cold)) void trace_process_start(void)
     }
     if (hl_tr.stacks) hl_stack_init();
     lttng_ust_tracepoint(heapledger, config, HL_VERSION, hl_tr.options, trace_tsc_hz(),
-                         hl_tr.arena_size);
+                         hl_tr.arena_size, hl_tr.forked ? hl_tr.fork_pid : 0,
+                         hl_tr.forked ? hl_tr.fork_ns : 0);
     atomic_store(&hl_tr.started, 2);
 }
 

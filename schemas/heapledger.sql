@@ -11,7 +11,8 @@ PRAGMA user_version = 1;
 
 -- Key/value facts about the file: 'writer' (heapledger version), 'ingest_status' ('complete',
 -- 'partial' when the trace was truncated or corrupt, 'live' while collectd is writing,
--- 'interrupted'), 'ingest_warning' (what was lost, when partial), 'source' (trace dir or URL).
+-- 'interrupted' by SIGINT/SIGTERM: what was stored until then), 'ingest_warning' (what was
+-- lost, when partial or interrupted), 'source' (trace dir or URL).
 CREATE TABLE IF NOT EXISTS meta (
     key   TEXT PRIMARY KEY,
     value TEXT

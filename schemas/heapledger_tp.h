@@ -119,15 +119,20 @@ LTTNG_UST_TRACEPOINT_EVENT(heapledger, error,
         lttng_ust_field_integer(uint32_t, alloc_stack, alloc_stack)
         lttng_ust_field_integer(uint32_t, free_stack, free_stack)))
 
-/* Once per process, when the allocator starts (and again after fork in the child). */
+/* Once per process, when the allocator starts (and again after fork in the child).
+ * fork_parent: the pid of the process this one was forked from without exec (its stack table
+ * is the parent's as of fork_ts, CLOCK_MONOTONIC ns just before the fork); 0 for a process
+ * that started by exec. */
 LTTNG_UST_TRACEPOINT_EVENT(heapledger, config,
     LTTNG_UST_TP_ARGS(const char *, version, const char *, options, uint64_t, tsc_hz,
-                      uint64_t, arena_size),
+                      uint64_t, arena_size, uint32_t, fork_parent, uint64_t, fork_ts),
     LTTNG_UST_TP_FIELDS(
         lttng_ust_field_string(version, version)
         lttng_ust_field_string(options, options)
         lttng_ust_field_integer(uint64_t, tsc_hz, tsc_hz)
-        lttng_ust_field_integer(uint64_t, arena_size, arena_size)))
+        lttng_ust_field_integer(uint64_t, arena_size, arena_size)
+        lttng_ust_field_integer(uint32_t, fork_parent, fork_parent)
+        lttng_ust_field_integer(uint64_t, fork_ts, fork_ts)))
 
 /* A thread's name (prctl PR_GET_NAME), once per thread at its first traced operation. */
 LTTNG_UST_TRACEPOINT_EVENT(heapledger, thread,

@@ -1,11 +1,13 @@
 /* tracer/ingest_internal.h — the map of the ingest pipeline (internal to tracer/ingest_*.c).
  *
  *   ingest_source.c   babeltrace2 graph (src.ctf.fs or src.ctf.lttng-live → muxer → our
- *                     simple sink) decoding messages into compact records      [decode thread]
+ *                     simple sink) decoding messages into compact records [decoder child]
  *   ingest_queue.c    bounded queue of record batches between the two threads
  *   ingest_ledger.c   records → rows: block lifetimes, stack renumbering, processes,
  *                     threads, modules                                          [store thread]
  *   ingest_salvage.c  readable part of a damaged trace (truncated stream files)
+ *   ingest_decoder.c  the decode side in a child process (babeltrace2 hangs or crashes on
+ *                     some corrupt traces): wire format over a pipe, watchdog
  *   ingest_map.c      open-addressing u64 → u64 hash map (live blocks, stacks, threads)
  *   ingest_symbols.c  ip → function/offset/file:line/module with elfutils libdw
  *   ingest_store.c    rows → SQLite: prepared statements, large transactions
@@ -22,6 +24,7 @@
 #include "ingest.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -37,7 +40,7 @@ typedef enum hl_rec_kind_e {
     HL_REC_OS_UNMAP,  /* a=addr b=len ext="purpose" */
     HL_REC_ERROR,     /* a=addr b=size cycles=stack c=alloc_stack d=free_stack
                          ext="kind\0details" */
-    HL_REC_CONFIG,    /* a=tsc_hz b=arena_size ext="version\0options" */
+    HL_REC_CONFIG,    /* a=tsc_hz b=arena_size c=fork_parent d=fork_ts ext="version\0options" */
     HL_REC_MODULE,    /* a=baddr b=memsz ext="path" (statedump bin_info, dl dlopen) */
     HL_REC_BUILD_ID,  /* a=baddr n=length ext=bytes */
     HL_REC_DLCLOSE,   /* a=baddr */
@@ -78,6 +81,7 @@ typedef struct hl_queue_s {
     hl_batch_t *empty[HL_QUEUE_BATCHES];
     size_t nempty;
     int aborted; /* the consumer failed: producers stop */
+    int wfd;     /* pipe mode (decoder child): push writes the batch here; -1 otherwise */
 } hl_queue_t;
 
 int hl_queue_init(hl_queue_t *q);
@@ -92,6 +96,27 @@ hl_batch_t *hl_queue_pop(hl_queue_t *q);
 void hl_queue_release(hl_queue_t *q, hl_batch_t *b);
 /* Consumer: stop the producer (it sees NULL from get_empty). */
 void hl_queue_abort(hl_queue_t *q);
+/* Pipe mode: every pushed batch is written to fd (hl_wire_write_batch) and reused. */
+void hl_queue_set_pipe(hl_queue_t *q, int fd);
+
+/* ---- decoder child (ingest_decoder.c): babeltrace2 in a child process + watchdog ------- */
+
+typedef struct hl_decoder_s hl_decoder_t;
+
+/* Fork the decoder over the CTF dirs (call before any other ingest thread exists). Salvaged
+ * copies of damaged dirs go below scratch (a private directory the caller removes). */
+hl_decoder_t *hl_decoder_start(char **dirs, size_t n, const char *scratch, char *err,
+                               size_t errlen);
+/* Move the child's batches into q until its end, its death, its silence for the timeout or
+ * *stop; always pushes a last batch. Returns like hl_source_run (2: stopped); lost receives
+ * what salvage dropped, err what went wrong. The child is reaped before it returns. */
+int hl_decoder_pump(hl_decoder_t *d, hl_queue_t *q, const volatile sig_atomic_t *stop, char *lost,
+                    size_t lostlen, char *err, size_t errlen);
+double hl_decoder_cpu(const hl_decoder_t *d); /* CPU seconds of the child (once reaped) */
+void hl_decoder_free(hl_decoder_t *d);        /* kills and reaps the child if still there */
+/* Child side: one batch on the wire; a heartbeat (no-op outside the child). */
+int hl_wire_write_batch(int fd, hl_batch_t *b);
+void hl_decoder_heartbeat(void);
 
 /* ---- source (ingest_source.c) --------------------------------------------------------- */
 
@@ -101,6 +126,9 @@ typedef struct hl_source_s hl_source_t;
  * Returns the count (0: none) and a malloc'ed array of malloc'ed paths in *dirs; -1 with a
  * message when root cannot be read. Also adds the stream files' total size to *bytes. */
 int hl_source_find_ctf(const char *root, char ***dirs, uint64_t *bytes, char *err, size_t errlen);
+/* The distinct trace roots (session output directories, see ingest_source.c) of n CTF dirs,
+ * sorted, malloc'ed; returns their count, -1 when out of memory. */
+int hl_source_trace_roots(char *const *dirs, int n, char ***roots);
 
 /* A graph over the CTF dirs (src.ctf.fs, one component per dir) or over one live session
  * URL (src.ctf.lttng-live, session-not-found-action=end). NULL with a message on error. */
@@ -131,9 +159,10 @@ int hl_source_live_sessions(const char *relay_url,
 
 /* 0 when src.ctf.fs accepts dir (its metadata and every stream file index). */
 int hl_source_probe_fs(const char *dir);
-/* A temporary copy of a damaged CTF dir holding what can be read (see the file comment);
- * appends a description of what was lost to lost. NULL when nothing can be salvaged. */
-char *hl_salvage_ctf(const char *dir, char *lost, size_t lostlen);
+/* A temporary copy (below the directory scratch) of a damaged CTF dir holding what can be
+ * read (see the file comment); appends a description of what was lost to lost. NULL when
+ * nothing can be salvaged. */
+char *hl_salvage_ctf(const char *dir, const char *scratch, char *lost, size_t lostlen);
 void hl_salvage_remove(const char *salvage_dir);
 
 /* ---- map (ingest_map.c): u64 key → u64 value, key UINT64_MAX reserved ------------------ */
@@ -225,8 +254,9 @@ int hl_store_module(hl_store_t *st, uint32_t pid, uint64_t baddr, uint64_t memsz
 int hl_store_module_build_id(hl_store_t *st, uint32_t pid, uint64_t baddr, const char *hex);
 int hl_store_module_unload(hl_store_t *st, uint32_t pid, uint64_t baddr, uint64_t ts);
 int hl_store_thread(hl_store_t *st, uint32_t pid, uint32_t tid, const char *name);
-int hl_store_process(hl_store_t *st, uint32_t pid, const char *procname, const char *options,
-                     uint64_t tsc_hz, uint64_t start_ts, uint64_t end_ts);
+/* ppid 0: NULL (not known: only children forked without exec name their parent). */
+int hl_store_process(hl_store_t *st, uint32_t pid, uint32_t ppid, const char *procname,
+                     const char *options, uint64_t tsc_hz, uint64_t start_ts, uint64_t end_ts);
 int hl_store_run(hl_store_t *st, const hl_run_row_t *r);
 int hl_store_meta(hl_store_t *st, const char *key, const char *value);
 /* Commit the open transaction and begin the next. */
@@ -251,6 +281,9 @@ int hl_ledger_checkpoint(hl_ledger_t *l, const hl_run_row_t *run);
 /* End of the trace: write the blocks still live, then as checkpoint. */
 int hl_ledger_finish(hl_ledger_t *l, const hl_run_row_t *run);
 void hl_ledger_counts(const hl_ledger_t *l, hl_ingest_result_t *r);
+/* Stacks written from now on get unsymbolised frames (ip only): an interrupted ingest must
+ * end at once, and symbolising can take seconds (debug info of large modules). */
+void hl_ledger_raw_frames(hl_ledger_t *l);
 
 /* ---- progress (ingest_progress.c) ----------------------------------------------------- */
 

@@ -13,10 +13,15 @@
  * point to its predecessor); rows are inserted when the lifetime ends.
  *
  * Stacks. Stack ids in events are per process; each (pid, id) gets a database-unique id
- * when its `stack` event arrives. A (pid, id) never described falls back to the latest
- * description of the same id in any process: a child forked without exec inherits its
- * parent's stack table, so its ids refer to the parent's stacks. Frames are symbolised when
- * the stack is written (checkpoints), after the module maps of the statedump have arrived.
+ * when its `stack` event arrives. An id resolves only inside its own process, with one
+ * exception: a child forked without exec inherits its parent's stack table as it was at the
+ * fork, so an id the child uses without describing it resolves to the parent's description
+ * if the parent described it before the fork (its `config` event names the parent and the
+ * fork time: fork_parent, fork_ts), and so on up the chain of forks. Anything else (an id
+ * never described in the process or its ancestors, or described by the parent only after
+ * the fork, when the two tables had diverged) is unknown: no stack, counted in
+ * meta.unknown_stack_refs; never another process's. Frames are symbolised when the stack is
+ * written (checkpoints), after the module maps of the statedump have arrived.
  */
 #include "ingest_internal.h"
 
@@ -37,6 +42,8 @@ typedef struct live_s {
 
 typedef struct proc_s {
     uint32_t pid;
+    uint32_t fork_parent; /* pid it was forked from without exec, 0 when not (or unknown) */
+    uint64_t fork_ts;     /* trace clock time of that fork */
     char *procname, *options;
     uint64_t tsc_hz, start_ts, end_ts;
     int dirty;
@@ -65,8 +72,8 @@ struct hl_ledger_s {
     uint32_t last_pid;
     size_t last_idx;
     /* stacks */
-    hl_map_t stacks;  /* pid << 32 | local id → db id */
-    hl_map_t lastdef; /* local id → db id of its latest description */
+    hl_map_t stacks;   /* pid << 32 | local id → db id */
+    hl_map_t stack_ts; /* pid << 32 | local id → time that id became valid in that process */
     int64_t next_stack;
     pending_stack_t *pend;
     size_t npend, cappend;
@@ -75,6 +82,7 @@ struct hl_ledger_s {
     uint64_t tsc_hz, arena, first_ts, last_ts;
     int has_ts;
     uint64_t events, discarded, filtered, blocks, orphans, unknown_stacks;
+    int raw_frames; /* frames from now on are stored unsymbolised (interrupted ingest) */
 };
 
 hl_ledger_t *hl_ledger_new(hl_store_t *st)
@@ -86,7 +94,7 @@ hl_ledger_t *hl_ledger_new(hl_store_t *st)
     l->next_block = 1;
     l->next_stack = 1;
     if (!l->syms || hl_map_init(&l->live, 1 << 16) || hl_map_init(&l->pidx, 16) ||
-        hl_map_init(&l->stacks, 1024) || hl_map_init(&l->lastdef, 1024)) {
+        hl_map_init(&l->stacks, 1024) || hl_map_init(&l->stack_ts, 1024)) {
         hl_ledger_free(l);
         return NULL;
     }
@@ -100,7 +108,7 @@ void hl_ledger_free(hl_ledger_t *l)
     hl_map_destroy(&l->live);
     hl_map_destroy(&l->pidx);
     hl_map_destroy(&l->stacks);
-    hl_map_destroy(&l->lastdef);
+    hl_map_destroy(&l->stack_ts);
     free(l->slots);
     free(l->freeslots);
     for (size_t i = 0; i < l->nprocs; i++) {
@@ -154,23 +162,47 @@ static size_t proc_index(hl_ledger_t *l, uint32_t pid, uint64_t ts)
 
 /* ---- stacks --------------------------------------------------------------------------- */
 
+static const proc_t *proc_find(const hl_ledger_t *l, uint32_t pid)
+{
+    uint64_t *v = hl_map_find(&l->pidx, pid);
+    return v ? &l->procs[*v] : NULL;
+}
+
+#define FORK_DEPTH_MAX 64 /* chain of forks followed (and a guard against pid-reuse loops) */
+
 static int64_t stack_of(hl_ledger_t *l, uint32_t pid, uint32_t local)
 {
     if (!local) return 0;
-    uint64_t *v = hl_map_find(&l->stacks, (uint64_t)pid << 32 | local);
-    if (!v) v = hl_map_find(&l->lastdef, local);
-    if (!v) {
-        l->unknown_stacks++;
-        return 0;
+    uint64_t key = (uint64_t)pid << 32 | local;
+    uint64_t *v = hl_map_find(&l->stacks, key);
+    if (v) return (int64_t)*v;
+    /* Inherited: described by an ancestor before the fork that separated the tables. */
+    uint64_t as_of = UINT64_MAX;
+    const proc_t *p = proc_find(l, pid);
+    for (int depth = 0; p && p->fork_parent && depth < FORK_DEPTH_MAX; depth++) {
+        if (p->fork_ts < as_of) as_of = p->fork_ts;
+        uint64_t pk = (uint64_t)p->fork_parent << 32 | local;
+        uint64_t *pv = hl_map_find(&l->stacks, pk), *pt = hl_map_find(&l->stack_ts, pk);
+        if (pv && pt && *pt <= as_of) {
+            uint64_t id = *pv;
+            /* The child's table holds it as the parent's did at the fork: cache it with the
+             * time it became valid, for the child's own forks. */
+            hl_map_put(&l->stacks, key, id);
+            hl_map_put(&l->stack_ts, key, *pt);
+            return (int64_t)id;
+        }
+        p = proc_find(l, p->fork_parent);
     }
-    return (int64_t)*v;
+    l->unknown_stacks++;
+    return 0;
 }
 
 static void on_stack(hl_ledger_t *l, hl_rec_t *r)
 {
     int64_t id = l->next_stack++;
-    hl_map_put(&l->stacks, (uint64_t)r->pid << 32 | r->stack, (uint64_t)id);
-    hl_map_put(&l->lastdef, r->stack, (uint64_t)id);
+    uint64_t key = (uint64_t)r->pid << 32 | r->stack;
+    hl_map_put(&l->stacks, key, (uint64_t)id);
+    if (!hl_map_find(&l->stack_ts, key)) hl_map_put(&l->stack_ts, key, r->ts);
     if (grow((void **)&l->pend, &l->cappend, l->npend + 1, sizeof *l->pend) != 0) return;
     l->pend[l->npend++] = (pending_stack_t){id, r->pid, r->n, r->ext};
     r->ext = NULL; /* owned by the pending list now */
@@ -182,8 +214,8 @@ static int write_stacks(hl_ledger_t *l)
         pending_stack_t *p = &l->pend[i];
         if (hl_store_stack(l->st, p->id, p->pid, (int)p->depth) != 0) return -1;
         for (uint32_t d = 0; d < p->depth; d++) {
-            hl_sym_t y;
-            hl_symbols_resolve(l->syms, p->pid, p->ips[d], d > 0, &y);
+            hl_sym_t y = {0};
+            if (!l->raw_frames) hl_symbols_resolve(l->syms, p->pid, p->ips[d], d > 0, &y);
             if (hl_store_frame(l->st, p->id, (int)d, p->ips[d], &y) != 0) return -1;
         }
         free(p->ips);
@@ -371,6 +403,8 @@ static int on_record(hl_ledger_t *l, hl_rec_t *r)
         free(p->options);
         p->options = strdup(options);
         p->tsc_hz = r->a;
+        p->fork_parent = r->c != r->pid ? (uint32_t)r->c : 0;
+        p->fork_ts = r->d;
         p->dirty = 1;
         if (!l->version) {
             l->version = strdup(version);
@@ -424,8 +458,8 @@ static int write_summary(hl_ledger_t *l, const hl_run_row_t *run)
     if (write_stacks(l) != 0) return -1;
     for (size_t i = 0; i < l->nprocs; i++) {
         proc_t *p = &l->procs[i];
-        if (hl_store_process(l->st, p->pid, p->procname, p->options, p->tsc_hz, p->start_ts,
-                             p->end_ts) != 0)
+        if (hl_store_process(l->st, p->pid, p->fork_parent, p->procname, p->options, p->tsc_hz,
+                             p->start_ts, p->end_ts) != 0)
             return -1;
         p->dirty = 0;
     }
@@ -457,6 +491,11 @@ int hl_ledger_finish(hl_ledger_t *l, const hl_run_row_t *run)
     for (size_t i = 0; i < l->nslots; i++)
         if (l->slots[i].id && end_block(l, &l->slots[i], NULL, 0, -1, 0, 0) != 0) return -1;
     return write_summary(l, run);
+}
+
+void hl_ledger_raw_frames(hl_ledger_t *l)
+{
+    l->raw_frames = 1;
 }
 
 void hl_ledger_counts(const hl_ledger_t *l, hl_ingest_result_t *r)

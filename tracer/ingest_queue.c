@@ -4,6 +4,8 @@
  * store pops, interprets and releases it. Memory is therefore bounded and a slow store
  * slows the decoder down instead of growing a backlog. One mutex and one condition variable:
  * batches are large (8192 records), so the lock is taken a few hundred times a second.
+ * In the decoder child (ingest_decoder.c) the queue is in pipe mode: a pushed batch is
+ * written to the pipe and is at once empty again.
  */
 #include "ingest_internal.h"
 
@@ -16,6 +18,7 @@ int hl_queue_init(hl_queue_t *q)
     q->head = q->count = 0;
     q->aborted = 0;
     q->nempty = 0;
+    q->wfd = -1;
     for (size_t i = 0; i < HL_QUEUE_BATCHES; i++) {
         hl_batch_t *b = malloc(sizeof *b);
         if (!b) return -1;
@@ -56,8 +59,24 @@ hl_batch_t *hl_queue_get_empty(hl_queue_t *q)
     return b;
 }
 
+void hl_queue_set_pipe(hl_queue_t *q, int fd)
+{
+    q->wfd = fd;
+}
+
 void hl_queue_push(hl_queue_t *q, hl_batch_t *b)
 {
+    if (q->wfd >= 0) { /* the decoder child: the batch goes down the pipe, at once reusable */
+        int rc = hl_wire_write_batch(q->wfd, b);
+        for (size_t i = 0; i < b->n; i++)
+            free(b->rec[i].ext);
+        b->n = 0;
+        pthread_mutex_lock(&q->lock);
+        q->empty[q->nempty++] = b;
+        if (rc != 0) q->aborted = 1; /* the parent is gone */
+        pthread_mutex_unlock(&q->lock);
+        return;
+    }
     pthread_mutex_lock(&q->lock);
     q->full[(q->head + q->count) % (HL_QUEUE_BATCHES + 1)] = b;
     q->count++;

@@ -1,16 +1,23 @@
 /* tracer/ingest_run.c — hl_ingest_trace() and hl_ingest_live(): the two threads wired up.
  *
- * The decode thread owns the babeltrace2 graph (created, run and destroyed there, so its
- * thread-local error state stays in one thread) and fills batches; the calling thread pops
- * them, runs the ledger and writes SQLite. If storing fails (disk full, …) the queue is
- * aborted, which makes the decoder stop at its next batch.
+ * Traces on disk (hl_ingest_trace): babeltrace2 runs in a decoder child process
+ * (ingest_decoder.c); the pump thread moves its batches from the pipe into the queue.
+ * Live sessions (hl_ingest_live, collectd): the decode thread owns the babeltrace2 graph
+ * (created, run and destroyed there, so its thread-local error state stays in one thread)
+ * and fills batches. Either way the calling thread pops them, runs the ledger and writes
+ * SQLite. If storing fails (disk full, …) the queue is aborted, which makes the decoder
+ * stop at its next batch.
  */
 #include "db.h"
 #include "ingest_internal.h"
 
+#include <errno.h>
+#include <ftw.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -146,23 +153,99 @@ static int consume_all(session_t *s, hl_iprogress_t *pr, int live, int commit_ms
     }
 }
 
-/* Remove the salvage copies and put the original paths back (then freed by free_dirs). */
-static void cleanup_salvage(char **dirs, char **salvaged, int n)
-{
-    for (int i = 0; salvaged && i < n; i++)
-        if (salvaged[i]) {
-            hl_salvage_remove(dirs[i]);
-            free(dirs[i]);
-            dirs[i] = salvaged[i];
-        }
-    free(salvaged);
-}
-
 static void free_dirs(char **dirs, int n)
 {
     for (int i = 0; i < n; i++)
         free(dirs[i]);
     free(dirs);
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+int hl_ingest_find_traces(const char *trace_dir, char ***roots, char *err, size_t errlen)
+{
+    char **dirs = NULL;
+    int n = hl_source_find_ctf(trace_dir, &dirs, NULL, err, errlen);
+    if (n < 0) return -1;
+    int k = hl_source_trace_roots(dirs, n, roots);
+    free_dirs(dirs, n);
+    if (k < 0) snprintf(err, errlen, "out of memory");
+    return k;
+}
+
+typedef struct pump_arg_s {
+    hl_decoder_t *dec;
+    hl_queue_t *q;
+    const volatile sig_atomic_t *stop;
+    int rc;
+    char err[256];
+    char lost[192];
+} pump_arg_t;
+
+static void *pump_main(void *p)
+{
+    pump_arg_t *a = p;
+    a->rc = hl_decoder_pump(a->dec, a->q, a->stop, a->lost, sizeof a->lost, a->err, sizeof a->err);
+    return NULL;
+}
+
+/* SIGINT/SIGTERM during hl_ingest_trace: the first stops the ingest (the pump sees the
+ * flag within 0.2 s, kills the decoder; the store finishes with what it has and marks the
+ * database interrupted); the handler resets itself (SA_RESETHAND), so a second signal acts
+ * as it would without heapledger. The caller's handlers are restored at the end. */
+static volatile sig_atomic_t ingest_stop;
+
+static void on_stop(int sig)
+{
+    ingest_stop = sig;
+}
+
+typedef struct stop_handlers_s {
+    struct sigaction old_int, old_term;
+} stop_handlers_t;
+
+static void stop_handlers_install(stop_handlers_t *h)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND;
+    ingest_stop = 0;
+    sigaction(SIGINT, &sa, &h->old_int);
+    sigaction(SIGTERM, &sa, &h->old_term);
+}
+
+static void stop_handlers_restore(const stop_handlers_t *h)
+{
+    sigaction(SIGINT, &h->old_int, NULL);
+    sigaction(SIGTERM, &h->old_term, NULL);
+}
+
+/* Several sessions' traces below trace_dir: refused unless o->all_traces (a directory such
+ * as /tmp may hold any number of unrelated traces). */
+static int check_roots(const char *trace_dir, char **dirs, int n, const hl_ingest_opts_t *o,
+                       char *err, size_t errlen)
+{
+    if (o->all_traces) return 0;
+    char **roots = NULL;
+    int k = hl_source_trace_roots(dirs, n, &roots);
+    if (k > 1)
+        snprintf(err, errlen,
+                 "%s holds the traces of %d sessions (%s, %s%s): give one of them as the trace "
+                 "directory, or ask for all of them (collect --all)",
+                 trace_dir, k, roots[0], roots[1], k > 2 ? ", …" : "");
+    for (int i = 0; i < (k > 0 ? k : 0); i++)
+        free(roots[i]);
+    free(roots);
+    return k > 1 ? -1 : 0;
 }
 
 int hl_ingest_trace(const char *trace_dir, const char *db_path, const hl_ingest_opts_t *o,
@@ -182,67 +265,83 @@ int hl_ingest_trace(const char *trace_dir, const char *db_path, const hl_ingest_
         free(dirs);
         return -1;
     }
-    /* Damaged CTF dirs are replaced by a salvaged copy of what can be read. */
-    char lost[512] = "";
-    char **salvaged = calloc((size_t)n, sizeof *salvaged);
-    for (int i = 0; salvaged && i < n; i++) {
-        if (hl_source_probe_fs(dirs[i]) == 0) continue;
-        char *sd = hl_salvage_ctf(dirs[i], lost, sizeof lost);
-        if (sd && hl_source_probe_fs(sd) == 0) {
-            salvaged[i] = dirs[i];
-            dirs[i] = sd;
-        } else if (sd) {
-            hl_salvage_remove(sd);
-            free(sd);
-        }
-    }
-    session_t s;
-    if (session_open(&s, db_path, o, 0, trace_dir, r->error, sizeof r->error) != 0) {
-        int created = s.db != NULL;
-        session_close(&s, 0, 0, NULL, 0);
-        if (created) remove_db(db_path);
-        cleanup_salvage(dirs, salvaged, n);
+    if (check_roots(trace_dir, dirs, n, o, r->error, sizeof r->error) != 0) {
         free_dirs(dirs, n);
         return -1;
     }
+    session_t s;
+    char scratch[] = "/tmp/heapledger-ingest.XXXXXX"; /* salvage copies; mode 0700 */
+    int have_scratch = 0;
+    hl_decoder_t *dec = NULL;
+    if (session_open(&s, db_path, o, 0, trace_dir, r->error, sizeof r->error) != 0 ||
+        !(have_scratch = mkdtemp(scratch) != NULL) ||
+        !(dec = hl_decoder_start(dirs, (size_t)n, scratch, r->error, sizeof r->error))) {
+        if (s.db && s.st && !have_scratch)
+            snprintf(r->error, sizeof r->error, "cannot create a directory %s: %s", scratch,
+                     strerror(errno));
+        int created = s.db != NULL;
+        session_close(&s, 0, 0, NULL, 0);
+        if (created) remove_db(db_path);
+        if (have_scratch) rmdir(scratch);
+        free_dirs(dirs, n);
+        return -1;
+    }
+    free_dirs(dirs, n);
     hl_iprogress_t pr;
     hl_iprogress_start(&pr, o->progress, bytes / 36); /* ~36 bytes per event with contexts */
-    decode_arg_t a = {.dirs = dirs, .ndirs = (size_t)n, .q = &s.q};
+    stop_handlers_t sh;
+    stop_handlers_install(&sh);
+    pump_arg_t a = {.dec = dec, .q = &s.q, .stop = &ingest_stop};
     pthread_t th;
     double cpu0 = thread_cpu();
-    pthread_create(&th, NULL, decode_main, &a);
+    pthread_create(&th, NULL, pump_main, &a);
     int crc = consume_all(&s, &pr, 0, 0);
     pthread_join(th, NULL);
     r->store_cpu = thread_cpu() - cpu0;
-    r->decode_cpu = a.cpu;
-    cleanup_salvage(dirs, salvaged, n);
-    free_dirs(dirs, n);
-    if (lost[0] && a.rc == 0) { /* decoded all that was salvaged: still partial */
+    r->decode_cpu = hl_decoder_cpu(dec); /* reaped by the pump already */
+    hl_decoder_free(dec);
+    nftw(scratch, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+    /* The decoder's message, with what salvage lost when it lost something. */
+    char derr[512];
+    if (a.lost[0] && a.rc == 0) { /* decoded all that was salvaged: still partial */
         a.rc = 1;
-        snprintf(a.err, sizeof a.err, "trace damaged, %s", lost);
-    } else if (lost[0] && a.rc == 1) {
-        size_t l = strlen(a.err);
-        snprintf(a.err + l, sizeof a.err - l, "; %s", lost);
+        snprintf(derr, sizeof derr, "trace damaged, %s", a.lost);
+    } else if (a.lost[0] && a.rc == 1) {
+        snprintf(derr, sizeof derr, "%s; %s", a.err, a.lost);
+    } else {
+        snprintf(derr, sizeof derr, "%s", a.err);
+    }
+    hl_ledger_counts(s.led, r);
+    if (a.lost[0] && a.rc >= 0 && a.rc != 2 && !r->events) a.rc = -1; /* nothing readable */
+    if (a.rc == 2) { /* stopped by a signal: keep what was stored, say how to redo it */
+        r->interrupted = ingest_stop;
+        hl_ledger_raw_frames(s.led);
+        snprintf(derr, sizeof derr,
+                 "interrupted by %s after %llu events: %s holds them (ingest_status "
+                 "'interrupted'); to ingest the whole trace again: heapledger collect %s -o %s "
+                 "--force",
+                 ingest_stop == SIGINT ? "SIGINT" : "SIGTERM", (unsigned long long)r->events,
+                 db_path, trace_dir, db_path);
     }
     int rc = 0;
     if (crc != 0) {
         snprintf(r->error, sizeof r->error, "%s: %s", db_path, hl_store_errmsg(s.st));
         rc = -1;
     } else if (a.rc < 0) {
-        snprintf(r->error, sizeof r->error, "%s", a.err);
+        snprintf(r->error, sizeof r->error, "%s", derr);
         rc = -1;
     } else {
-        const char *status = a.rc == 1 ? "partial" : "complete";
-        if (a.rc == 1) {
-            snprintf(r->error, sizeof r->error, "%s", a.err);
-            hl_store_meta(s.st, "ingest_warning", a.err);
+        const char *status = a.rc == 2 ? "interrupted" : a.rc == 1 ? "partial" : "complete";
+        if (a.rc == 1 || a.rc == 2) {
+            snprintf(r->error, sizeof r->error, "%s", derr);
+            hl_store_meta(s.st, "ingest_warning", derr);
         }
         if (hl_ledger_finish(s.led, &s.run) != 0 ||
             hl_store_meta(s.st, "ingest_status", status) != 0) {
             snprintf(r->error, sizeof r->error, "%s: %s", db_path, hl_store_errmsg(s.st));
             rc = -1;
         } else {
-            rc = a.rc == 1 ? 1 : 0;
+            rc = a.rc == 1 || a.rc == 2 ? 1 : 0;
         }
     }
     hl_ledger_counts(s.led, r);
@@ -255,6 +354,7 @@ int hl_ingest_trace(const char *trace_dir, const char *db_path, const hl_ingest_
     r->index_seconds = hl_ingest_now() - t1;
     r->index_cpu = thread_cpu() - c1;
     if (rc < 0) remove_db(db_path);
+    stop_handlers_restore(&sh);
     hl_iprogress_end(&pr, r->events);
     r->seconds = hl_ingest_now() - t0;
     return rc;

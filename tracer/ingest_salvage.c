@@ -1,10 +1,11 @@
 /* tracer/ingest_salvage.c — reading what survives of a damaged CTF trace.
  *
  * src.ctf.fs refuses a whole trace when one stream file is damaged (a truncated last packet
- * after a crash or a full disk, say). Salvage builds a directory next to nothing: a temporary
- * directory with the trace's metadata and, for each stream file, either a symlink (the file
- * opens alone), a copy trimmed to its last complete packet (packet bounds from LTTng's
- * index/NAME.idx), or nothing (dropped). What was trimmed or dropped is described in `lost`.
+ * after a crash or a full disk, say). Salvage (run by the decoder child, ingest_decoder.c)
+ * builds, below the ingest's private scratch directory, a directory with the trace's
+ * metadata and, for each stream file, either a symlink (the file opens alone), a copy
+ * trimmed to its last complete packet (packet bounds from LTTng's index/NAME.idx), or
+ * nothing (dropped). What was trimmed or dropped is described in `lost`.
  */
 #include "ingest_internal.h"
 
@@ -127,9 +128,11 @@ append(char *lost, size_t lostlen, const char *fmt, ...)
     va_end(ap);
 }
 
-char *hl_salvage_ctf(const char *dir, char *lost, size_t lostlen)
+char *hl_salvage_ctf(const char *dir, const char *scratch, char *lost, size_t lostlen)
 {
-    char tmpl[] = "/tmp/heapledger-salvage.XXXXXX";
+    char tmpl[1024], probe[1024];
+    snprintf(tmpl, sizeof tmpl, "%s/salvage.XXXXXX", scratch);
+    snprintf(probe, sizeof probe, "%s/probe.XXXXXX", scratch);
     if (!mkdtemp(tmpl)) return NULL;
     char src[4200], dst[4200], one[4200];
     snprintf(src, sizeof src, "%s/metadata", dir);
@@ -138,7 +141,6 @@ char *hl_salvage_ctf(const char *dir, char *lost, size_t lostlen)
     DIR *d = opendir(dir);
     if (!d) return NULL;
     /* A scratch dir to probe one stream file at a time. */
-    char probe[] = "/tmp/heapledger-probe.XXXXXX";
     if (!mkdtemp(probe)) {
         closedir(d);
         return NULL;
@@ -159,6 +161,7 @@ char *hl_salvage_ctf(const char *dir, char *lost, size_t lostlen)
         snprintf(dst, sizeof dst, "%s/%s", tmpl, e->d_name);
         int ok = symlink(src, one) == 0 && hl_source_probe_fs(probe) == 0;
         unlink(one);
+        hl_decoder_heartbeat(); /* a probe finished: the watchdog sees progress */
         if (ok) {
             if (symlink(src, dst) != 0)
                 append(lost, lostlen, "stream %s: cannot link it: %s", e->d_name, strerror(errno));

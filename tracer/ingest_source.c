@@ -3,7 +3,8 @@
  * Graph: one src.ctf.fs component per CTF directory (or one src.ctf.lttng-live component)
  * → utils.muxer (global time order across streams, CPUs and processes) → a simple sink whose
  * consume function converts each message into an hl_rec_t and pushes full batches to the
- * queue. This runs on the decode thread; it never touches SQLite.
+ * queue. This runs in the decoder child (ingest_decoder.c; on collectd's decode thread for
+ * live sessions); it never touches SQLite.
  *
  * Per event the cost is a few babeltrace2 accessor calls: field positions are looked up
  * once per event class (cache keyed by the class pointer), integers read by index.
@@ -71,7 +72,9 @@ static const struct {
     {"heapledger:error",
      EV_ERROR,
      {"kind", "addr", "size", "details", "stack", "alloc_stack", "free_stack"}},
-    {"heapledger:config", EV_CONFIG, {"version", "options", "tsc_hz", "arena_size"}},
+    {"heapledger:config",
+     EV_CONFIG,
+     {"version", "options", "tsc_hz", "arena_size", "fork_parent", "fork_ts"}},
     {"heapledger:thread", EV_THREAD, {"name"}},
     {"lttng_ust_statedump:bin_info", EV_MODULE, {"baddr", "memsz", "path"}},
     {"lttng_ust_dl:dlopen", EV_MODULE, {"baddr", "memsz", "path"}},
@@ -114,6 +117,7 @@ struct hl_source_s {
     hl_map_t threads; /* pid << 32 | tid → name hash << 1 | is_lttng_thread */
     ev_info_t cache[EV_CACHE];
     int nsrc;
+    double last_push; /* hl_ingest_now() of the last batch pushed (heartbeat) */
 };
 
 static void close_locked(hl_source_t *s);
@@ -140,7 +144,8 @@ static int walk(const char *dir, dirlist_t *out, int depth)
         if (e->d_name[0] == '.') continue;
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         struct stat sb;
-        if (stat(path, &sb) != 0) continue;
+        if (lstat(path, &sb) != 0) continue; /* symlinked dirs are not followed (loops) */
+        if (S_ISLNK(sb.st_mode) && (stat(path, &sb) != 0 || S_ISDIR(sb.st_mode))) continue;
         if (S_ISDIR(sb.st_mode)) {
             char **ns = realloc(subs, (nsub + 1) * sizeof *subs);
             if (!ns) break;
@@ -196,6 +201,44 @@ int hl_source_find_ctf(const char *root, char ***dirs, uint64_t *bytes, char *er
     *dirs = l.v;
     if (bytes) *bytes += l.bytes;
     return (int)l.n;
+}
+
+/* The trace root of a CTF dir: the directory holding the `ust` (or `kernel`) directory it
+ * is under, i.e. the session output directory LTTng made (SESSION/ust/uid/0/64-bit,
+ * SESSION/ust/pid/NAME-PID-DATE, SESSION/snapshot-1-…/ust/…); the CTF dir itself when it
+ * is under no such component. Malloc'ed. */
+static char *trace_root(const char *dir)
+{
+    char real[4096];
+    if (!realpath(dir, real)) snprintf(real, sizeof real, "%s", dir);
+    char *cut = NULL;
+    for (char *p = real; (p = strchr(p, '/')); p++) {
+        const char *c = p + 1;
+        size_t l = strcspn(c, "/");
+        if ((l == 3 && !strncmp(c, "ust", 3)) || (l == 6 && !strncmp(c, "kernel", 6))) cut = p;
+    }
+    if (cut && cut != real) *cut = 0;
+    return strdup(real);
+}
+
+int hl_source_trace_roots(char *const *dirs, int n, char ***roots)
+{
+    char **v = calloc(n ? (size_t)n : 1, sizeof *v);
+    int k = 0;
+    if (!v) return -1;
+    for (int i = 0; i < n; i++) {
+        char *r = trace_root(dirs[i]);
+        int seen = 0;
+        for (int j = 0; r && j < k && !seen; j++)
+            seen = !strcmp(v[j], r);
+        if (seen || !r)
+            free(r);
+        else
+            v[k++] = r;
+    }
+    if (k) qsort(v, (size_t)k, sizeof *v, cmp_str);
+    *roots = v;
+    return k;
 }
 
 /* ---- errors --------------------------------------------------------------------------- */
@@ -322,6 +365,7 @@ static int push_cur(hl_source_t *s, int flush, int last)
     s->pending_events = s->pending_discarded = s->pending_filtered = 0;
     s->cur = NULL;
     hl_queue_push(s->q, b);
+    s->last_push = hl_ingest_now();
     return 0;
 }
 
@@ -561,6 +605,8 @@ static int convert_event(hl_source_t *s, const bt_message *msg)
         r->ext = two_strings(fstr(f[0]), fstr(f[1]));
         r->a = fint(f[2]);
         r->b = fint(f[3]);
+        r->c = fint(f[4]); /* 0 in traces from before fork_parent/fork_ts */
+        r->d = fint(f[5]);
         break;
     case EV_MODULE:
         r->kind = HL_REC_MODULE;
@@ -809,13 +855,23 @@ static hl_source_t *open_live_locked(const char *url, hl_queue_t *q, char *err, 
 int hl_source_run(hl_source_t *s, const volatile int *stop, char *err, size_t errlen)
 {
     int rc = 0;
-    for (;;) {
+    s->last_push = hl_ingest_now();
+    for (unsigned iter = 1;; iter++) {
         if (stop && *stop) {
             rc = 2;
             break;
         }
         bt_graph_run_once_status st = bt_graph_run_once(s->graph);
-        if (st == BT_GRAPH_RUN_ONCE_STATUS_OK) continue;
+        if (st == BT_GRAPH_RUN_ONCE_STATUS_OK) {
+            /* Heartbeat for the decoder's watchdog (ingest_decoder.c): a batch, full or
+             * not, at least every second while decoding makes progress. */
+            if (!(iter & 255) && !s->live && hl_ingest_now() - s->last_push >= 1.0 &&
+                push_cur(s, 0, 0) != 0) {
+                rc = -1;
+                break;
+            }
+            continue;
+        }
         if (st == BT_GRAPH_RUN_ONCE_STATUS_END) break;
         if (st == BT_GRAPH_RUN_ONCE_STATUS_AGAIN) {
             /* Live: nothing now. Let the store commit what it has, then wait a little. */

@@ -56,7 +56,7 @@ static const char *const sql[S_COUNT] = {
                         " module WHERE pid = ?1 AND baddr = ?2 AND unload_ts IS NULL)",
     [S_THREAD] = "INSERT OR REPLACE INTO thread(pid, tid, name) VALUES (?,?,?)",
     [S_PROCESS] = "INSERT OR REPLACE INTO process(pid, procname, options, tsc_hz, start_ts,"
-                  " end_ts) VALUES (?,?,?,?,?,?)",
+                  " end_ts, ppid) VALUES (?,?,?,?,?,?,?)",
     [S_RUN] = "INSERT OR REPLACE INTO run(id, command, options, host, version, tsc_hz, start_ts,"
               " end_ts, exit_status, events, discarded_events, arena_size)"
               " VALUES (1,?,?,?,?,?,?,?,?,?,?,?)",
@@ -342,8 +342,8 @@ int hl_store_thread(hl_store_t *s, uint32_t pid, uint32_t tid, const char *name)
     return step(s, S_THREAD, "writing threads");
 }
 
-int hl_store_process(hl_store_t *s, uint32_t pid, const char *procname, const char *options,
-                     uint64_t tsc_hz, uint64_t start_ts, uint64_t end_ts)
+int hl_store_process(hl_store_t *s, uint32_t pid, uint32_t ppid, const char *procname,
+                     const char *options, uint64_t tsc_hz, uint64_t start_ts, uint64_t end_ts)
 {
     if (s->failed) return -1;
     sqlite3_stmt *st = s->st[S_PROCESS];
@@ -353,6 +353,7 @@ int hl_store_process(hl_store_t *s, uint32_t pid, const char *procname, const ch
     bind_opt(st, 4, (int64_t)tsc_hz, tsc_hz != 0);
     bind_i(st, 5, (int64_t)start_ts);
     bind_i(st, 6, (int64_t)end_ts);
+    bind_opt(st, 7, ppid, ppid != 0);
     return step(s, S_PROCESS, "writing processes");
 }
 

@@ -5,6 +5,7 @@
  *
  *   ingest_gen basic        the fixed sequence below
  *   ingest_gen fork         basic in the parent, then basic in a forked child (own vpid)
+ *   ingest_gen forkstacks   stack ids across fork without exec and exec (see forkstacks())
  *   ingest_gen slow         basic after 2 s, then 1 s more (live tests: the live viewer
  *                           only sees what is flushed after it attached to a stream)
  *   ingest_gen bench N      N alloc/free pairs over 64 live blocks per thread, 2 threads
@@ -35,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define P(i) (0x1000u + (i)*0x100u)
@@ -110,7 +112,7 @@ static void run_named(void *(*fn)(void *), const char *suffix)
 
 static void basic(void)
 {
-    lttng_ust_tracepoint(heapledger, config, "0.1.0-test", "stacks=3", 2445000000ull, 0);
+    lttng_ust_tracepoint(heapledger, config, "0.1.0-test", "stacks=3", 2445000000ull, 0, 0, 0);
     emit_stack();
     lttng_ust_tracepoint(heapledger, os_map, 0x100000, 1 << 20, "slab_segment");
     for (unsigned i = 0; i < 10; i++)
@@ -142,6 +144,69 @@ static void basic(void)
     run_named(fake_ust, "-ust");
 }
 
+/* forkstacks: stack ids across fork (docs/tracepoints.md, config's fork_parent/fork_ts).
+ * Parent: config; stacks 1 and 2; alloc 0xf1000 (stack 1), 0xf2000 (stack 2); fork; then
+ * stack 5 (after the fork: not in the child's table). Child (own vpid with
+ * liblttng-ust-fork): config naming the parent and the fork time; alloc 0xf3000 with stack 1
+ * never described in the child (inherited: the parent's), 0xf3100 with stack 5 (the parent
+ * described it only after the fork: unknown), its own stack 6 and alloc 0xf3200 with it.
+ * Then an unrelated process (exec of this program, "forkstacks-exec"): alloc 0xf4000 with
+ * stack 1, never described there (unknown, not the parent's). Every block stays live. */
+static uint64_t mono_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static void stack_n(uint32_t id, uint64_t salt)
+{
+    uint64_t ips[2] = {(uint64_t)(uintptr_t)&ingest_gen_leaf + salt,
+                       (uint64_t)(uintptr_t)&ingest_gen_mid + 1};
+    lttng_ust_tracepoint(heapledger, stack, id, ips, 2);
+}
+
+static void alloc_n(uint64_t p, uint32_t stack)
+{
+    lttng_ust_tracepoint(heapledger, alloc, WHO, p, 32, 47, HL_TIER_TINY, 2, HL_PATH_TINY_CACHE_HIT,
+                         10, stack);
+}
+
+static void forkstacks(const char *self)
+{
+    lttng_ust_tracepoint(heapledger, config, "0.1.0-test", "stacks=3", 2445000000ull, 0, 0, 0);
+    stack_n(1, 0);
+    stack_n(2, 1);
+    alloc_n(0xf1000, 1);
+    alloc_n(0xf2000, 2);
+    int go[2];
+    if (pipe(go) != 0) exit(1);
+    uint32_t parent = (uint32_t)getpid();
+    uint64_t fork_ts = mono_ns();
+    pid_t pid = fork();
+    if (pid == 0) {
+        char c;
+        if (read(go[0], &c, 1) != 1) _exit(1); /* the parent has described stack 5 */
+        lttng_ust_tracepoint(heapledger, config, "0.1.0-test", "stacks=3", 2445000000ull, 0, parent,
+                             fork_ts);
+        alloc_n(0xf3000, 1);
+        alloc_n(0xf3100, 5);
+        stack_n(6, 2);
+        alloc_n(0xf3200, 6);
+        _exit(0);
+    }
+    stack_n(5, 3);
+    if (write(go[1], "x", 1) != 1) exit(1);
+    int st;
+    waitpid(pid, &st, 0);
+    pid = fork();
+    if (pid == 0) {
+        execl(self, self, "forkstacks-exec", (char *)NULL);
+        _exit(127);
+    }
+    waitpid(pid, &st, 0);
+}
+
 static void *bench_thread(void *arg)
 {
     long n = (long)arg;
@@ -170,6 +235,11 @@ int main(int argc, char **argv)
         }
         int st;
         waitpid(pid, &st, 0);
+    } else if (!strcmp(what, "forkstacks")) {
+        forkstacks(argv[0]);
+    } else if (!strcmp(what, "forkstacks-exec")) {
+        lttng_ust_tracepoint(heapledger, config, "0.1.0-test", "stacks=3", 2445000000ull, 0, 0, 0);
+        alloc_n(0xf4000, 1);
     } else if (!strcmp(what, "slow")) {
         /* live tests: give the viewer time to attach to the new streams first */
         sleep(2);
@@ -184,7 +254,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < 2; i++)
             pthread_join(t[i], NULL);
     } else {
-        fprintf(stderr, "usage: ingest_gen basic|fork|slow|bench [N]\n");
+        fprintf(stderr, "usage: ingest_gen basic|fork|forkstacks|slow|bench [N]\n");
         return 2;
     }
     return 0;

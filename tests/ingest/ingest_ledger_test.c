@@ -1,6 +1,7 @@
 /* tests/ingest/ingest_ledger_test.c — the block-lifetime rules of tracer/ingest_ledger.c on
  * hand-made records (no trace needed): realloc variants, failed allocations, lost frees,
- * orphans, stack renumbering and the fork-child stack fallback. */
+ * orphans, stack renumbering, stacks that belong to their process and a forked child's
+ * inheritance of its parent's stacks as of the fork. */
 #include "db.h"
 #include "ingest_internal.h"
 
@@ -90,6 +91,19 @@ static void stack_(uint32_t pid, uint32_t id)
     r->ext = ips;
 }
 
+/* The config event of pid: forked without exec from parent at fork_ts (0, 0: not a fork). */
+static void config_(uint32_t pid, uint32_t parent, uint64_t fork_ts)
+{
+    hl_rec_t *r = rec(HL_REC_CONFIG, pid, 2445000000ull);
+    r->c = parent;
+    r->d = fork_ts;
+}
+
+static uint64_t now_ts(void) /* the time of the next record */
+{
+    return 1000 + seq;
+}
+
 static void finish(void)
 {
     batch->events = batch->n;
@@ -160,16 +174,66 @@ Test(ledger, processes_are_separate_and_stacks_renumbered)
     stack_(2, 1); /* same per-process id in another process: another database id */
     alloc_(1, 0x100, 8, 1);
     alloc_(2, 0x100, 8, 1); /* same pointer, other process: no clash */
-    alloc_(3, 0x200, 8, 1); /* fork child without its own stack event: parent's latest id 1 */
+    alloc_(3, 0x200, 8, 1); /* an unrelated process's undescribed id 1: unknown, not borrowed */
     alloc_(1, 0x300, 8, 9); /* never described */
     free_(2, 0x100);
     finish();
     cr_assert_eq(q1("SELECT count(*) FROM stack"), 2);
     cr_assert_eq(q1("SELECT count(DISTINCT alloc_stack) FROM block WHERE ptr = 256"), 2);
     cr_assert_eq(q1("SELECT count(*) FROM block WHERE ptr = 256 AND free_seq IS NULL"), 1);
-    cr_assert_eq(q1("SELECT alloc_stack FROM block WHERE pid = 3"), 2);
+    cr_assert_eq(q1("SELECT count(*) FROM block WHERE pid = 3 AND alloc_stack IS NULL"), 1);
     cr_assert_eq(q1("SELECT count(*) FROM block WHERE ptr = 768 AND alloc_stack IS NULL"), 1);
-    cr_assert_eq(q1("SELECT value FROM meta WHERE key = 'unknown_stack_refs'"), 1);
+    cr_assert_eq(q1("SELECT value FROM meta WHERE key = 'unknown_stack_refs'"), 2);
+    cr_assert_eq(q1("SELECT count(*) FROM block b JOIN stack s ON s.id = b.alloc_stack"
+                    " WHERE s.pid != b.pid"),
+                 0, "a block's stack is its own process's");
     cr_assert_eq(q1("SELECT count(*) FROM frame"), 4);
     cr_assert_eq(q1("SELECT count(*) FROM process"), 3);
+}
+
+Test(ledger, fork_child_inherits_stacks_as_of_the_fork)
+{
+    config_(1, 0, 0);
+    stack_(1, 1);
+    stack_(1, 2);
+    uint64_t fork1 = now_ts() - 1; /* the fork: before the next record */
+    stack_(1, 3);                  /* after the fork: the child's table never had it */
+    config_(2, 1, fork1);
+    alloc_(2, 0x100, 8, 1); /* inherited: the parent's stack 1 */
+    alloc_(2, 0x200, 8, 3); /* parent described it after the fork: unknown */
+    stack_(2, 7);
+    alloc_(2, 0x300, 8, 7); /* its own */
+    uint64_t fork2 = now_ts() - 1;
+    stack_(2, 8);
+    config_(4, 2, fork2);   /* grandchild, forked from 2 */
+    alloc_(4, 0x100, 8, 2); /* the grandparent's, through the child's inherited table */
+    alloc_(4, 0x200, 8, 7); /* the child's own, described before this fork */
+    alloc_(4, 0x300, 8, 8); /* the child's, described after this fork: unknown */
+    config_(5, 0, 0);       /* exec'ed or unrelated: inherits nothing */
+    alloc_(5, 0x100, 8, 1);
+    config_(6, 99, fork1); /* forked from a process not in the trace */
+    alloc_(6, 0x100, 8, 1);
+    alloc_(1, 0x900, 8, 2); /* the parent's own use after the fork */
+    finish();
+    long long p1 = q1("SELECT id FROM stack WHERE pid = 1 ORDER BY id LIMIT 1");
+    cr_assert_eq(q1("SELECT alloc_stack FROM block WHERE pid = 2 AND ptr = 256"), p1);
+    cr_assert_eq(q1("SELECT count(*) FROM block WHERE pid = 2 AND ptr = 512 AND alloc_stack IS "
+                    "NULL"),
+                 1);
+    cr_assert_eq(q1("SELECT count(*) FROM block b JOIN stack s ON s.id = b.alloc_stack"
+                    " WHERE b.pid = 2 AND b.ptr = 768 AND s.pid = 2"),
+                 1);
+    cr_assert_eq(q1("SELECT alloc_stack FROM block WHERE pid = 4 AND ptr = 256"), p1 + 1);
+    cr_assert_eq(q1("SELECT count(*) FROM block b JOIN stack s ON s.id = b.alloc_stack"
+                    " WHERE b.pid = 4 AND b.ptr = 512 AND s.pid = 2"),
+                 1);
+    cr_assert_eq(q1("SELECT count(*) FROM block WHERE pid = 4 AND ptr = 768 AND alloc_stack IS "
+                    "NULL"),
+                 1);
+    cr_assert_eq(q1("SELECT count(*) FROM block WHERE pid IN (5, 6) AND alloc_stack IS NULL"), 2);
+    cr_assert_eq(q1("SELECT alloc_stack FROM block WHERE pid = 1 AND ptr = 2304"), p1 + 1);
+    cr_assert_eq(q1("SELECT value FROM meta WHERE key = 'unknown_stack_refs'"), 4);
+    cr_assert_eq(q1("SELECT ppid FROM process WHERE pid = 2"), 1);
+    cr_assert_eq(q1("SELECT ppid FROM process WHERE pid = 4"), 2);
+    cr_assert_eq(q1("SELECT count(*) FROM process WHERE pid IN (1, 5) AND ppid IS NULL"), 2);
 }

@@ -3,7 +3,7 @@
 # (Lives here because the top Makefile includes */*/module.mk; tracer/module.mk is another
 # engineer's and compiles tracer/%.c with its own pattern rule.)
 
-INGEST_SRCS := db ingest_source ingest_queue ingest_map ingest_ledger ingest_store \
+INGEST_SRCS := db ingest_source ingest_queue ingest_map ingest_ledger ingest_store ingest_decoder \
                ingest_symbols ingest_progress ingest_run ingest_salvage collect collectd
 INGEST_OBJS := $(INGEST_SRCS:%=$(OBJ_DIR)/tracer/%.o)
 INGEST_LIBS := $(shell pkg-config --libs babeltrace2 sqlite3 libdw 2>/dev/null || \
@@ -46,16 +46,24 @@ $(INGEST_PROG): tests/ingest/ingest_prog.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $< -lpthread
 
+# Stacks across fork without exec and exec, recorded with `heapledger record`.
+INGEST_FORKPROG := $(TEST_DIR)/ingest/ingest_forkprog
+$(INGEST_FORKPROG): tests/ingest/ingest_forkprog.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -O0 -o $@ $<
+
 ALL_TARGETS += $(INGEST_GEN) $(INGEST_DB_TEST) $(INGEST_MAP_TEST) $(INGEST_LEDGER_TEST) \
-               $(INGEST_PROG)
+               $(INGEST_PROG) $(INGEST_FORKPROG)
 
 .PHONY: check-ingest bench-ingest
 check-ingest: $(BIN_DIR)/heapledger $(INGEST_GEN) $(INGEST_DB_TEST) $(INGEST_MAP_TEST) \
-              $(INGEST_LEDGER_TEST) $(INGEST_PROG)
+              $(INGEST_LEDGER_TEST) $(INGEST_PROG) $(INGEST_FORKPROG)
 	@$(INGEST_DB_TEST) --short-filename
 	@$(INGEST_MAP_TEST) --short-filename
 	@$(INGEST_LEDGER_TEST) --short-filename
 	@tests/ingest/run_tests.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
+	@tests/ingest/corrupt_test.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
+	@tests/ingest/interrupt_test.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
 
 bench-ingest: $(BIN_DIR)/heapledger $(INGEST_GEN)
 	@tests/ingest/bench_ingest.sh $(BIN_DIR)/heapledger $(INGEST_GEN)

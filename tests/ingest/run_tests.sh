@@ -72,6 +72,27 @@ check "fork blocks" 30 "$(q $db 'select count(*) from block')"
 check "fork live at exit" 6 "$(q $db 'select count(*) from live_at_exit')"
 check "fork no inferred ends" 0 "$(q $db 'select count(*) from block where flags & 8')"
 
+# --- stacks belong to their process: a forked child inherits its parent's as of the fork --
+# (ingest_gen forkstacks: the child uses an id the parent described before the fork, one it
+# described only after, and its own; an exec'ed process uses an id it never described)
+LD_PRELOAD=$forklib record_trace "$work/fstk" "$GEN" forkstacks || fail "recording forkstacks"
+"$HL" collect "$work/fstk" -o "$work/fstk.db" -q; check "forkstacks: collect exit" 0 $?
+db=$work/fstk.db
+parent=$(q $db "select pid from block where ptr = 987136")
+child=$(q $db "select pid from block where ptr = 995328")
+other=$(q $db "select pid from block where ptr = 999424")
+check "forkstacks: three processes" 3 "$(q $db "select count(distinct pid) from block where ptr >= 987136")"
+check "forkstacks: child's parent" "$parent" "$(q $db "select ppid from process where pid = $child")"
+check "forkstacks: exec'ed process has no ppid" "" "$(q $db "select ppid from process where pid = $other")"
+check "forkstacks: inherited id = the parent's stack" \
+    "$(q $db "select alloc_stack from block where ptr = 987136")" "$(q $db "select alloc_stack from block where ptr = 995328")"
+check "forkstacks: id described by the parent after the fork: unknown" 1 "$(q $db "select alloc_stack is null from block where ptr = 995584")"
+check "forkstacks: the child's own stack" "$child" "$(q $db "select s.pid from block b join stack s on s.id = b.alloc_stack where b.ptr = 995840")"
+check "forkstacks: unrelated process's undescribed id: unknown, not borrowed" 1 "$(q $db "select alloc_stack is null from block where ptr = 999424")"
+check "forkstacks: no block has another process's stack but inherited ones" 1 \
+    "$(q $db "select count(*) from block b join stack s on s.id = b.alloc_stack where s.pid != b.pid")"
+check "forkstacks: unknown stack refs" 2 "$(q $db "select value from meta where key = 'unknown_stack_refs'")"
+
 # --- per-pid buffers: one CTF directory per process, merged in time order ----------------
 LD_PRELOAD=$forklib CHANNEL_OPTS="--buffers-pid --subbuf-size=1M --num-subbuf=4" \
     record_trace "$work/perpid" "$GEN" fork || fail "recording per-pid"
@@ -170,6 +191,21 @@ if [ -x "$prog" ] && "$HL" record --help >/dev/null 2>&1; then
         check "$n: every allocating thread named (heapledger:thread)" 0 "$(q $db "select count(*) from (select distinct pid, alloc_tid from block where $P) b left join thread t on t.pid = b.pid and t.tid = b.alloc_tid where t.name is null")"
     done
     check "record and collect agree" "$(q $work/rec.db 'select count(*) from block')" "$(q $work/rec-collect.db 'select count(*) from block')"
+
+    # stacks across fork without exec and exec, with the real allocator (ingest_forkprog.c)
+    fprog=$work/${TAG}f; cp "$gen_dir/ingest_forkprog" "$fprog"
+    timeout -k 5 120 "$HL" record -o "$work/fork-rec.db" -- "$fprog" >/dev/null 2>"$work/fork-rec.err"
+    check "fork program: record exit" 0 $?
+    db=$work/fork-rec.db
+    F="b.pid IN (SELECT pid FROM process WHERE procname = '${TAG}f')"
+    site() { q $db "select group_concat(distinct (select function from frame f where f.stack_id = b.alloc_stack and f.depth = 0)) from block b where b.size = $1 and $F"; }
+    check "fork program: three processes" 3 "$(q $db "select count(distinct pid) from block b where size in (1111, 2222, 3333, 4444) and $F")"
+    check "fork program: parent and child site_a" site_a "$(site 1111)"
+    check "fork program: child site_c" site_c "$(site 3333)"
+    check "fork program: exec'ed process's own stacks" other_site "$(site 4444)"
+    check "fork program: every block's stack is its own process's" 0 "$(q $db "select count(*) from block b join stack s on s.id = b.alloc_stack where s.pid != b.pid and $F")"
+    check "fork program: every block has a stack" 0 "$(q $db "select count(*) from block b where size in (1111, 2222, 3333, 4444) and alloc_stack is null and $F")"
+    check "fork program: the child's parent" 1 "$(q $db "select count(*) from process c join process p on c.ppid = p.pid where c.pid = (select pid from block where size = 3333 limit 1) and p.pid = (select pid from block where size = 2222 limit 1)")"
 else
     echo "  skip record test (no heapledger record or ingest_prog)"
 fi

@@ -1,0 +1,440 @@
+/* tracer/ingest_decoder.c — babeltrace2 in a child process, behind a watchdog.
+ *
+ * libbabeltrace2 2.0.4 hangs forever on some truncated metadata and can crash (SEGV in
+ * bt_field_integer_unsigned_set_value, an assertion in msg-iter.c) on corrupt streams, so a
+ * trace from disk is never decoded in the heapledger process itself. hl_decoder_start()
+ * forks a decoder child (before any ingest thread exists); the child probes each CTF dir
+ * (in a grandchild, bounded: a dir whose metadata babeltrace2 hangs on is dropped, the
+ * others are kept), salvages the damaged ones into the parent's private scratch directory
+ * (ingest_salvage.c), runs the babeltrace2 graph (ingest_source.c) and writes every batch of
+ * records to a pipe (ingest_queue.c in pipe mode, the wire format below), then an END
+ * message with its status. hl_decoder_pump(), on the parent's decode thread, reads the pipe
+ * straight into the queue's batches.
+ *
+ * Watchdog: the child writes at least once a second while it makes progress (a heartbeat
+ * batch when nothing else is due, and one after each probe of a stream file). When the
+ * pipe stays silent for the timeout while the parent is waiting for it (time the parent
+ * spends waiting for the store does not count), the child is killed. A child that dies
+ * (signal, or exit without END) or is killed ends the ingest as partial: what it delivered is
+ * kept and the message says what happened after how many events. The child dies with its
+ * parent (PR_SET_PDEATHSIG) and ignores SIGINT/SIGTERM (the parent decides: see
+ * ingest_run.c).
+ *
+ * Wire format (host byte order, one pipe, one writer): a header {magic, type, n, events,
+ * discarded, filtered, extbytes}; for a batch, n hl_rec_t whose `ext` member holds the
+ * byte length of its blob instead of a pointer, then the blobs in record order; for the
+ * end, one wire_end_t.
+ */
+#include "ingest_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define WIRE_MAGIC 0x484c4443u /* "HLDC" */
+
+enum { WIRE_BATCH = 1, WIRE_END = 2 };
+
+typedef struct wire_hdr_s {
+    uint32_t magic, type;
+    uint64_t n, events, discarded, filtered, extbytes;
+} wire_hdr_t;
+
+typedef struct wire_end_s {
+    int32_t rc;
+    char err[256];
+    char lost[512];
+} wire_end_t;
+
+struct hl_decoder_s {
+    pid_t pid;
+    int fd;
+    int timeout_s;
+    double cpu;
+};
+
+/* ---- child side ----------------------------------------------------------------------- */
+
+/* Byte length of a record's ext blob (see the record kinds in ingest_internal.h). */
+static size_t ext_len(const hl_rec_t *r)
+{
+    if (!r->ext) return 0;
+    const char *s = r->ext;
+    switch ((hl_rec_kind_t)r->kind) {
+    case HL_REC_STACK:
+        return (size_t)r->n * sizeof(uint64_t);
+    case HL_REC_BUILD_ID:
+        return r->n;
+    case HL_REC_ERROR:
+    case HL_REC_CONFIG: {
+        size_t a = strlen(s) + 1;
+        return a + strlen(s + a) + 1;
+    }
+    case HL_REC_OS_MAP:
+    case HL_REC_OS_UNMAP:
+    case HL_REC_MODULE:
+    case HL_REC_THREAD:
+        return strlen(s) + 1;
+    default:
+        return 0;
+    }
+}
+
+static int write_all(int fd, const void *p, size_t n)
+{
+    const char *c = p;
+    while (n) {
+        ssize_t k = write(fd, c, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return -1;
+        c += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+static char *wbuf;
+static size_t wcap;
+
+/* Fault injection for the tests: the child dies of SIGSEGV (HEAPLEDGER_TEST_DECODER_SEGV=N)
+ * or stops making progress for good (HEAPLEDGER_TEST_DECODER_HANG=N) once it has sent N
+ * events, as babeltrace2 does on some corrupt streams. 0: off. */
+static uint64_t segv_after, hang_after, sent;
+
+int hl_wire_write_batch(int fd, hl_batch_t *b)
+{
+    sent += b->events;
+    if (segv_after && sent >= segv_after) raise(SIGSEGV);
+    if (hang_after && sent >= hang_after)
+        for (;;)
+            pause();
+    size_t ext = 0;
+    for (size_t i = 0; i < b->n; i++)
+        ext += ext_len(&b->rec[i]);
+    size_t need = sizeof(wire_hdr_t) + b->n * sizeof(hl_rec_t) + ext;
+    if (need > wcap) {
+        char *nb = realloc(wbuf, need);
+        if (!nb) return -1;
+        wbuf = nb;
+        wcap = need;
+    }
+    wire_hdr_t h = {WIRE_MAGIC, WIRE_BATCH, b->n, b->events, b->discarded, b->filtered, ext};
+    memcpy(wbuf, &h, sizeof h);
+    hl_rec_t *recs = (hl_rec_t *)(wbuf + sizeof h);
+    memcpy(recs, b->rec, b->n * sizeof(hl_rec_t));
+    char *blob = (char *)(recs + b->n);
+    for (size_t i = 0; i < b->n; i++) {
+        size_t l = ext_len(&b->rec[i]);
+        if (l) memcpy(blob, b->rec[i].ext, l);
+        blob += l;
+        recs[i].ext = (void *)(uintptr_t)l;
+    }
+    return write_all(fd, wbuf, need);
+}
+
+static int hb_fd = -1;
+
+void hl_decoder_heartbeat(void)
+{
+    if (hb_fd < 0) return;
+    wire_hdr_t h = {WIRE_MAGIC, WIRE_BATCH, 0, 0, 0, 0, 0};
+    write_all(hb_fd, &h, sizeof h);
+}
+
+/* hl_source_probe_fs in a process of its own, bounded: babeltrace2 spins forever on some
+ * truncated metadata, and one such CTF dir must not cost the others (per-pid buffers: one
+ * dir per process). 0 accepted, -1 refused (salvage may help), -2 hung or crashed. */
+static int probe_bounded(const char *dir, int timeout_s)
+{
+    pid_t pid = fork();
+    if (pid == 0) _exit(hl_source_probe_fs(dir) == 0 ? 0 : 1);
+    if (pid < 0) return hl_source_probe_fs(dir) == 0 ? 0 : -1;
+    double t0 = hl_ingest_now();
+    for (;;) {
+        int st = 0;
+        pid_t w = waitpid(pid, &st, WNOHANG);
+        if (w == pid) return WIFEXITED(st) ? (WEXITSTATUS(st) == 0 ? 0 : -1) : -2;
+        if (w < 0 && errno != EINTR) return -1;
+        if (hl_ingest_now() - t0 >= timeout_s) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &st, 0);
+            return -2;
+        }
+        hl_decoder_heartbeat();
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void append_lost(char *lost, size_t lostlen, const char *dir)
+{
+    size_t l = strlen(lost);
+    if (l + 3 >= lostlen) return;
+    snprintf(lost + l, lostlen - l, "%s%s: babeltrace2 hangs or crashes on its metadata: dropped",
+             l ? "; " : "", dir);
+}
+
+static void __attribute__((noreturn))
+child_main(int fd, char **dirs, size_t n, const char *scratch, pid_t parent)
+{
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGPIPE, SIG_IGN);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(1); /* the parent died before the line above */
+    hb_fd = fd;
+    const char *segv = getenv("HEAPLEDGER_TEST_DECODER_SEGV");
+    if (segv) segv_after = strtoull(segv, NULL, 10);
+    const char *hang = getenv("HEAPLEDGER_TEST_DECODER_HANG");
+    if (hang) hang_after = strtoull(hang, NULL, 10);
+    /* babeltrace2's own fatal-error log on a corrupt trace says nothing the parent's message
+     * does not; keep the user's terminal clean. */
+    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null >= 0) {
+        dup2(null, 2);
+        close(null);
+    }
+    wire_end_t end;
+    memset(&end, 0, sizeof end);
+    /* Damaged CTF dirs are replaced by a salvaged copy of what can be read; a dir whose
+     * metadata babeltrace2 cannot even parse in bounded time is dropped. */
+    char **use = calloc(n ? n : 1, sizeof *use);
+    size_t m = 0;
+    if (!use) _exit(1);
+    const char *t = getenv("HEAPLEDGER_DECODE_TIMEOUT");
+    int timeout_s = t && atoi(t) > 0 ? atoi(t) : HL_DECODE_TIMEOUT;
+    for (size_t i = 0; i < n; i++) {
+        int pr = probe_bounded(dirs[i], timeout_s);
+        if (pr == 0) {
+            use[m++] = dirs[i];
+        } else if (pr == -2) {
+            append_lost(end.lost, sizeof end.lost, dirs[i]);
+        } else {
+            char *sd = hl_salvage_ctf(dirs[i], scratch, end.lost, sizeof end.lost);
+            use[m++] = sd && probe_bounded(sd, timeout_s) == 0 ? sd : dirs[i];
+        }
+        hl_decoder_heartbeat();
+    }
+    hl_queue_t q;
+    if (hl_queue_init(&q) != 0) _exit(1);
+    hl_queue_set_pipe(&q, fd);
+    hl_source_t *s = NULL;
+    if (!m)
+        snprintf(end.err, sizeof end.err, "no readable CTF trace: %s", end.lost);
+    else
+        s = hl_source_open_fs(use, m, &q, end.err, sizeof end.err);
+    if (!s) {
+        end.rc = -1;
+    } else {
+        end.rc = hl_source_run(s, NULL, end.err, sizeof end.err);
+        hl_source_close(s);
+    }
+    wire_hdr_t h = {WIRE_MAGIC, WIRE_END, 0, 0, 0, 0, sizeof end};
+    if (write_all(fd, &h, sizeof h) != 0 || write_all(fd, &end, sizeof end) != 0) _exit(1);
+    _exit(0);
+}
+
+/* ---- parent side ---------------------------------------------------------------------- */
+
+hl_decoder_t *hl_decoder_start(char **dirs, size_t n, const char *scratch, char *err, size_t errlen)
+{
+    hl_decoder_t *d = calloc(1, sizeof *d);
+    int p[2];
+    if (!d || pipe2(p, O_CLOEXEC) != 0) {
+        snprintf(err, errlen, "cannot start the trace decoder: %s", strerror(errno));
+        free(d);
+        return NULL;
+    }
+    fcntl(p[1], F_SETPIPE_SZ, 1 << 20); /* best effort: fewer wake-ups */
+    const char *t = getenv("HEAPLEDGER_DECODE_TIMEOUT");
+    d->timeout_s = t && atoi(t) > 0 ? atoi(t) : HL_DECODE_TIMEOUT;
+    fflush(NULL);
+    pid_t parent = getpid();
+    hl_bt_lock(); /* no babeltrace2 call of another thread is half done in the child */
+    pid_t pid = fork();
+    if (pid == 0) {
+        hl_bt_unlock(); /* taken by this same thread before the fork */
+        close(p[0]);
+        child_main(p[1], dirs, n, scratch, parent);
+    }
+    hl_bt_unlock();
+    int e = errno;
+    close(p[1]);
+    if (pid < 0) {
+        close(p[0]);
+        free(d);
+        snprintf(err, errlen, "cannot start the trace decoder: %s", strerror(e));
+        return NULL;
+    }
+    d->pid = pid;
+    d->fd = p[0];
+    return d;
+}
+
+typedef enum rd_e { RD_OK = 0, RD_EOF, RD_STALL, RD_STOP } rd_t;
+
+/* Read n bytes; gives up when the child is silent for the timeout or *stop is set. */
+static rd_t read_full(hl_decoder_t *d, void *buf, size_t n, const volatile sig_atomic_t *stop)
+{
+    char *c = buf;
+    double last = hl_ingest_now();
+    while (n) {
+        if (stop && *stop) return RD_STOP;
+        struct pollfd pf = {d->fd, POLLIN, 0};
+        int pr = poll(&pf, 1, 200);
+        if (pr < 0 && errno != EINTR) return RD_EOF;
+        if (pr <= 0) {
+            if (hl_ingest_now() - last >= d->timeout_s) return RD_STALL;
+            continue;
+        }
+        ssize_t k = read(d->fd, c, n);
+        if (k < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+        if (k <= 0) return RD_EOF;
+        c += k;
+        n -= (size_t)k;
+        last = hl_ingest_now();
+    }
+    return RD_OK;
+}
+
+/* Reap the child (killing it first when kill_it) and note its CPU time. Returns its wait
+ * status. */
+static int reap(hl_decoder_t *d, int kill_it)
+{
+    if (d->pid <= 0) return 0;
+    if (kill_it) kill(d->pid, SIGKILL);
+    int status = 0;
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    while (wait4(d->pid, &status, 0, &ru) < 0 && errno == EINTR)
+        ;
+    d->cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+             (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+    d->pid = 0;
+    return status;
+}
+
+static void push_last(hl_queue_t *q)
+{
+    hl_batch_t *b = hl_queue_get_empty(q);
+    if (b) {
+        b->last = 1;
+        hl_queue_push(q, b);
+    }
+}
+
+int hl_decoder_pump(hl_decoder_t *d, hl_queue_t *q, const volatile sig_atomic_t *stop, char *lost,
+                    size_t lostlen, char *err, size_t errlen)
+{
+    uint64_t events = 0;
+    int rc = -2; /* not ended yet */
+    int ended = 0;
+    rd_t why = RD_OK;
+    char *ext = NULL;
+    size_t extcap = 0;
+    while (rc == -2) {
+        wire_hdr_t h;
+        if ((why = read_full(d, &h, sizeof h, stop)) != RD_OK) break;
+        if (h.magic != WIRE_MAGIC || (h.type == WIRE_BATCH && h.n > HL_BATCH_RECS) ||
+            (h.type == WIRE_END && h.extbytes != sizeof(wire_end_t))) {
+            why = RD_EOF;
+            break;
+        }
+        if (h.type == WIRE_END) {
+            wire_end_t e;
+            if ((why = read_full(d, &e, sizeof e, stop)) != RD_OK) break;
+            e.err[sizeof e.err - 1] = 0;
+            e.lost[sizeof e.lost - 1] = 0;
+            snprintf(err, errlen, "%s", e.err);
+            snprintf(lost, lostlen, "%s", e.lost);
+            rc = e.rc;
+            ended = 1;
+            break;
+        }
+        if (!h.n && !h.events && !h.discarded && !h.filtered) continue; /* heartbeat */
+        hl_batch_t *b = hl_queue_get_empty(q);
+        if (!b) { /* the store failed */
+            rc = -1;
+            snprintf(err, errlen, "ingest aborted");
+            break;
+        }
+        b->events = h.events;
+        b->discarded = h.discarded;
+        b->filtered = h.filtered;
+        if ((why = read_full(d, b->rec, h.n * sizeof(hl_rec_t), stop)) != RD_OK) {
+            hl_queue_release(q, b);
+            break;
+        }
+        if (h.extbytes > extcap) {
+            free(ext);
+            extcap = h.extbytes;
+            ext = malloc(extcap);
+        }
+        if (h.extbytes && (!ext || (why = read_full(d, ext, h.extbytes, stop)) != RD_OK)) {
+            if (why == RD_OK) why = RD_EOF;
+            hl_queue_release(q, b);
+            break;
+        }
+        size_t off = 0;
+        for (size_t i = 0; i < h.n; i++) {
+            size_t l = (size_t)(uintptr_t)b->rec[i].ext;
+            b->rec[i].ext = NULL;
+            if (!l || off + l > h.extbytes) continue;
+            if ((b->rec[i].ext = malloc(l))) memcpy(b->rec[i].ext, ext + off, l);
+            off += l;
+        }
+        b->n = h.n;
+        events += h.events;
+        hl_queue_push(q, b);
+    }
+    free(ext);
+    int status = reap(d, !ended);
+    if (rc == -2) {
+        unsigned long long ev = (unsigned long long)events;
+        if (why == RD_STOP) {
+            snprintf(err, errlen, "stopped after %llu events", ev);
+            rc = 2;
+        } else if (why == RD_STALL) {
+            snprintf(err, errlen,
+                     "the trace decoder (babeltrace2) made no progress for %d s after %llu "
+                     "events: stopped (a corrupt trace; HEAPLEDGER_DECODE_TIMEOUT=S sets the "
+                     "limit)",
+                     d->timeout_s, ev);
+        } else if (WIFSIGNALED(status)) {
+            snprintf(err, errlen,
+                     "the trace decoder (babeltrace2) crashed (%s) after %llu events: the "
+                     "trace is corrupt",
+                     strsignal(WTERMSIG(status)), ev);
+        } else {
+            snprintf(err, errlen,
+                     "the trace decoder ended without a status (exit %d) after %llu "
+                     "events",
+                     WIFEXITED(status) ? WEXITSTATUS(status) : -1, ev);
+        }
+        if (rc != 2) rc = events ? 1 : -1;
+    }
+    push_last(q);
+    return rc;
+}
+
+double hl_decoder_cpu(const hl_decoder_t *d)
+{
+    return d->cpu;
+}
+
+void hl_decoder_free(hl_decoder_t *d)
+{
+    if (!d) return;
+    reap(d, 1);
+    close(d->fd);
+    free(d);
+}
