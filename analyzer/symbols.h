@@ -1,7 +1,9 @@
 /* analyzer/symbols.h — symbolised call stacks from the stack/frame tables.
  *
  * A frame prints as "function+0xoff (file:line)" when the recorder resolved it, else
- * "module+0xip" or the bare address. Depth 0 is the innermost frame.
+ * "module+0xoff" (offset from the module's load base) or the bare address. Depth 0 is the
+ * innermost frame. Every stored frame is a return address; the recorder looked up its
+ * function and line at address - 1, the call instruction (docs/analyze.md, "Frames").
  */
 #ifndef HL_SYMBOLS_H
 #define HL_SYMBOLS_H
@@ -10,9 +12,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* One frame's parts, as stored in the frame table (NULL / -1 when unknown). */
+typedef struct hl_frame_s {
+    uint64_t ip;
+    const char *function; /* owned by the hl_frames_t */
+    int64_t offset;       /* from the function's start, else from the module's base; -1 */
+    const char *file;
+    int line; /* 0 without a file */
+    const char *module;
+} hl_frame_t;
+
 typedef struct hl_frames_s {
-    char **frame; /* n strings, innermost first */
-    char **func;  /* function name alone ("0x…" when unresolved), for flame graphs */
+    char **frame;    /* n strings, innermost first */
+    char **func;     /* function name alone ("0x…" when unresolved), for flame graphs */
+    hl_frame_t *loc; /* n frames' parts, innermost first */
     size_t n;
 } hl_frames_t;
 

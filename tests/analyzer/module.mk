@@ -133,3 +133,17 @@ analyzer-kernel-e2e: $(AN_KTOUCH) $(BIN_DIR)/heapledger
 	tests/analyzer/kernel_e2e.sh $(BIN_DIR)/heapledger $(AN_KTOUCH) $(AN_TEST_DIR)
 
 analyzer-check: analyzer-kernel-e2e
+
+# Frames name the lines of their calls: a -O2 -g program recorded, its frames checked against
+# the FRAMES_* markers of its source.
+AN_FRAMES := $(AN_TEST_DIR)/frames_prog
+$(AN_FRAMES): tests/analyzer/frames_prog.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -fno-builtin -o $@ $<
+
+.PHONY: analyzer-frames
+analyzer-frames: $(AN_FRAMES) $(BIN_DIR)/heapledger
+	tests/analyzer/frames_test.sh $(BIN_DIR)/heapledger $(AN_FRAMES) tests/analyzer/frames_prog.c \
+	    $(AN_TEST_DIR)
+
+analyzer-check: analyzer-frames
