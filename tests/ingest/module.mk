@@ -4,7 +4,7 @@
 # engineer's and compiles tracer/%.c with its own pattern rule.)
 
 INGEST_SRCS := db ingest_source ingest_queue ingest_map ingest_ledger ingest_store \
-               ingest_symbols ingest_progress ingest_run ingest_salvage collect collectd
+               ingest_symbols ingest_demangle ingest_progress ingest_run ingest_salvage collect collectd
 INGEST_OBJS := $(INGEST_SRCS:%=$(OBJ_DIR)/tracer/%.o)
 INGEST_LIBS := $(shell pkg-config --libs babeltrace2 sqlite3 libdw 2>/dev/null || \
                  echo -lbabeltrace2 -lsqlite3 -ldw -lelf) -lpthread
@@ -35,7 +35,7 @@ $(INGEST_MAP_TEST): tests/ingest/ingest_map_test.c $(OBJ_DIR)/tracer/ingest_map.
 
 # Criterion test of the block-lifetime rules (ledger + store on a real database file).
 INGEST_LEDGER_TEST := $(TEST_DIR)/ingest/ingest_ledger_test
-INGEST_LEDGER_DEPS := db ingest_ledger ingest_store ingest_map ingest_symbols
+INGEST_LEDGER_DEPS := db ingest_ledger ingest_store ingest_map ingest_symbols ingest_demangle
 $(INGEST_LEDGER_TEST): tests/ingest/ingest_ledger_test.c $(INGEST_LEDGER_DEPS:%=$(OBJ_DIR)/tracer/%.o)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -I tracer -o $@ $^ -lcriterion -lsqlite3 -ldw -lelf
@@ -46,16 +46,24 @@ $(INGEST_PROG): tests/ingest/ingest_prog.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $< -lpthread
 
+# A C++ program: demangled frames, one libdw lookup per distinct address.
+INGEST_CXX := $(TEST_DIR)/ingest/cxx_prog
+$(INGEST_CXX): tests/ingest/cxx_prog.cc
+	@mkdir -p $(dir $@)
+	g++ -O2 -g -fno-builtin -o $@ $<
+
 ALL_TARGETS += $(INGEST_GEN) $(INGEST_DB_TEST) $(INGEST_MAP_TEST) $(INGEST_LEDGER_TEST) \
-               $(INGEST_PROG)
+               $(INGEST_PROG) $(INGEST_CXX)
 
 .PHONY: check-ingest bench-ingest
 check-ingest: $(BIN_DIR)/heapledger $(INGEST_GEN) $(INGEST_DB_TEST) $(INGEST_MAP_TEST) \
-              $(INGEST_LEDGER_TEST) $(INGEST_PROG)
+              $(INGEST_LEDGER_TEST) $(INGEST_PROG) $(INGEST_CXX)
 	@$(INGEST_DB_TEST) --short-filename
 	@$(INGEST_MAP_TEST) --short-filename
 	@$(INGEST_LEDGER_TEST) --short-filename
 	@tests/ingest/run_tests.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
+	@tests/ingest/symbols_test.sh $(BIN_DIR)/heapledger $(INGEST_CXX) tests/ingest/cxx_prog.cc \
+	    $(TEST_DIR)/ingest
 
 bench-ingest: $(BIN_DIR)/heapledger $(INGEST_GEN)
 	@tests/ingest/bench_ingest.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
