@@ -165,12 +165,6 @@ static void path_sample(hl_metrics_t *m, int op, int path, int64_t cycles)
     }
 }
 
-static int op_of(int path, int fallback)
-{
-    int op = (int)hl_path_op((unsigned)path);
-    return op != HL_OP_NONE ? op : fallback;
-}
-
 int hl_metrics_event(hl_metrics_t *m, const hl_event_t *ev)
 {
     hl_report_t *r = m->r;
@@ -180,9 +174,12 @@ int hl_metrics_event(hl_metrics_t *m, const hl_event_t *ev)
     switch (ev->kind) {
     case HL_EV_ALLOC: {
         int failed = ev->flags & HL_BF_FAILED;
+        /* Counted by the call made (docs/metrics.md, "Counts"): realloc(NULL, n) is a
+         * realloc whatever path served it. */
         int op = ev->flags & HL_BF_FROM_REALLOC ? HL_OP_REALLOC : HL_OP_ALLOC;
         if (in_window) {
-            path_sample(m, op_of(ev->path, op), ev->path, ev->cycles);
+            path_sample(m, op, ev->path, ev->cycles);
+            if (!failed) r->started++;
             if (op == HL_OP_REALLOC)
                 r->reallocs++;
             else
@@ -267,10 +264,18 @@ int hl_metrics_event(hl_metrics_t *m, const hl_event_t *ev)
         }
         if (in_window) {
             /* The old side of a realloc is part of the realloc operation, counted once on
-             * the new block; it is not a free of its own. */
-            if (!(ev->flags & HL_BF_TO_REALLOC)) {
+             * the new block; it is not a free of its own. A realloc(p, 0) starts no block:
+             * the end of p is the realloc, and carries its cycles (the old side of any other
+             * realloc has none, schemas/heapledger.sql). An end inferred from a reuse of the
+             * pointer is no operation seen. */
+            if (ev->flags & HL_BF_TO_REALLOC) {
+                if (ev->cycles >= 0) {
+                    r->reallocs++;
+                    path_sample(m, HL_OP_REALLOC, ev->path, ev->cycles);
+                }
+            } else if (!(ev->flags & HL_BF_END_INFERRED)) {
                 r->frees++;
-                path_sample(m, op_of(ev->path, HL_OP_FREE), ev->path, ev->cycles);
+                path_sample(m, HL_OP_FREE, ev->path, ev->cycles);
                 int b = hl_size_bucket(ev->size);
                 if (ev->cycles >= 0) hl_pctl_add(&m->size_free[b], (uint64_t)ev->cycles);
                 if (ev->cycles >= 0 && ev->alloc_cycles >= 0 && ev->alloc_ts >= m->t0)
@@ -287,9 +292,12 @@ int hl_metrics_event(hl_metrics_t *m, const hl_event_t *ev)
         break;
     }
     case HL_EV_ORPHAN:
-        if (in_window) {
+        /* A free of a block allocated before tracing began; with a realloc path and no
+         * cycles it is the old side of a realloc of such a block, counted as that realloc
+         * on its new block. */
+        if (in_window && (ev->cycles >= 0 || hl_path_op((unsigned)ev->path) != HL_OP_REALLOC)) {
             r->orphan_frees++;
-            path_sample(m, op_of(ev->path, HL_OP_FREE), ev->path, ev->cycles);
+            path_sample(m, HL_OP_FREE, ev->path, ev->cycles);
         }
         break;
     case HL_EV_MAP:

@@ -403,7 +403,7 @@ int hl_render_html(const char *out_path, hl_report_t *r, const hl_render_opts_t 
     if (!f) return -1;
     int top = o && o->top > 0 ? o->top : 10;
     const hl_run_t *run = &r->run;
-    char b1[64], b2[64], b3[64];
+    char b1[160], b2[64], b3[64];
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
           "<title>heapledger report</title><style>",
           f);
@@ -423,13 +423,15 @@ int hl_render_html(const char *out_path, hl_report_t *r, const hl_render_opts_t 
     kv(f, "host", run->host);
     snprintf(b1, sizeof b1, "%.6f s", r->duration_s);
     kv(f, "duration", b1);
-    snprintf(b1, sizeof b1, "%" PRIu64 " analysed, %" PRId64 " recorded, %" PRId64 " discarded",
-             r->events, run->events, run->discarded);
+    snprintf(b1, sizeof b1, "%" PRId64 " recorded, %" PRId64 " discarded", run->events,
+             run->discarded);
     kv(f, "events", b1);
     snprintf(b1, sizeof b1, "%" PRId64 " / %" PRId64, run->processes, run->threads);
     kv(f, "processes / threads", b1);
-    snprintf(b1, sizeof b1, "%" PRIu64 " allocs, %" PRIu64 " frees, %" PRIu64 " reallocs",
-             r->allocs, r->frees, r->reallocs);
+    snprintf(b1, sizeof b1,
+             "%" PRIu64 " allocs, %" PRIu64 " frees, %" PRIu64 " reallocs, %" PRIu64
+             " failed, %" PRIu64 " frees of unknown blocks",
+             r->allocs, r->frees, r->reallocs, r->failed, r->orphan_frees);
     kv(f, "operations", b1);
     fputs("</table>\n", f);
 

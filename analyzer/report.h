@@ -160,7 +160,14 @@ typedef struct hl_report_s {
     int held_incomplete;     /* os_region accounted for less than U at times: H >= U used */
     const char *source;      /* "recorded" or "replay" */
 
-    uint64_t events, allocs, frees, orphan_frees, reallocs, failed;
+    /* Counts of the window (definitions: docs/metrics.md, "Counts"). events: ledger events
+     * analysed (block starts and ends, frees of unknown blocks, OS maps and unmaps), not
+     * trace events (run.events). Each call is counted once, by the call made: allocs
+     * (malloc, calloc, memalign & co., failed ones too), reallocs (every realloc call),
+     * frees (of blocks seen allocated), orphan_frees (free or realloc(p, 0) of blocks
+     * allocated before tracing began); failed is part of allocs + reallocs; started: block
+     * lifetimes started. */
+    uint64_t events, allocs, frees, orphan_frees, reallocs, failed, started;
     uint64_t bytes_allocated;
     double duration_s;
 

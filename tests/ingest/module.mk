@@ -52,16 +52,29 @@ $(INGEST_CXX): tests/ingest/cxx_prog.cc
 	@mkdir -p $(dir $@)
 	g++ -O2 -g -fno-builtin -o $@ $<
 
+# One count everywhere (tests/ingest/counts_test.sh): a program with every kind of realloc
+# and failed allocations, and the record summary printed for any database.
+INGEST_COUNTS := $(TEST_DIR)/ingest/counts_prog
+$(INGEST_COUNTS): tests/ingest/counts_prog.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $<
+INGEST_SUMMARY := $(TEST_DIR)/ingest/summary_print
+$(INGEST_SUMMARY): tests/ingest/summary_print.c $(OBJ_DIR)/tracer/record_summary.o
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -I tracer -o $@ $^ -lsqlite3
+
+ALL_TARGETS += $(INGEST_COUNTS) $(INGEST_SUMMARY)
 ALL_TARGETS += $(INGEST_GEN) $(INGEST_DB_TEST) $(INGEST_MAP_TEST) $(INGEST_LEDGER_TEST) \
                $(INGEST_PROG) $(INGEST_CXX)
 
 .PHONY: check-ingest bench-ingest
 check-ingest: $(BIN_DIR)/heapledger $(INGEST_GEN) $(INGEST_DB_TEST) $(INGEST_MAP_TEST) \
-              $(INGEST_LEDGER_TEST) $(INGEST_PROG) $(INGEST_CXX)
+              $(INGEST_LEDGER_TEST) $(INGEST_PROG) $(INGEST_CXX) $(INGEST_COUNTS) $(INGEST_SUMMARY)
 	@$(INGEST_DB_TEST) --short-filename
 	@$(INGEST_MAP_TEST) --short-filename
 	@$(INGEST_LEDGER_TEST) --short-filename
 	@tests/ingest/run_tests.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
+	@tests/ingest/counts_test.sh $(BIN_DIR)/heapledger $(INGEST_GEN) $(INGEST_COUNTS) $(INGEST_SUMMARY)
 	@tests/ingest/symbols_test.sh $(BIN_DIR)/heapledger $(INGEST_CXX) tests/ingest/cxx_prog.cc \
 	    $(TEST_DIR)/ingest
 
