@@ -41,9 +41,10 @@ struct hl_metrics_s {
     hl_path_stat_t ps[4][HL_MAX_PATHS];
     hl_pctl_t size_alloc[HL_SIZE_BUCKETS], size_free[HL_SIZE_BUCKETS], size_pair[HL_SIZE_BUCKETS];
     uint64_t class_live[HL_NCLASSES];
-    hl_hmap_t sites;      /* stack + 1 -> index in r->sites */
-    hl_hmap_t live_size;  /* size -> live blocks */
-    hl_hmap_t last_alloc; /* pid << 32 ^ tid -> last block allocated by the thread */
+    hl_hmap_t sites;       /* stack + 1 -> index in r->sites */
+    hl_hmap_t live_size;   /* size -> live blocks not suppressed */
+    const hl_hmap_t *supp; /* stack + 1 -> hl_supp_kind_t of suppressed stacks, or NULL */
+    hl_hmap_t last_alloc;  /* pid << 32 ^ tid -> last block allocated by the thread */
     size_t sites_cap;
     int next_sample;
     uint64_t R_max_interval;
@@ -146,6 +147,8 @@ static hl_site_t *site_of(hl_metrics_t *m, int64_t stack)
         hl_site_t *s = HL_VEC_PUSH(m->r->sites, m->r->nsites, m->sites_cap);
         memset(s, 0, sizeof *s);
         s->stack = stack;
+        uint64_t *k = m->supp ? hl_hmap_get(m->supp, (uint64_t)(stack + 1)) : NULL;
+        s->supp = k ? (int)*k : 0;
     }
     return &m->r->sites[*ix];
 }
@@ -210,8 +213,8 @@ int hl_metrics_event(hl_metrics_t *m, const hl_event_t *ev)
             c->live_requested += ev->size;
             if (in_window) c->allocs++;
         }
-        (*hl_hmap_put(&m->live_size, ev->size, 0, NULL))++;
         hl_site_t *site = site_of(m, ev->stack);
+        if (!site->supp) (*hl_hmap_put(&m->live_size, ev->size, 0, NULL))++;
         site->live_blocks++;
         site->live_bytes += ev->size;
         if (ev->tid >= 0)
@@ -251,9 +254,9 @@ int hl_metrics_event(hl_metrics_t *m, const hl_event_t *ev)
             m->class_live[ev->cls]--;
             r->classes[ev->cls].live_requested -= ev->size;
         }
-        uint64_t *ls = hl_hmap_get(&m->live_size, ev->size);
-        if (ls && --*ls == 0) hl_hmap_del(&m->live_size, ev->size, NULL);
         hl_site_t *site = site_of(m, ev->alloc_stack);
+        uint64_t *ls = site->supp ? NULL : hl_hmap_get(&m->live_size, ev->size);
+        if (ls && --*ls == 0) hl_hmap_del(&m->live_size, ev->size, NULL);
         site->live_blocks--;
         site->live_bytes -= ev->size;
         int temporary = 0;
@@ -320,6 +323,11 @@ int hl_metrics_event(hl_metrics_t *m, const hl_event_t *ev)
     }
     if (in_window) r->events++;
     return 1;
+}
+
+void hl_metrics_set_suppressed(hl_metrics_t *m, const hl_hmap_t *kinds)
+{
+    m->supp = kinds;
 }
 
 void hl_metrics_set_held(hl_metrics_t *m, uint64_t h)
@@ -462,10 +470,18 @@ hl_report_t *hl_metrics_finish(hl_metrics_t *m)
     r->internal_peak = frac(r->peak_U - r->peak_R, r->peak_U);
     if (r->util_max < r->util_peak) r->util_max = r->util_peak;
 
-    /* Leaks. */
+    /* Leaks: the live blocks of sites not suppressed; the others counted apart. */
+    uint64_t live_blocks = 0;
     for (size_t i = 0; i < r->nsites; i++) {
-        r->leak_blocks += r->sites[i].live_blocks;
-        r->leak_bytes += r->sites[i].live_bytes;
+        const hl_site_t *si = &r->sites[i];
+        live_blocks += si->live_blocks;
+        if (si->supp > 0 && si->supp < 3) {
+            r->supp_blocks[si->supp] += si->live_blocks;
+            r->supp_bytes[si->supp] += si->live_bytes;
+        } else {
+            r->leak_blocks += si->live_blocks;
+            r->leak_bytes += si->live_bytes;
+        }
     }
     size_t lcap = 0;
     const hl_hmap_slot_t *s;
@@ -476,7 +492,7 @@ hl_report_t *hl_metrics_finish(hl_metrics_t *m)
         l->bytes = s->key * s->val;
     }
     if (r->nleak_sizes) qsort(r->leak_sizes, r->nleak_sizes, sizeof *r->leak_sizes, cmp_leak_size);
-    r->lifetime[HL_LIFE_BUCKETS] = r->leak_blocks;
+    r->lifetime[HL_LIFE_BUCKETS] = live_blocks;
     if (r->nsites) qsort(r->sites, r->nsites, sizeof *r->sites, cmp_site);
 
     hl_midstate_free(m->mid);

@@ -16,6 +16,7 @@
 #include "flame.h"
 #include "hl_schema.h"
 #include "render.h"
+#include "suppress.h"
 #include "symbols.h"
 
 #define CW 760 /* chart width */
@@ -550,6 +551,12 @@ int hl_render_html(const char *out_path, hl_report_t *r, const hl_render_opts_t 
 
     fprintf(f, "<h2>Leaks at exit: %" PRIu64 " blocks, %s</h2>\n", r->leak_blocks,
             human((double)r->leak_bytes, b1, sizeof b1));
+    for (int k = 1; k < 3; k++)
+        if (r->supp_blocks[k])
+            fprintf(f,
+                    "<p class=\"suppressed\">suppressed: %" PRIu64 " blocks, %" PRIu64
+                    " bytes (%s)</p>\n",
+                    r->supp_blocks[k], r->supp_bytes[k], hl_supp_labels[k]);
     hl_flame_init(&flame);
     size_t *lx;
     size_t nl = hl_leak_sites(r, &lx);

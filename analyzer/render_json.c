@@ -5,6 +5,7 @@
 #include "hl_schema.h"
 #include "jsonw.h"
 #include "render.h"
+#include "suppress.h"
 #include "symbols.h"
 
 static void str_or_null(hl_json_t *j, const char *key, const char *v)
@@ -517,6 +518,18 @@ void hl_render_json(FILE *f, hl_report_t *r, const hl_render_opts_t *o)
     }
     free(lx);
     hl_json_arr_end(&j);
+    /* Live blocks left out of the leaks: the C runtime's by design, the user's rules. */
+    hl_json_key(&j, "suppressed");
+    hl_json_obj(&j);
+    static const char *const supp_keys[3] = {NULL, "runtime", "user"};
+    for (int k = 1; k < 3; k++) {
+        hl_json_key(&j, supp_keys[k]);
+        hl_json_obj(&j);
+        kv_u64(&j, "blocks", r->supp_blocks[k]);
+        kv_u64(&j, "bytes", r->supp_bytes[k]);
+        hl_json_obj_end(&j);
+    }
+    hl_json_obj_end(&j);
     hl_json_obj_end(&j);
 
     if (r->replay) {

@@ -5,6 +5,7 @@
 
 #include "hl_schema.h"
 #include "render.h"
+#include "suppress.h"
 #include "symbols.h"
 
 static void pct(FILE *f, double v)
@@ -332,6 +333,10 @@ void hl_render_text(FILE *f, hl_report_t *r, const hl_render_opts_t *o)
         }
         free(lx);
     }
+    for (int k = 1; k < 3; k++)
+        if (r->supp_blocks[k])
+            fprintf(f, "suppressed: %" PRIu64 " blocks, %" PRIu64 " bytes (%s)\n",
+                    r->supp_blocks[k], r->supp_bytes[k], hl_supp_labels[k]);
 
     fprintf(f, "\nerrors: %zu\n", r->nerrors);
     for (size_t i = 0; i < r->nerrors && i < (size_t)top * 5; i++) {

@@ -62,6 +62,7 @@ typedef struct hl_site_s {
     uint64_t count, bytes;            /* allocations in the window and their requested bytes */
     uint64_t live_blocks, live_bytes; /* live at the end: leaks */
     uint64_t temporary;
+    int supp; /* hl_supp_kind_t (suppress.h): 0, or its live blocks are suppressed */
 } hl_site_t;
 
 typedef struct hl_leak_size_s {
@@ -205,7 +206,10 @@ typedef struct hl_report_s {
 
     hl_site_t *sites; /* sorted by bytes descending */
     size_t nsites;
-    uint64_t leak_blocks, leak_bytes;
+    uint64_t leak_blocks, leak_bytes; /* live at the end, suppressed blocks excluded */
+    /* Live at the end in suppressed stacks, by hl_supp_kind_t: [1] the C runtime's by
+     * design, [2] the --suppressions files' ([0] unused). */
+    uint64_t supp_blocks[3], supp_bytes[3];
     hl_leak_size_t *leak_sizes; /* sorted by bytes descending */
     size_t nleak_sizes;
 

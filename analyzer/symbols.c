@@ -75,7 +75,7 @@ void hl_frames_free(hl_frames_t *f)
     memset(f, 0, sizeof *f);
 }
 
-static int is_allocator(const char *fn)
+int hl_frame_is_allocator(const char *fn)
 {
     static const char *const names[] = {
         "malloc",         "free",          "calloc",   "realloc", "reallocarray",
@@ -95,6 +95,6 @@ static int is_allocator(const char *fn)
 const char *hl_frames_site(const hl_frames_t *f)
 {
     for (size_t i = 0; i < f->n; i++)
-        if (!is_allocator(f->func[i])) return f->frame[i];
+        if (!hl_frame_is_allocator(f->func[i])) return f->frame[i];
     return f->n ? f->frame[f->n - 1] : NULL;
 }

@@ -32,6 +32,9 @@ typedef struct hl_frames_s {
 /* Load the frames of a stack (-1 or unknown id: n = 0). Returns 0 or -1 on a query error. */
 int hl_frames_load(sqlite3 *db, int64_t stack, hl_frames_t *out);
 void hl_frames_free(hl_frames_t *f);
+/* 1 when fn is one of the allocator's entry points (malloc & co., C++'s operators new and
+ * delete, heapledger's own hl_* functions): frames a site is never named after. */
+int hl_frame_is_allocator(const char *fn);
 /* The first frame outside the allocator (skips heapledger's own malloc/free entry points),
  * or NULL. */
 const char *hl_frames_site(const hl_frames_t *f);
