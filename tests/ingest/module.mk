@@ -64,19 +64,26 @@ $(INGEST_SUMMARY): tests/ingest/summary_print.c $(OBJ_DIR)/tracer/record_summary
 	$(CC) $(TEST_CFLAGS) -I tracer -o $@ $^ -lsqlite3
 
 ALL_TARGETS += $(INGEST_COUNTS) $(INGEST_SUMMARY)
+# The function names of a database against libdw's own lookup.
+INGEST_SYMCHECK := $(TEST_DIR)/ingest/symcheck
+$(INGEST_SYMCHECK): tests/ingest/symcheck.c $(OBJ_DIR)/tracer/ingest_demangle.o
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -I tracer -o $@ $^ -lsqlite3 -ldw -lelf
+
+ALL_TARGETS += $(INGEST_SYMCHECK)
 ALL_TARGETS += $(INGEST_GEN) $(INGEST_DB_TEST) $(INGEST_MAP_TEST) $(INGEST_LEDGER_TEST) \
                $(INGEST_PROG) $(INGEST_CXX)
 
 .PHONY: check-ingest bench-ingest
 check-ingest: $(BIN_DIR)/heapledger $(INGEST_GEN) $(INGEST_DB_TEST) $(INGEST_MAP_TEST) \
-              $(INGEST_LEDGER_TEST) $(INGEST_PROG) $(INGEST_CXX) $(INGEST_COUNTS) $(INGEST_SUMMARY)
+              $(INGEST_LEDGER_TEST) $(INGEST_PROG) $(INGEST_CXX) $(INGEST_COUNTS) $(INGEST_SUMMARY) $(INGEST_SYMCHECK)
 	@$(INGEST_DB_TEST) --short-filename
 	@$(INGEST_MAP_TEST) --short-filename
 	@$(INGEST_LEDGER_TEST) --short-filename
 	@tests/ingest/run_tests.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
 	@tests/ingest/counts_test.sh $(BIN_DIR)/heapledger $(INGEST_GEN) $(INGEST_COUNTS) $(INGEST_SUMMARY)
 	@tests/ingest/symbols_test.sh $(BIN_DIR)/heapledger $(INGEST_CXX) tests/ingest/cxx_prog.cc \
-	    $(TEST_DIR)/ingest
+	    $(TEST_DIR)/ingest $(INGEST_SYMCHECK)
 
 bench-ingest: $(BIN_DIR)/heapledger $(INGEST_GEN)
 	@tests/ingest/bench_ingest.sh $(BIN_DIR)/heapledger $(INGEST_GEN)

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# tests/ingest/symbols_test.sh HEAPLEDGER CXX_PROG SRC DIR — symbolisation at ingest:
-# `heapledger record` of a C++ program (tests/ingest/cxx_prog.cc). Its frames carry
-# demangled names (no "_Z…" left), the report names sites past operator new, and each
-# distinct address went to libdw once (HEAPLEDGER_STATS=1 prints the lookups).
+# tests/ingest/symbols_test.sh HEAPLEDGER CXX_PROG SRC DIR SYMCHECK — symbolisation at
+# ingest: `heapledger record` of a C++ program (tests/ingest/cxx_prog.cc). Its frames carry
+# demangled names (no "_Z…" left), the report names sites past operator new, each distinct
+# address was looked up once (HEAPLEDGER_STATS=1 prints the lookups), and every function
+# name is the one libdw's dwfl_module_addrinfo gives (SYMCHECK, tests/ingest/symcheck.c).
 set -u
 hl=$1
 prog=$2
 src=$3
 dir=$4/symbols
+symcheck=$5
 mkdir -p "$dir"
 pass=0
 fail=0
@@ -37,6 +39,9 @@ nframes=$(q "SELECT count(*) FROM frame WHERE module IS NOT NULL")
 [ -n "$looked" ] && [ "$looked" = "$distinct" ] && [ "$frames" = "$nframes" ] &&
     ok "libdw lookups = distinct addresses ($looked for $frames frames)" ||
     ko "lookups '$looked' for $distinct distinct addresses, frames '$frames' of $nframes ($stats)"
+
+"$symcheck" "$db" >"$dir/symcheck.out" 2>&1 && ok "names as libdw gives them ($(cat "$dir/symcheck.out" | tail -1))" ||
+    ko "names differ from libdw's: $(head -3 "$dir/symcheck.out")"
 
 "$hl" report --json "$db" >"$dir/report.json" 2>"$dir/report.err"
 python3 - "$dir/report.json" <<'PY' && ok "sites are past operator new" || ko "a site is operator new (see $dir/report.json)"
