@@ -13,10 +13,10 @@ int main(void)
         a[i] = malloc(24 + (size_t)i);
     for (int i = 0; i < 4; i++)
         free(a[i]);
-    char *r = realloc(NULL, 40); /* realloc(NULL, n) */
-    r = realloc(r, 30);          /* in place */
-    r = realloc(r, 5000);        /* moves */
-    sink = realloc(r, 0);        /* frees r, returns NULL */
+    char *r = realloc(NULL, 40);    /* realloc(NULL, n) */
+    r = realloc(r, 30);             /* in place */
+    r = realloc(r, 5000);           /* moves */
+    sink = realloc(r, 0);           /* frees r, returns NULL */
     sink = malloc((size_t)1 << 62); /* fails */
     void *keep = malloc(100);
     sink = realloc(keep, (size_t)1 << 62); /* fails: keep stays live */
