@@ -2,6 +2,8 @@
  * Reads only the tables and views of schemas/heapledger.sql. */
 #include "record_summary.h"
 
+#include "suppress.h"
+
 #include <sqlite3.h>
 #include <stdint.h>
 #include <string.h>
@@ -143,23 +145,43 @@ static void summary_paths(FILE *f, const summary_t *m, double tsc_hz)
     }
 }
 
+/* The live blocks by allocation stack: the C runtime's (never freed by design, the report's
+ * built-in suppressions, analyzer/suppress.h) on one line, the three largest others with
+ * their innermost frame. */
 static void summary_leaks(FILE *f, sqlite3 *db)
 {
+    hl_hmap_t kinds = {0};
+    hl_supp_t *supp = hl_supp_new();
+    int classified = hl_supp_classify(supp, db, &kinds) == 0;
+    hl_supp_free(supp);
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT count(*), sum(l.size), fr.function, fr.file, fr.line, fr.module "
-                           "FROM live_at_exit l LEFT JOIN frame fr "
-                           "ON fr.stack_id = l.alloc_stack AND fr.depth = 0 "
-                           "GROUP BY l.alloc_stack ORDER BY sum(l.size) DESC LIMIT 3",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(
+            db,
+            "SELECT count(*), sum(l.size), fr.function, fr.file, fr.line, fr.module, "
+            "l.alloc_stack FROM live_at_exit l LEFT JOIN frame fr "
+            "ON fr.stack_id = l.alloc_stack AND fr.depth = 0 "
+            "GROUP BY l.alloc_stack ORDER BY sum(l.size) DESC",
+            -1, &st, NULL) != SQLITE_OK) {
+        hl_hmap_free(&kinds);
         return;
-    int first = 1;
+    }
+    int shown = 0;
+    int64_t rt_blocks = 0;
+    double rt_bytes = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
         char b[32];
+        int64_t stack =
+            sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 6);
+        if (classified && hl_hmap_get(&kinds, (uint64_t)(stack + 1))) {
+            rt_blocks += sqlite3_column_int64(st, 0);
+            rt_bytes += sqlite3_column_double(st, 1);
+            continue;
+        }
+        if (shown == 3) continue;
         const char *fn = (const char *)sqlite3_column_text(st, 2);
         const char *file = (const char *)sqlite3_column_text(st, 3);
         const char *mod = (const char *)sqlite3_column_text(st, 5);
-        fprintf(f, "  %-12s %10lld blocks %10s  at %s", first ? "live sites" : "",
+        fprintf(f, "  %-12s %10lld blocks %10s  at %s", shown ? "" : "live sites",
                 (long long)sqlite3_column_int64(st, 0),
                 human(b, sizeof b, sqlite3_column_double(st, 1)), fn ? fn : "?");
         if (file)
@@ -167,9 +189,15 @@ static void summary_leaks(FILE *f, sqlite3 *db)
         else if (mod)
             fprintf(f, " (%s)", mod);
         fputc('\n', f);
-        first = 0;
+        shown++;
     }
     sqlite3_finalize(st);
+    hl_hmap_free(&kinds);
+    if (rt_blocks) {
+        char b[32];
+        fprintf(f, "  %-12s %10lld blocks %10s  of the C runtime, never freed by design\n",
+                shown ? "" : "live sites", (long long)rt_blocks, human(b, sizeof b, rt_bytes));
+    }
 }
 
 int hl_record_summary(FILE *f, const char *db_path)

@@ -24,6 +24,12 @@ ok "record"
 live=$(sqlite3 "$db" "SELECT count(*) FROM live_at_exit")
 [ "$live" -gt 3 ] && ok "the recording holds $live live blocks (3 the program's)" || ko "only $live live blocks"
 
+# The record summary lists the program's live sites and the runtime's blocks on one line.
+grep -Eq "^ +$((live - 3)) blocks .* of the C runtime, never freed by design$" "$dir/record.err" &&
+    [ "$(grep -cE ' at leak_(mine|lib) ' "$dir/record.err")" = 3 ] &&
+    ok "record summary: 3 live sites of the program, the runtime's apart" ||
+    ko "record summary ($(grep -A4 'live sites' "$dir/record.err"))"
+
 # Built-in rules: the leaks are exactly the program's own, in the three reports.
 "$hl" report "$db" >"$dir/report.txt" 2>&1
 grep -q "^leaks at exit: 3 blocks, 300 bytes$" "$dir/report.txt" &&

@@ -59,9 +59,11 @@ $(INGEST_COUNTS): tests/ingest/counts_prog.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $<
 INGEST_SUMMARY := $(TEST_DIR)/ingest/summary_print
-$(INGEST_SUMMARY): tests/ingest/summary_print.c $(OBJ_DIR)/tracer/record_summary.o
+$(INGEST_SUMMARY): tests/ingest/summary_print.c $(OBJ_DIR)/tracer/record_summary.o $(ANALYZER_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -I tracer -o $@ $^ -lsqlite3
+	$(CC) $(TEST_CFLAGS) -I tracer -o $@ $^ -lsqlite3 -lm -lpthread
+# The summary sets the C runtime's live blocks apart with the analyzer's suppression rules.
+$(OBJ_DIR)/tracer/record_summary.o: TRACER_DEFS := -I analyzer
 
 ALL_TARGETS += $(INGEST_COUNTS) $(INGEST_SUMMARY)
 # The function names of a database against libdw's own lookup.
