@@ -10,6 +10,7 @@
 #include "hmap.h"
 #include "kview.h"
 #include "metrics.h"
+#include "suppress.h"
 #include "progress.h"
 #include "rundb.h"
 #include "stream.h"
@@ -78,10 +79,23 @@ static hl_report_t *analyze_pass(sqlite3 *db, const char *path, const hl_analyze
         return NULL;
     }
     int64_t max_seq = run.max_seq;
+    /* Suppressed stacks first: one scan of the frame table. */
+    hl_hmap_t supp = {0};
+    hl_supp_t *builtin = o->supp ? NULL : hl_supp_new();
+    int sc = hl_supp_classify(o->supp ? o->supp : builtin, db, &supp);
+    hl_supp_free(builtin);
+    if (sc < 0) {
+        snprintf(err, errlen, "%s: reading frames: %s", path, sqlite3_errmsg(db));
+        hl_run_free(&run);
+        hl_hmap_free(&supp);
+        return NULL;
+    }
     hl_metrics_t *m = hl_metrics_new(&run, o->pid, o->from_ns, o->to_ns);
+    hl_metrics_set_suppressed(m, &supp);
     hl_stream_t *s = hl_stream_open(db, o->pid, by_index, err, errlen);
     if (!s) {
         hl_report_free(hl_metrics_finish(m));
+        hl_hmap_free(&supp);
         return NULL;
     }
     /* The kernel's view, when the run has kernel events: its cursor catches up with each
@@ -90,6 +104,7 @@ static hl_report_t *analyze_pass(sqlite3 *db, const char *path, const hl_analyze
     if (!kv && err[0]) {
         hl_stream_close(s);
         hl_report_free(hl_metrics_finish(m));
+        hl_hmap_free(&supp);
         return NULL;
     }
     hl_progress_t prog;
@@ -126,9 +141,11 @@ static hl_report_t *analyze_pass(sqlite3 *db, const char *path, const hl_analyze
     if (rc < 0) {
         hl_kview_close(kv);
         hl_report_free(hl_metrics_finish(m));
+        hl_hmap_free(&supp);
         return NULL;
     }
     hl_report_t *r = hl_metrics_finish(m);
+    hl_hmap_free(&supp);
     if (kv) hl_kview_finish(kv, r);
     r->db = db;
     load_errors(db, r);

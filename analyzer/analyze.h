@@ -8,9 +8,12 @@
 
 #include "report.h"
 
+typedef struct hl_supp_s hl_supp_t;
+
 typedef struct hl_analyze_opts_s {
     int64_t pid;            /* 0 = all processes */
     int64_t from_ns, to_ns; /* window relative to the run's start, -1 = open */
+    const hl_supp_t *supp;  /* leak suppressions (suppress.h); NULL: the built-in ones */
 } hl_analyze_opts_t;
 
 /* Analyse an open database (hl_an_open). NULL with a message on error. An empty run (no

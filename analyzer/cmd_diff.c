@@ -205,7 +205,7 @@ int hl_cmd_diff(int argc, char **argv)
     const char *path[MAX_RUNS];
     const char *from_arg = "";
     int n = 0;
-    hl_analyze_opts_t ao = {0, -1, -1};
+    hl_analyze_opts_t ao = {0, -1, -1, NULL};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             usage(stdout);

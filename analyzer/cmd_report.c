@@ -11,23 +11,29 @@
 #include "render.h"
 #include "rundb.h"
 #include "safetext.h"
+#include "suppress.h"
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: heapledger report RUN.db [--json | --html OUT.html] [--pid N]\n"
-               "                         [--from T] [--to T] [--top N]\n"
+               "                         [--from T] [--to T] [--top N] [--suppressions FILE]...\n"
                "  Utilisation, fragmentation, cycle budgets per path, leaks, sites and errors of\n"
                "  a recorded run. T is a time since the start of the run: 1.5, 1.5s, 200ms,\n"
                "  30us or 1000ns; a window that starts past the end of the run is an error.\n"
-               "  See docs/analyze.md and docs/metrics.md.\n");
+               "  --suppressions FILE: leaks that are not the program's, one\n"
+               "  rule a line (leak:FUNCTION-GLOB, module:GLOB, file:GLOB; # comments); the C\n"
+               "  runtime's own blocks are suppressed without it. See docs/analyze.md and\n"
+               "  docs/metrics.md.\n");
 }
 
-int hl_cmd_report(int argc, char **argv)
+static int report(int argc, char **argv, hl_supp_t *supp)
 {
     const char *db_path = NULL, *html = NULL, *from_arg = "";
     int json = 0;
-    hl_analyze_opts_t ao = {0, -1, -1};
+    hl_analyze_opts_t ao = {0, -1, -1, NULL};
     hl_render_opts_t ro = {10};
+    ao.supp = supp;
+    char err[512];
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -50,6 +56,12 @@ int hl_cmd_report(int argc, char **argv)
         } else if ((!strcmp(a, "--from") || !strcmp(a, "--to")) && val) {
             if (hl_cli_time("report", a, val, a[2] == 'f' ? &ao.from_ns : &ao.to_ns)) return 2;
             if (a[2] == 'f') from_arg = val;
+            i++;
+        } else if (!strcmp(a, "--suppressions") && val) {
+            if (hl_supp_load(supp, val, err, sizeof err) < 0) {
+                fprintf(stderr, "heapledger report: %s\n", err);
+                return 2;
+            }
             i++;
         } else if (!strcmp(a, "--top") && val) {
             ro.top = atoi(val);
@@ -82,7 +94,6 @@ int hl_cmd_report(int argc, char **argv)
         fprintf(stderr, "heapledger report: --to is before --from\n");
         return 2;
     }
-    char err[512];
     sqlite3 *db = hl_an_open(db_path, err, sizeof err);
     if (!db) {
         fprintf(stderr, "heapledger report: %s\n", hl_safe(err));
@@ -118,5 +129,13 @@ int hl_cmd_report(int argc, char **argv)
     }
     hl_report_free(r);
     sqlite3_close(db);
+    return rc;
+}
+
+int hl_cmd_report(int argc, char **argv)
+{
+    hl_supp_t *supp = hl_supp_new();
+    int rc = report(argc, argv, supp);
+    hl_supp_free(supp);
     return rc;
 }

@@ -42,9 +42,10 @@ struct hl_metrics_s {
     hl_path_stat_t ps[4][HL_MAX_PATHS];
     hl_pctl_t size_alloc[HL_SIZE_BUCKETS], size_free[HL_SIZE_BUCKETS], size_pair[HL_SIZE_BUCKETS];
     uint64_t class_live[HL_NCLASSES];
-    hl_hmap_t sites;      /* stack + 1 -> index in r->sites */
-    hl_hmap_t live_size;  /* size -> live blocks */
-    hl_hmap_t last_alloc; /* pid << 32 ^ tid -> last block allocated by the thread */
+    hl_hmap_t sites;       /* stack + 1 -> index in r->sites */
+    hl_hmap_t live_size;   /* size -> live blocks not suppressed */
+    const hl_hmap_t *supp; /* stack + 1 -> hl_supp_kind_t of suppressed stacks, or NULL */
+    hl_hmap_t last_alloc;  /* pid << 32 ^ tid -> last block allocated by the thread */
     size_t sites_cap;
     int next_sample;
     uint64_t R_max_interval;
@@ -147,6 +148,8 @@ static hl_site_t *site_of(hl_metrics_t *m, int64_t stack)
         hl_site_t *s = HL_VEC_PUSH(m->r->sites, m->r->nsites, m->sites_cap);
         memset(s, 0, sizeof *s);
         s->stack = stack;
+        uint64_t *k = m->supp ? hl_hmap_get(m->supp, (uint64_t)(stack + 1)) : NULL;
+        s->supp = k ? (int)*k : 0;
     }
     return &m->r->sites[*ix];
 }
@@ -166,12 +169,6 @@ static void path_sample(hl_metrics_t *m, int op, int path, int64_t cycles)
     }
 }
 
-static int op_of(int path, int fallback)
-{
-    int op = (int)hl_path_op((unsigned)path);
-    return op != HL_OP_NONE ? op : fallback;
-}
-
 int hl_metrics_event(hl_metrics_t *m, const hl_event_t *ev)
 {
     hl_report_t *r = m->r;
@@ -181,9 +178,12 @@ int hl_metrics_event(hl_metrics_t *m, const hl_event_t *ev)
     switch (ev->kind) {
     case HL_EV_ALLOC: {
         int failed = ev->flags & HL_BF_FAILED;
+        /* Counted by the call made (docs/metrics.md, "Counts"): realloc(NULL, n) is a
+         * realloc whatever path served it. */
         int op = ev->flags & HL_BF_FROM_REALLOC ? HL_OP_REALLOC : HL_OP_ALLOC;
         if (in_window) {
-            path_sample(m, op_of(ev->path, op), ev->path, ev->cycles);
+            path_sample(m, op, ev->path, ev->cycles);
+            if (!failed) r->started++;
             if (op == HL_OP_REALLOC)
                 r->reallocs++;
             else
@@ -214,8 +214,8 @@ int hl_metrics_event(hl_metrics_t *m, const hl_event_t *ev)
             c->live_requested += ev->size;
             if (in_window) c->allocs++;
         }
-        (*hl_hmap_put(&m->live_size, ev->size, 0, NULL))++;
         hl_site_t *site = site_of(m, ev->stack);
+        if (!site->supp) (*hl_hmap_put(&m->live_size, ev->size, 0, NULL))++;
         site->live_blocks++;
         site->live_bytes += ev->size;
         if (ev->tid >= 0)
@@ -255,9 +255,9 @@ int hl_metrics_event(hl_metrics_t *m, const hl_event_t *ev)
             m->class_live[ev->cls]--;
             r->classes[ev->cls].live_requested -= ev->size;
         }
-        uint64_t *ls = hl_hmap_get(&m->live_size, ev->size);
-        if (ls && --*ls == 0) hl_hmap_del(&m->live_size, ev->size, NULL);
         hl_site_t *site = site_of(m, ev->alloc_stack);
+        uint64_t *ls = site->supp ? NULL : hl_hmap_get(&m->live_size, ev->size);
+        if (ls && --*ls == 0) hl_hmap_del(&m->live_size, ev->size, NULL);
         site->live_blocks--;
         site->live_bytes -= ev->size;
         int temporary = 0;
@@ -268,10 +268,18 @@ int hl_metrics_event(hl_metrics_t *m, const hl_event_t *ev)
         }
         if (in_window) {
             /* The old side of a realloc is part of the realloc operation, counted once on
-             * the new block; it is not a free of its own. */
-            if (!(ev->flags & HL_BF_TO_REALLOC)) {
+             * the new block; it is not a free of its own. A realloc(p, 0) starts no block:
+             * the end of p is the realloc, and carries its cycles (the old side of any other
+             * realloc has none, schemas/heapledger.sql). An end inferred from a reuse of the
+             * pointer is no operation seen. */
+            if (ev->flags & HL_BF_TO_REALLOC) {
+                if (ev->cycles >= 0) {
+                    r->reallocs++;
+                    path_sample(m, HL_OP_REALLOC, ev->path, ev->cycles);
+                }
+            } else if (!(ev->flags & HL_BF_END_INFERRED)) {
                 r->frees++;
-                path_sample(m, op_of(ev->path, HL_OP_FREE), ev->path, ev->cycles);
+                path_sample(m, HL_OP_FREE, ev->path, ev->cycles);
                 int b = hl_size_bucket(ev->size);
                 if (ev->cycles >= 0) hl_pctl_add(&m->size_free[b], (uint64_t)ev->cycles);
                 if (ev->cycles >= 0 && ev->alloc_cycles >= 0 && ev->alloc_ts >= m->t0)
@@ -288,9 +296,12 @@ int hl_metrics_event(hl_metrics_t *m, const hl_event_t *ev)
         break;
     }
     case HL_EV_ORPHAN:
-        if (in_window) {
+        /* A free of a block allocated before tracing began; with a realloc path and no
+         * cycles it is the old side of a realloc of such a block, counted as that realloc
+         * on its new block. */
+        if (in_window && (ev->cycles >= 0 || hl_path_op((unsigned)ev->path) != HL_OP_REALLOC)) {
             r->orphan_frees++;
-            path_sample(m, op_of(ev->path, HL_OP_FREE), ev->path, ev->cycles);
+            path_sample(m, HL_OP_FREE, ev->path, ev->cycles);
         }
         break;
     case HL_EV_MAP:
@@ -313,6 +324,11 @@ int hl_metrics_event(hl_metrics_t *m, const hl_event_t *ev)
     }
     if (in_window) r->events++;
     return 1;
+}
+
+void hl_metrics_set_suppressed(hl_metrics_t *m, const hl_hmap_t *kinds)
+{
+    m->supp = kinds;
 }
 
 void hl_metrics_set_held(hl_metrics_t *m, uint64_t h)
@@ -455,10 +471,18 @@ hl_report_t *hl_metrics_finish(hl_metrics_t *m)
     r->internal_peak = frac(r->peak_U - r->peak_R, r->peak_U);
     if (r->util_max < r->util_peak) r->util_max = r->util_peak;
 
-    /* Leaks. */
+    /* Leaks: the live blocks of sites not suppressed; the others counted apart. */
+    uint64_t live_blocks = 0;
     for (size_t i = 0; i < r->nsites; i++) {
-        r->leak_blocks += r->sites[i].live_blocks;
-        r->leak_bytes += r->sites[i].live_bytes;
+        const hl_site_t *si = &r->sites[i];
+        live_blocks += si->live_blocks;
+        if (si->supp > 0 && si->supp < 3) {
+            r->supp_blocks[si->supp] += si->live_blocks;
+            r->supp_bytes[si->supp] += si->live_bytes;
+        } else {
+            r->leak_blocks += si->live_blocks;
+            r->leak_bytes += si->live_bytes;
+        }
     }
     size_t lcap = 0;
     const hl_hmap_slot_t *s;
@@ -469,7 +493,7 @@ hl_report_t *hl_metrics_finish(hl_metrics_t *m)
         l->bytes = s->key * s->val;
     }
     if (r->nleak_sizes) qsort(r->leak_sizes, r->nleak_sizes, sizeof *r->leak_sizes, cmp_leak_size);
-    r->lifetime[HL_LIFE_BUCKETS] = r->leak_blocks;
+    r->lifetime[HL_LIFE_BUCKETS] = live_blocks;
     if (r->nsites) qsort(r->sites, r->nsites, sizeof *r->sites, cmp_site);
 
     hl_midstate_free(m->mid);

@@ -8,6 +8,7 @@
 #ifndef HL_METRICS_H
 #define HL_METRICS_H
 
+#include "hmap.h"
 #include "report.h"
 #include "stream.h"
 
@@ -17,6 +18,10 @@ typedef struct hl_metrics_s hl_metrics_t;
 hl_metrics_t *hl_metrics_new(hl_run_t *run, int64_t pid, int64_t from_ns, int64_t to_ns);
 /* Feed one event; returns 0 (event not used) once past the window's end: stop then. */
 int hl_metrics_event(hl_metrics_t *m, const hl_event_t *ev);
+/* Suppressed stacks (stack id + 1 -> hl_supp_kind_t, suppress.h), before the first event;
+ * the map stays the caller's and must outlive the accumulator. Their live blocks are counted
+ * apart from the leaks. */
+void hl_metrics_set_suppressed(hl_metrics_t *m, const hl_hmap_t *kinds);
 /* Set H directly (replay: the heap's own count); switches held_source to "heap". */
 void hl_metrics_set_held(hl_metrics_t *m, uint64_t held);
 /* Override the external fragmentation at the current point (replay: the heap's own

@@ -20,8 +20,8 @@ int hl_render_html(const char *out_path, hl_report_t *r, const hl_render_opts_t 
 
 /* Indices of r->sites sorted by count descending (caller frees). */
 size_t *hl_sites_by_count(const hl_report_t *r);
-/* Number of sites with live blocks (they come first when sorted by live bytes). Fills
- * *idx with the indices of leaking sites, by live bytes descending (caller frees). */
+/* Number of sites with live blocks not suppressed (suppress.h). Fills *idx with the
+ * indices of leaking sites, by live bytes descending (caller frees). */
 size_t hl_leak_sites(const hl_report_t *r, size_t **idx);
 
 /* The kernel view's names: region purpose (hl_region_t, HL_KREGIONS), tier group label. */

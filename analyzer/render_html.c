@@ -16,6 +16,7 @@
 #include "flame.h"
 #include "hl_schema.h"
 #include "render.h"
+#include "suppress.h"
 #include "symbols.h"
 
 #define CW 760 /* chart width */
@@ -403,7 +404,7 @@ int hl_render_html(const char *out_path, hl_report_t *r, const hl_render_opts_t 
     if (!f) return -1;
     int top = o && o->top > 0 ? o->top : 10;
     const hl_run_t *run = &r->run;
-    char b1[64], b2[64], b3[64];
+    char b1[160], b2[64], b3[64];
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
           "<title>heapledger report</title><style>",
           f);
@@ -423,13 +424,15 @@ int hl_render_html(const char *out_path, hl_report_t *r, const hl_render_opts_t 
     kv(f, "host", run->host);
     snprintf(b1, sizeof b1, "%.6f s", r->duration_s);
     kv(f, "duration", b1);
-    snprintf(b1, sizeof b1, "%" PRIu64 " analysed, %" PRId64 " recorded, %" PRId64 " discarded",
-             r->events, run->events, run->discarded);
+    snprintf(b1, sizeof b1, "%" PRId64 " recorded, %" PRId64 " discarded", run->events,
+             run->discarded);
     kv(f, "events", b1);
     snprintf(b1, sizeof b1, "%" PRId64 " / %" PRId64, run->processes, run->threads);
     kv(f, "processes / threads", b1);
-    snprintf(b1, sizeof b1, "%" PRIu64 " allocs, %" PRIu64 " frees, %" PRIu64 " reallocs",
-             r->allocs, r->frees, r->reallocs);
+    snprintf(b1, sizeof b1,
+             "%" PRIu64 " allocs, %" PRIu64 " frees, %" PRIu64 " reallocs, %" PRIu64
+             " failed, %" PRIu64 " frees of unknown blocks",
+             r->allocs, r->frees, r->reallocs, r->failed, r->orphan_frees);
     kv(f, "operations", b1);
     fputs("</table>\n", f);
 
@@ -548,6 +551,12 @@ int hl_render_html(const char *out_path, hl_report_t *r, const hl_render_opts_t 
 
     fprintf(f, "<h2>Leaks at exit: %" PRIu64 " blocks, %s</h2>\n", r->leak_blocks,
             human((double)r->leak_bytes, b1, sizeof b1));
+    for (int k = 1; k < 3; k++)
+        if (r->supp_blocks[k])
+            fprintf(f,
+                    "<p class=\"suppressed\">suppressed: %" PRIu64 " blocks, %" PRIu64
+                    " bytes (%s)</p>\n",
+                    r->supp_blocks[k], r->supp_bytes[k], hl_supp_labels[k]);
     hl_flame_init(&flame);
     size_t *lx;
     size_t nl = hl_leak_sites(r, &lx);

@@ -1,22 +1,54 @@
 /* analyzer/render_json.c — the report as one JSON document (schemas/report.schema.json). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "hl_schema.h"
 #include "jsonw.h"
 #include "render.h"
+#include "suppress.h"
 #include "symbols.h"
 
+static void str_or_null(hl_json_t *j, const char *key, const char *v)
+{
+    hl_json_key(j, key);
+    if (v)
+        hl_json_str(j, v);
+    else
+        hl_json_null(j);
+}
+
+/* "frames": the printed form of each frame; "locations": the same frames as objects. */
 static void frames(hl_json_t *j, sqlite3 *db, int64_t stack)
 {
+    hl_frames_t fr = {0};
+    if (stack < 0 || hl_frames_load(db, stack, &fr) != 0) memset(&fr, 0, sizeof fr);
     hl_json_key(j, "frames");
     hl_json_arr(j);
-    hl_frames_t fr;
-    if (stack >= 0 && hl_frames_load(db, stack, &fr) == 0) {
-        for (size_t i = 0; i < fr.n; i++)
-            hl_json_str(j, fr.frame[i]);
-        hl_frames_free(&fr);
+    for (size_t i = 0; i < fr.n; i++)
+        hl_json_str(j, fr.frame[i]);
+    hl_json_arr_end(j);
+    hl_json_key(j, "locations");
+    hl_json_arr(j);
+    for (size_t i = 0; i < fr.n; i++) {
+        const hl_frame_t *l = &fr.loc[i];
+        hl_json_obj(j);
+        str_or_null(j, "function", l->function);
+        hl_json_key(j, "offset");
+        if (l->offset >= 0)
+            hl_json_i64(j, l->offset);
+        else
+            hl_json_null(j);
+        str_or_null(j, "file", l->file);
+        hl_json_key(j, "line");
+        if (l->file)
+            hl_json_i64(j, l->line);
+        else
+            hl_json_null(j);
+        str_or_null(j, "module", l->module);
+        hl_json_obj_end(j);
     }
     hl_json_arr_end(j);
+    hl_frames_free(&fr);
 }
 
 static void kv_u64(hl_json_t *j, const char *key, uint64_t v)
@@ -486,6 +518,18 @@ void hl_render_json(FILE *f, hl_report_t *r, const hl_render_opts_t *o)
     }
     free(lx);
     hl_json_arr_end(&j);
+    /* Live blocks left out of the leaks: the C runtime's by design, the user's rules. */
+    hl_json_key(&j, "suppressed");
+    hl_json_obj(&j);
+    static const char *const supp_keys[3] = {NULL, "runtime", "user"};
+    for (int k = 1; k < 3; k++) {
+        hl_json_key(&j, supp_keys[k]);
+        hl_json_obj(&j);
+        kv_u64(&j, "blocks", r->supp_blocks[k]);
+        kv_u64(&j, "bytes", r->supp_bytes[k]);
+        hl_json_obj_end(&j);
+    }
+    hl_json_obj_end(&j);
     hl_json_obj_end(&j);
 
     if (r->replay) {

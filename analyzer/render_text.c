@@ -6,6 +6,7 @@
 #include "hl_schema.h"
 #include "render.h"
 #include "safetext.h"
+#include "suppress.h"
 #include "symbols.h"
 
 static void pct(FILE *f, double v)
@@ -197,14 +198,13 @@ void hl_render_text(FILE *f, hl_report_t *r, const hl_render_opts_t *o)
             fprintf(f, " to the end");
     }
     fprintf(f, "\n");
-    fprintf(f,
-            "  events        %" PRIu64 " analysed (%" PRId64 " recorded, %" PRId64 " discarded)\n",
-            r->events, run->events, run->discarded);
+    fprintf(f, "  events        %" PRId64 " recorded, %" PRId64 " discarded\n", run->events,
+            run->discarded);
     fprintf(f, "  processes     %" PRId64 "%s   threads %" PRId64 "\n", run->processes,
             r->pid > 0 ? " (filtered)" : "", run->threads);
     fprintf(f,
             "  operations    %" PRIu64 " allocs, %" PRIu64 " frees, %" PRIu64 " reallocs, %" PRIu64
-            " failed, %" PRIu64 " orphan frees\n",
+            " failed, %" PRIu64 " frees of unknown blocks\n",
             r->allocs, r->frees, r->reallocs, r->failed, r->orphan_frees);
     if (run->arena_size > 0) fprintf(f, "  arena         %" PRId64 " bytes\n", run->arena_size);
 
@@ -290,7 +290,7 @@ void hl_render_text(FILE *f, hl_report_t *r, const hl_render_opts_t *o)
     for (int b = 0; b <= HL_LIFE_BUCKETS; b++)
         if (r->lifetime[b])
             fprintf(f, "  %-12s %10" PRIu64 "\n", hl_life_labels[b], r->lifetime[b]);
-    uint64_t nallocs = r->allocs + r->reallocs - r->failed;
+    uint64_t nallocs = r->started;
     fprintf(f, "  temporary allocations (freed before the thread allocated again): %" PRIu64,
             r->temporary);
     if (nallocs)
@@ -335,6 +335,10 @@ void hl_render_text(FILE *f, hl_report_t *r, const hl_render_opts_t *o)
         }
         free(lx);
     }
+    for (int k = 1; k < 3; k++)
+        if (r->supp_blocks[k])
+            fprintf(f, "suppressed: %" PRIu64 " blocks, %" PRIu64 " bytes (%s)\n",
+                    r->supp_blocks[k], r->supp_bytes[k], hl_supp_labels[k]);
 
     fprintf(f, "\nerrors: %zu\n", r->nerrors);
     for (size_t i = 0; i < r->nerrors && i < (size_t)top * 5; i++) {

@@ -38,7 +38,7 @@ size_t hl_leak_sites(const hl_report_t *r, size_t **idx)
     size_t *ix = malloc((r->nsites + 1) * sizeof *ix), n = 0;
     if (!ix) abort();
     for (size_t i = 0; i < r->nsites; i++)
-        if (r->sites[i].live_blocks) ix[n++] = i;
+        if (r->sites[i].live_blocks && !r->sites[i].supp) ix[n++] = i;
     sort_r = r;
     qsort(ix, n, sizeof *ix, cmp_live);
     *idx = ix;

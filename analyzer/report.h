@@ -62,6 +62,7 @@ typedef struct hl_site_s {
     uint64_t count, bytes;            /* allocations in the window and their requested bytes */
     uint64_t live_blocks, live_bytes; /* live at the end: leaks */
     uint64_t temporary;
+    int supp; /* hl_supp_kind_t (suppress.h): 0, or its live blocks are suppressed */
 } hl_site_t;
 
 typedef struct hl_leak_size_s {
@@ -160,7 +161,14 @@ typedef struct hl_report_s {
     int held_incomplete;     /* os_region accounted for less than U at times: H >= U used */
     const char *source;      /* "recorded" or "replay" */
 
-    uint64_t events, allocs, frees, orphan_frees, reallocs, failed;
+    /* Counts of the window (definitions: docs/metrics.md, "Counts"). events: ledger events
+     * analysed (block starts and ends, frees of unknown blocks, OS maps and unmaps), not
+     * trace events (run.events). Each call is counted once, by the call made: allocs
+     * (malloc, calloc, memalign & co., failed ones too), reallocs (every realloc call),
+     * frees (of blocks seen allocated), orphan_frees (free or realloc(p, 0) of blocks
+     * allocated before tracing began); failed is part of allocs + reallocs; started: block
+     * lifetimes started. */
+    uint64_t events, allocs, frees, orphan_frees, reallocs, failed, started;
     uint64_t bytes_allocated;
     double duration_s;
 
@@ -198,7 +206,10 @@ typedef struct hl_report_s {
 
     hl_site_t *sites; /* sorted by bytes descending */
     size_t nsites;
-    uint64_t leak_blocks, leak_bytes;
+    uint64_t leak_blocks, leak_bytes; /* live at the end, suppressed blocks excluded */
+    /* Live at the end in suppressed stacks, by hl_supp_kind_t: [1] the C runtime's by
+     * design, [2] the --suppressions files' ([0] unused). */
+    uint64_t supp_blocks[3], supp_bytes[3];
     hl_leak_size_t *leak_sizes; /* sorted by bytes descending */
     size_t nleak_sizes;
 

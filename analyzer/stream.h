@@ -36,6 +36,7 @@ typedef enum hl_region_e {
 #define HL_BF_FAILED       1
 #define HL_BF_FROM_REALLOC 2
 #define HL_BF_TO_REALLOC   4
+#define HL_BF_END_INFERRED 8 /* no free seen: the pointer was allocated again */
 
 typedef struct hl_event_s {
     hl_ev_kind_t kind;

@@ -185,13 +185,26 @@ CREATE VIEW IF NOT EXISTS allocations AS
 CREATE VIEW IF NOT EXISTS live_at_exit AS
     SELECT * FROM allocations WHERE free_ts IS NULL;
 
+-- Calls per (op, path) with their mean cycles. Each call is counted once, by the call made
+-- (docs/metrics.md, "Counts"): a block's start is its malloc-family call ('alloc') or its
+-- realloc ('realloc', flags & 2: realloc(NULL, n) too); its end is a free ('free'), or the
+-- realloc(p, 0) that ended it and started nothing ('realloc': flags & 4 with the realloc's
+-- cycles), or no call of its own (the old side of a realloc that started a block; an end
+-- inferred from a reuse, flags & 8). An orphan free is a 'free', except the old side of a
+-- realloc of a block allocated before tracing began (a realloc path, no cycles).
+-- sum(count) per op gives the report's allocs, reallocs and frees + orphan frees.
 CREATE VIEW IF NOT EXISTS path_cycles AS
-    SELECT p.op AS op, p.name AS path, count(*) AS count, avg(c.cycles) AS mean_cycles
-    FROM (SELECT alloc_path AS path, alloc_cycles AS cycles FROM block
-          UNION ALL SELECT free_path, free_cycles FROM block
-                    WHERE free_seq IS NOT NULL AND free_cycles IS NOT NULL
-          UNION ALL SELECT path, cycles FROM orphan_free) c
+    SELECT c.op AS op, p.name AS path, count(*) AS count, avg(c.cycles) AS mean_cycles
+    FROM (SELECT CASE WHEN flags & 2 THEN 'realloc' ELSE 'alloc' END AS op,
+                 alloc_path AS path, alloc_cycles AS cycles FROM block
+          UNION ALL SELECT CASE WHEN flags & 4 THEN 'realloc' ELSE 'free' END, free_path,
+                           free_cycles FROM block
+                    WHERE free_seq IS NOT NULL AND flags & 8 = 0
+                          AND (flags & 4 = 0 OR free_cycles IS NOT NULL)
+          UNION ALL SELECT 'free', o.path, o.cycles FROM orphan_free o
+                    WHERE o.cycles IS NOT NULL
+                          OR (SELECT op FROM path WHERE id = o.path) IS NOT 'realloc') c
     JOIN path p ON p.id = c.path
-    GROUP BY p.op, p.name;
+    GROUP BY c.op, p.name;
 
 -- Indexes are created after the bulk load (schemas/heapledger_index.sql).

@@ -9,7 +9,8 @@
  *   ingest_decoder.c  the decode side in a child process (babeltrace2 hangs or crashes on
  *                     some corrupt traces): wire format over a pipe, watchdog
  *   ingest_map.c      open-addressing u64 → u64 hash map (live blocks, stacks, threads)
- *   ingest_symbols.c  ip → function/offset/file:line/module with elfutils libdw
+ *   ingest_symbols.c  ip → function/offset/file:line/module with elfutils libdw, cached
+ *   ingest_demangle.c C++ names demangled (libstdc++'s __cxa_demangle, loaded on first use)
  *   ingest_store.c    rows → SQLite: prepared statements, large transactions
  *   ingest_progress.c progress bar on stderr
  *   ingest_run.c      hl_ingest_trace() and hl_ingest_live(): wires the above together
@@ -199,9 +200,13 @@ void hl_symbols_add_module(hl_symbols_t *s, uint32_t pid, uint64_t baddr, uint64
                            const char *path);
 void hl_symbols_remove_module(hl_symbols_t *s, uint32_t pid, uint64_t baddr);
 /* Resolve ip of process pid. caller_frame: ip is a return address (look up ip - 1).
- * Strings in *out stay valid until the next add/remove/free. */
+ * Each distinct (module file, offset) goes to libdw once. Strings in *out stay valid until
+ * hl_symbols_free. */
 void hl_symbols_resolve(hl_symbols_t *s, uint32_t pid, uint64_t ip, int caller_frame,
                         hl_sym_t *out);
+/* The demangled form of a C++ symbol name (malloc'd), or NULL when sym is not mangled or
+ * cannot be demangled here (ingest_demangle.c). */
+char *hl_demangle(const char *sym);
 
 /* ---- store (ingest_store.c) ----------------------------------------------------------- */
 

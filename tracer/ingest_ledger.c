@@ -215,7 +215,9 @@ static int write_stacks(hl_ledger_t *l)
         if (hl_store_stack(l->st, p->id, p->pid, (int)p->depth) != 0) return -1;
         for (uint32_t d = 0; d < p->depth; d++) {
             hl_sym_t y = {0};
-            if (!l->raw_frames) hl_symbols_resolve(l->syms, p->pid, p->ips[d], d > 0, &y);
+            /* Every frame is a return address, depth 0 too (the allocator's own frames are
+             * not captured): look up the call instruction. */
+            if (!l->raw_frames) hl_symbols_resolve(l->syms, p->pid, p->ips[d], 1, &y);
             if (hl_store_frame(l->st, p->id, (int)d, p->ips[d], &y) != 0) return -1;
         }
         free(p->ips);

@@ -3,6 +3,8 @@
 #include "record_summary.h"
 #include "../analyzer/safetext.h"
 
+#include "suppress.h"
+
 #include <sqlite3.h>
 #include <stdint.h>
 #include <string.h>
@@ -33,15 +35,30 @@ static const char *human(char *buf, size_t len, double b)
 }
 
 /* Everything but the leak sites comes from one scan of `block` grouped by (alloc path, free
- * path, failed): a few rows, aggregated here (the path_cycles view is far slower on millions
- * of rows). */
+ * path, flags): a few rows, aggregated here (the path_cycles view is far slower on millions
+ * of rows). Each call is counted once, by the call made, with the rules of the report
+ * (docs/metrics.md, "Counts"): a block's start is its malloc-family call or its realloc;
+ * its end is a free, or the realloc(p, 0) that freed it (flags 4, with the realloc's
+ * cycles), or nothing of its own (the old side of a realloc that started a block: flags 4,
+ * free_cycles NULL; an end inferred from a reuse, flags 8). */
+enum { OP_ALLOC = 1, OP_FREE, OP_REALLOC };
+
 typedef struct summary_s {
-    int64_t allocs, failed, freed, bytes, live_bytes;
-    int64_t count[256]; /* operations per path id */
-    double cycles[256]; /* cycles summed per path id */
-    char name[256][32]; /* path name */
-    char op[256][8];    /* 'alloc', 'free', 'realloc' */
+    int64_t allocs, frees, reallocs, failed, orphans, blocks, bytes, live, live_bytes;
+    int64_t count[4][256];  /* calls per op and path id */
+    double cycles[4][256];  /* cycles summed per op and path id */
+    char name[256][32];     /* path name */
+    unsigned char pop[256]; /* the path's own op (path table) */
 } summary_t;
+
+static const char *const op_name[4] = {"?", "alloc", "free", "realloc"};
+
+static void summary_path(summary_t *m, int op, int path, int64_t n, double cycles)
+{
+    if (path < 0 || path > 255) path = 0;
+    m->count[op][path] += n;
+    m->cycles[op][path] += cycles;
+}
 
 static void summary_scan(sqlite3 *db, summary_t *m)
 {
@@ -50,77 +67,122 @@ static void summary_scan(sqlite3 *db, summary_t *m)
         while (sqlite3_step(st) == SQLITE_ROW) {
             int id = sqlite3_column_int(st, 0);
             if (id < 0 || id > 255) continue;
+            const char *op = (const char *)sqlite3_column_text(st, 2);
             snprintf(m->name[id], sizeof m->name[id], "%s", sqlite3_column_text(st, 1));
-            snprintf(m->op[id], sizeof m->op[id], "%s", sqlite3_column_text(st, 2));
+            for (int k = 1; k < 4; k++)
+                if (op && !strcmp(op, op_name[k])) m->pop[id] = (unsigned char)k;
         }
         sqlite3_finalize(st);
     }
     if (sqlite3_prepare_v2(db,
-                           "SELECT alloc_path, free_path, flags & 1, count(*), count(free_seq), "
+                           "SELECT alloc_path, free_path, flags, count(*), count(free_seq), "
                            "total(alloc_cycles), total(free_cycles), total(size), "
-                           "total(CASE WHEN free_seq IS NULL THEN size END) "
-                           "FROM block GROUP BY 1, 2, 3",
-                           -1, &st, NULL) != SQLITE_OK)
-        return;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        int ap = sqlite3_column_int(st, 0), fp = sqlite3_column_int(st, 1);
-        int64_t n = sqlite3_column_int64(st, 3), nf = sqlite3_column_int64(st, 4);
-        if (sqlite3_column_int(st, 2)) {
-            m->failed += n;
-            continue;
+                           "total(CASE WHEN free_seq IS NULL THEN size END), "
+                           "count(free_cycles) FROM block GROUP BY 1, 2, 3",
+                           -1, &st, NULL) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            int ap = sqlite3_column_int(st, 0), fp = sqlite3_column_int(st, 1);
+            int flags = sqlite3_column_int(st, 2);
+            int64_t n = sqlite3_column_int64(st, 3), nf = sqlite3_column_int64(st, 4);
+            int op = flags & 2 ? OP_REALLOC : OP_ALLOC;
+            *(op == OP_REALLOC ? &m->reallocs : &m->allocs) += n;
+            summary_path(m, op, ap, n, sqlite3_column_double(st, 5));
+            if (flags & 1) {
+                m->failed += n;
+                continue;
+            }
+            m->blocks += n;
+            m->live += n - nf;
+            m->bytes += (int64_t)sqlite3_column_double(st, 7);
+            m->live_bytes += (int64_t)sqlite3_column_double(st, 8);
+            if (!nf || (flags & 8)) continue;
+            if (flags & 4) {
+                int64_t nz = sqlite3_column_int64(st, 9); /* realloc(p, 0) */
+                m->reallocs += nz;
+                if (nz) summary_path(m, OP_REALLOC, fp, nz, sqlite3_column_double(st, 6));
+            } else {
+                m->frees += nf;
+                summary_path(m, OP_FREE, fp, nf, sqlite3_column_double(st, 6));
+            }
         }
-        m->allocs += n;
-        m->freed += nf;
-        m->bytes += (int64_t)sqlite3_column_double(st, 7);
-        m->live_bytes += (int64_t)sqlite3_column_double(st, 8);
-        if (ap > 0 && ap < 256) {
-            m->count[ap] += n;
-            m->cycles[ap] += sqlite3_column_double(st, 5);
-        }
-        if (fp > 0 && fp < 256) {
-            m->count[fp] += nf;
-            m->cycles[fp] += sqlite3_column_double(st, 6);
-        }
+        sqlite3_finalize(st);
     }
-    sqlite3_finalize(st);
+    if (sqlite3_prepare_v2(db,
+                           "SELECT path, count(*), total(cycles), cycles IS NULL FROM orphan_free "
+                           "GROUP BY 1, 4",
+                           -1, &st, NULL) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            int p = sqlite3_column_int(st, 0);
+            if (p > 0 && p < 256 && m->pop[p] == OP_REALLOC && sqlite3_column_int(st, 3))
+                continue; /* the old side of a realloc that started a block */
+            int64_t n = sqlite3_column_int64(st, 1);
+            m->orphans += n;
+            summary_path(m, OP_FREE, p, n, sqlite3_column_double(st, 2));
+        }
+        sqlite3_finalize(st);
+    }
 }
 
 /* The busiest paths, most operations first, with their mean cost. */
 static void summary_paths(FILE *f, const summary_t *m, double tsc_hz)
 {
-    int done[256] = {0};
+    int done[4][256] = {{0}};
     for (int row = 0; row < 6; row++) {
-        int best = -1;
-        for (int p = 1; p < 256; p++)
-            if (!done[p] && m->count[p] && (best < 0 || m->count[p] > m->count[best])) best = p;
-        if (best < 0) break;
-        done[best] = 1;
-        double cyc = m->cycles[best] / (double)m->count[best];
-        fprintf(f, "  %-12s %-7s %-18s %12lld  %8.0f cycles", row ? "" : "paths",
-                hl_safe(m->op[best]), m->name[best][0] ? hl_safe(m->name[best]) : "?",
-                (long long)m->count[best], cyc);
+        int bo = 0, bp = -1;
+        for (int op = 1; op < 4; op++)
+            for (int p = 1; p < 256; p++)
+                if (!done[op][p] && m->count[op][p] &&
+                    (bp < 0 || m->count[op][p] > m->count[bo][bp])) {
+                    bo = op;
+                    bp = p;
+                }
+        if (bp < 0) break;
+        done[bo][bp] = 1;
+        double cyc = m->cycles[bo][bp] / (double)m->count[bo][bp];
+        fprintf(f, "  %-12s %-7s %-18s %12lld  %8.0f cycles", row ? "" : "paths", hl_safe(op_name[bo]),
+                m->name[bp][0] ? hl_safe(m->name[bp]) : "?", (long long)m->count[bo][bp], cyc);
         if (tsc_hz > 0) fprintf(f, " (%.0f ns)", cyc * 1e9 / tsc_hz);
         fputc('\n', f);
     }
 }
 
+/* The live blocks by allocation stack: the C runtime's (never freed by design, the report's
+ * built-in suppressions, analyzer/suppress.h) on one line, the three largest others with
+ * their innermost frame. */
 static void summary_leaks(FILE *f, sqlite3 *db)
 {
+    hl_hmap_t kinds = {0};
+    hl_supp_t *supp = hl_supp_new();
+    int classified = hl_supp_classify(supp, db, &kinds) == 0;
+    hl_supp_free(supp);
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT count(*), sum(l.size), fr.function, fr.file, fr.line, fr.module "
-                           "FROM live_at_exit l LEFT JOIN frame fr "
-                           "ON fr.stack_id = l.alloc_stack AND fr.depth = 0 "
-                           "GROUP BY l.alloc_stack ORDER BY sum(l.size) DESC LIMIT 3",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(
+            db,
+            "SELECT count(*), sum(l.size), fr.function, fr.file, fr.line, fr.module, "
+            "l.alloc_stack FROM live_at_exit l LEFT JOIN frame fr "
+            "ON fr.stack_id = l.alloc_stack AND fr.depth = 0 "
+            "GROUP BY l.alloc_stack ORDER BY sum(l.size) DESC",
+            -1, &st, NULL) != SQLITE_OK) {
+        hl_hmap_free(&kinds);
         return;
-    int first = 1;
+    }
+    int shown = 0;
+    int64_t rt_blocks = 0;
+    double rt_bytes = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
         char b[32];
+        int64_t stack =
+            sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 6);
+        if (classified && hl_hmap_get(&kinds, (uint64_t)(stack + 1))) {
+            rt_blocks += sqlite3_column_int64(st, 0);
+            rt_bytes += sqlite3_column_double(st, 1);
+            continue;
+        }
+        if (shown == 3) continue;
         const char *fn = (const char *)sqlite3_column_text(st, 2);
         const char *file = (const char *)sqlite3_column_text(st, 3);
         const char *mod = (const char *)sqlite3_column_text(st, 5);
-        fprintf(f, "  %-12s %10lld blocks %10s  at %s", first ? "live sites" : "",
+        fprintf(f, "  %-12s %10lld blocks %10s  at %s", shown ? "" : "live sites",
                 (long long)sqlite3_column_int64(st, 0),
                 human(b, sizeof b, sqlite3_column_double(st, 1)), fn ? hl_safe(fn) : "?");
         if (file)
@@ -128,9 +190,15 @@ static void summary_leaks(FILE *f, sqlite3 *db)
         else if (mod)
             fprintf(f, " (%s)", hl_safe(mod));
         fputc('\n', f);
-        first = 0;
+        shown++;
     }
     sqlite3_finalize(st);
+    hl_hmap_free(&kinds);
+    if (rt_blocks) {
+        char b[32];
+        fprintf(f, "  %-12s %10lld blocks %10s  of the C runtime, never freed by design\n",
+                shown ? "" : "live sites", (long long)rt_blocks, human(b, sizeof b, rt_bytes));
+    }
 }
 
 int hl_record_summary(FILE *f, const char *db_path)
@@ -152,24 +220,25 @@ int hl_record_summary(FILE *f, const char *db_path)
     double tsc_hz = (double)q_int(db, "SELECT max(tsc_hz) FROM run", 0);
     int64_t procs = q_int(db, "SELECT count(*) FROM process", 0);
     int64_t threads = q_int(db, "SELECT count(*) FROM thread", 0);
-    int64_t orphans = q_int(db, "SELECT count(*) FROM orphan_free", 0);
     int64_t errors = q_int(db, "SELECT count(*) FROM error", 0);
-    int64_t live = m.allocs - m.freed;
 
     fprintf(f, "  %-12s %lld recorded, %lld lost%s\n", "events", (long long)events,
             (long long)discarded,
             discarded ? "  (recorded with --lossy or buffers too small)" : "");
     fprintf(f, "  %-12s %lld processes, %lld threads\n", "traced", (long long)procs,
             (long long)threads);
-    fprintf(f, "  %-12s %lld (%s requested), %lld failed\n", "allocations", (long long)m.allocs,
-            human(b1, sizeof b1, (double)m.bytes), (long long)m.failed);
-    fprintf(f, "  %-12s %lld, and %lld of blocks allocated before tracing began\n", "frees",
-            (long long)m.freed, (long long)orphans);
-    fprintf(f, "  %-12s %lld blocks, %s\n", "live at exit", (long long)live,
+    fprintf(f,
+            "  %-12s %lld allocs, %lld frees, %lld reallocs, %lld failed, %lld frees of "
+            "unknown blocks\n",
+            "operations", (long long)m.allocs, (long long)m.frees, (long long)m.reallocs,
+            (long long)m.failed, (long long)m.orphans);
+    fprintf(f, "  %-12s %s in %lld blocks\n", "requested", human(b1, sizeof b1, (double)m.bytes),
+            (long long)m.blocks);
+    fprintf(f, "  %-12s %lld blocks, %s\n", "live at exit", (long long)m.live,
             human(b1, sizeof b1, (double)m.live_bytes));
     if (errors) fprintf(f, "  %-12s %lld heap errors detected\n", "errors", (long long)errors);
     summary_paths(f, &m, tsc_hz);
-    if (live) summary_leaks(f, db);
+    if (m.live) summary_leaks(f, db);
     sqlite3_close(db);
     return 0;
 }

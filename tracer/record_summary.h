@@ -1,6 +1,7 @@
 /* tracer/record_summary.h — the one-screen summary `heapledger record` prints from the run
- * database it just wrote: events and losses, processes, block lifetimes, leaks, the busiest
- * allocator paths with their cycle cost, and the top leak sites. */
+ * database it just wrote: events and losses, processes, the operations (counted as the report
+ * counts them), the busiest allocator paths with their cycle cost, the top live sites and
+ * the C runtime's blocks apart (the report's built-in suppressions, analyzer/suppress.h). */
 #ifndef HL_RECORD_SUMMARY_H
 #define HL_RECORD_SUMMARY_H
 

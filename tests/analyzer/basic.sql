@@ -35,5 +35,6 @@ INSERT INTO frame VALUES (2, 0, 4096, 'malloc', 16, '', 0, '/usr/lib/libheapledg
 INSERT INTO frame VALUES (2, 1, 4864, 'parse_line', 5, 'parse.c', 10, '/tmp/prog');
 INSERT INTO frame VALUES (2, 2, 4608, 'main', 48, 'main.c', 9, '/tmp/prog');
 INSERT INTO frame VALUES (3, 0, 4096, 'malloc', 16, '', 0, '/usr/lib/libheapledger.so');
-INSERT INTO frame VALUES (3, 1, 5120, NULL, 0, NULL, 0, '/tmp/prog');
+-- An unsymbolised frame: an absolute return address, its offset from the module's base.
+INSERT INTO frame VALUES (3, 1, 140484487041610, NULL, 5194, NULL, 0, '/tmp/prog');
 INSERT INTO frame VALUES (3, 2, 4608, 'main', 64, 'main.c', 11, '/tmp/prog');

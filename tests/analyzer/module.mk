@@ -156,3 +156,29 @@ analyzer-hostile: $(AN_HOSTILE_CLI)
 	tests/analyzer/hostile_test.sh $(AN_HOSTILE_CLI) $(AN_TEST_DIR)/hostile
 
 analyzer-check: analyzer-hostile
+
+# Frames name the lines of their calls: a -O2 -g program recorded, its frames checked against
+# the FRAMES_* markers of its source.
+AN_FRAMES := $(AN_TEST_DIR)/frames_prog
+$(AN_FRAMES): tests/analyzer/frames_prog.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -fno-builtin -o $@ $<
+
+.PHONY: analyzer-frames
+analyzer-frames: $(AN_FRAMES) $(BIN_DIR)/heapledger
+	tests/analyzer/frames_test.sh $(BIN_DIR)/heapledger $(AN_FRAMES) tests/analyzer/frames_prog.c \
+	    $(AN_TEST_DIR)
+
+analyzer-check: analyzer-frames
+
+# Suppressions: the C runtime's blocks leave the leak list of a real recording; user files.
+AN_SUPP := $(AN_TEST_DIR)/supp_prog
+$(AN_SUPP): tests/analyzer/supp_prog.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -O0 -o $@ $< -lpthread
+
+.PHONY: analyzer-supp
+analyzer-supp: $(AN_SUPP) $(BIN_DIR)/heapledger
+	tests/analyzer/supp_test.sh $(BIN_DIR)/heapledger $(AN_SUPP) $(AN_TEST_DIR)
+
+analyzer-check: analyzer-supp

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analyze.h"
 #include "frag.h"
@@ -18,6 +19,7 @@
 #include "pctl.h"
 #include "radixq.h"
 #include "rundb.h"
+#include "suppress.h"
 
 static char *db_path(const char *name)
 {
@@ -230,7 +232,7 @@ static const hl_path_stat_t *path_of(const hl_report_t *r, int op, int path)
 Test(analyze, basic_by_hand)
 {
     sqlite3 *db;
-    hl_report_t *r = analyze("basic", (hl_analyze_opts_t){0, -1, -1}, &db);
+    hl_report_t *r = analyze("basic", (hl_analyze_opts_t){0, -1, -1, NULL}, &db);
     cr_assert_eq(r->allocs, 5);
     cr_assert_eq(r->frees, 3);
     cr_assert_eq(r->orphan_frees, 1);
@@ -280,7 +282,7 @@ Test(analyze, basic_by_hand)
 Test(analyze, arena_exhaustion_by_hand)
 {
     sqlite3 *db;
-    hl_report_t *r = analyze("arena", (hl_analyze_opts_t){0, -1, -1}, &db);
+    hl_report_t *r = analyze("arena", (hl_analyze_opts_t){0, -1, -1, NULL}, &db);
     cr_assert_str_eq(r->held_source, "arena");
     NEAR(r->util_peak, 700.0 / 1024);
     NEAR(r->internal_peak, 4.0 / 704);
@@ -298,21 +300,22 @@ Test(analyze, window_and_pid)
 {
     sqlite3 *db;
     /* Up to 4.5 us after the start (abs ts 5500): B1, B2, B3 allocated, B1 freed. */
-    hl_report_t *r = analyze("basic", (hl_analyze_opts_t){0, -1, 4500}, &db);
+    hl_report_t *r = analyze("basic", (hl_analyze_opts_t){0, -1, 4500, NULL}, &db);
     cr_assert_eq(r->end_R, 250);
     cr_assert_eq(r->leak_blocks, 2);
     cr_assert_eq(r->allocs, 3);
     cr_assert_eq(r->frees, 1);
     hl_report_free(r);
     /* From 3.5 us: state before counts, statistics do not. */
-    r = hl_analyze(db, db_path("basic"), &(hl_analyze_opts_t){0, 3500, -1}, (char[256]){0}, 256);
+    r = hl_analyze(db, db_path("basic"), &(hl_analyze_opts_t){0, 3500, -1, NULL}, (char[256]){0},
+                   256);
     cr_assert(r);
     cr_assert_eq(r->allocs, 2); /* T1, T2 */
     cr_assert_eq(r->peak_R, 380);
     cr_assert_eq(r->end_R, 210);
     hl_report_free(r);
     char err[256];
-    r = hl_analyze(db, db_path("basic"), &(hl_analyze_opts_t){999, -1, -1}, err, sizeof err);
+    r = hl_analyze(db, db_path("basic"), &(hl_analyze_opts_t){999, -1, -1, NULL}, err, sizeof err);
     cr_assert_null(r);
     cr_assert(strstr(err, "no allocation events for pid 999"), "%s", err);
     sqlite3_close(db);
@@ -321,7 +324,7 @@ Test(analyze, window_and_pid)
 Test(analyze, discarded_is_approximate)
 {
     sqlite3 *db;
-    hl_report_t *r = analyze("discarded", (hl_analyze_opts_t){0, -1, -1}, &db);
+    hl_report_t *r = analyze("discarded", (hl_analyze_opts_t){0, -1, -1, NULL}, &db);
     cr_assert(r->approximate);
     cr_assert_eq(r->run.discarded, 40);
     hl_report_free(r);
@@ -339,7 +342,8 @@ Test(bad_input, messages)
     cr_assert(strstr(err, "No such file or directory"), "%s", err);
     sqlite3 *db = hl_an_open(db_path("empty"), err, sizeof err);
     cr_assert(db, "%s", err);
-    cr_assert_null(hl_analyze(db, "empty.db", &(hl_analyze_opts_t){0, -1, -1}, err, sizeof err));
+    cr_assert_null(
+        hl_analyze(db, "empty.db", &(hl_analyze_opts_t){0, -1, -1, NULL}, err, sizeof err));
     cr_assert(strstr(err, "empty run"), "%s", err);
     sqlite3_close(db);
 }
@@ -358,8 +362,8 @@ Test(parse, times)
 Test(analyze, ids_out_of_allocation_order_fall_back_to_the_index)
 {
     sqlite3 *db, *db2;
-    hl_report_t *a = analyze("basic", (hl_analyze_opts_t){0, -1, -1}, &db);
-    hl_report_t *b = analyze("reorder", (hl_analyze_opts_t){0, -1, -1}, &db2);
+    hl_report_t *a = analyze("basic", (hl_analyze_opts_t){0, -1, -1, NULL}, &db);
+    hl_report_t *b = analyze("reorder", (hl_analyze_opts_t){0, -1, -1, NULL}, &db2);
     cr_assert_eq(b->peak_R, a->peak_R);
     cr_assert_eq(b->end_R, a->end_R);
     NEAR(b->external_peak, a->external_peak);
@@ -376,7 +380,7 @@ Test(analyze, ids_out_of_allocation_order_fall_back_to_the_index)
 Test(analyze, realloc_sides_sharing_a_seq)
 {
     sqlite3 *db;
-    hl_report_t *r = analyze("realloc", (hl_analyze_opts_t){0, -1, -1}, &db);
+    hl_report_t *r = analyze("realloc", (hl_analyze_opts_t){0, -1, -1, NULL}, &db);
     cr_assert_eq(r->peak_R, 300);
     cr_assert_eq(r->reallocs, 1);
     cr_assert_eq(r->allocs, 1);
@@ -436,7 +440,7 @@ Test(analyze, fragmentation_at_peak_matches_the_tables)
     sqlite3 *db;
     /* gen_big: 60 000 events over a live set of 500 blocks, so the peak's undo log is
      * folded many times before the end. */
-    hl_report_t *r = analyze("churn", (hl_analyze_opts_t){0, -1, -1}, &db);
+    hl_report_t *r = analyze("churn", (hl_analyze_opts_t){0, -1, -1, NULL}, &db);
     hl_frag_t want = frag_by_sql(db, r->peak_seq);
     cr_assert_eq(r->frag_peak.free_bytes, want.free_bytes);
     cr_assert_eq(r->frag_peak.largest, want.largest);
@@ -490,7 +494,7 @@ Test(midstate, marked_state_is_restored_from_the_undo_log)
 Test(kernel, by_hand)
 {
     sqlite3 *db;
-    hl_report_t *r = analyze("kernel", (hl_analyze_opts_t){0, -1, -1}, &db);
+    hl_report_t *r = analyze("kernel", (hl_analyze_opts_t){0, -1, -1, NULL}, &db);
     const hl_kernel_report_t *k = r->kernel;
     cr_assert_not_null(k);
     cr_assert_eq(k->events, 13);
@@ -553,7 +557,7 @@ Test(kernel, window_counts_only_its_faults)
 {
     sqlite3 *db;
     /* 4.5 us .. 10 us after the start (absolute 5500 .. 11000): runs at 6000, 8000, 10000. */
-    hl_report_t *r = analyze("kernel", (hl_analyze_opts_t){0, 4500, 10000}, &db);
+    hl_report_t *r = analyze("kernel", (hl_analyze_opts_t){0, 4500, 10000, NULL}, &db);
     const hl_kernel_report_t *k = r->kernel;
     cr_assert_not_null(k);
     cr_assert_eq(k->fault_runs, 3);
@@ -568,7 +572,7 @@ Test(kernel, window_counts_only_its_faults)
 Test(kernel, absent_without_kernel_events)
 {
     sqlite3 *db;
-    hl_report_t *r = analyze("basic", (hl_analyze_opts_t){0, -1, -1}, &db);
+    hl_report_t *r = analyze("basic", (hl_analyze_opts_t){0, -1, -1, NULL}, &db);
     cr_assert_null(r->kernel);
     hl_report_free(r);
     sqlite3_close(db);
@@ -600,7 +604,7 @@ Test(omap, floor_next_and_delete)
 Test(kernel, shared_page_and_processes)
 {
     sqlite3 *db;
-    hl_report_t *r = analyze("kshare", (hl_analyze_opts_t){0, -1, -1}, &db);
+    hl_report_t *r = analyze("kshare", (hl_analyze_opts_t){0, -1, -1, NULL}, &db);
     const hl_kernel_report_t *k = r->kernel;
     cr_assert_not_null(k);
     cr_assert_eq(k->fault_runs, 2);
@@ -622,7 +626,7 @@ Test(kernel, shared_page_and_processes)
     hl_report_free(r);
     sqlite3_close(db);
 
-    r = analyze("kshare", (hl_analyze_opts_t){301, -1, -1}, &db);
+    r = analyze("kshare", (hl_analyze_opts_t){301, -1, -1, NULL}, &db);
     k = r->kernel;
     cr_assert_not_null(k);
     cr_assert_eq(k->fault_runs, 1);
@@ -631,4 +635,95 @@ Test(kernel, shared_page_and_processes)
     cr_assert_eq(k->rss_peak, 500000);
     hl_report_free(r);
     sqlite3_close(db);
+}
+
+/* ---- suppressions (suppress.c) ------------------------------------------------------- */
+
+/* A stack of "function@module" strings, innermost first. */
+static hl_frames_t supp_stack(const char *const *spec)
+{
+    hl_frames_t f = {0};
+    size_t n = 0;
+    while (spec[n])
+        n++;
+    f.loc = calloc(n, sizeof *f.loc);
+    f.n = n;
+    for (size_t i = 0; i < n; i++) {
+        const char *at = strrchr(spec[i], '@');
+        f.loc[i].function = strndup(spec[i], (size_t)(at - spec[i]));
+        f.loc[i].module = strdup(at + 1);
+    }
+    return f;
+}
+
+static void supp_stack_free(hl_frames_t *f)
+{
+    for (size_t i = 0; i < f->n; i++) {
+        free((char *)f->loc[i].function);
+        free((char *)f->loc[i].module);
+    }
+    free(f->loc);
+}
+
+static hl_supp_kind_t supp_kind(const hl_supp_t *s, const char *const *spec)
+{
+    hl_frames_t f = supp_stack(spec);
+    hl_supp_kind_t k = hl_supp_match(s, &f);
+    supp_stack_free(&f);
+    return k;
+}
+
+#define LIBC "/usr/lib/x86_64-linux-gnu/libc.so.6"
+#define LD   "/lib64/ld-linux-x86-64.so.2"
+
+Test(suppress, builtin_runtime_rules)
+{
+    hl_supp_t *s = hl_supp_new();
+    /* The stdout buffer, a thread's DTV: the runtime's own. */
+    cr_assert_eq(supp_kind(s, (const char *[]){"_IO_file_doallocate@" LIBC, "_IO_doallocbuf@" LIBC,
+                                               "printf@" LIBC, "main@/tmp/prog", NULL}),
+                 HL_SUPP_RUNTIME);
+    cr_assert_eq(
+        supp_kind(s, (const char *[]){"allocate_dtv@" LD, "_dl_allocate_tls@" LD,
+                                      "pthread_create@@GLIBC_2.34@" LIBC, "main@/tmp/prog", NULL}),
+        HL_SUPP_RUNTIME);
+    /* The program's strdup, and a constructor run by the loader, are the program's leaks. */
+    cr_assert_eq(supp_kind(s, (const char *[]){"__strdup@" LIBC, "main@/tmp/prog", NULL}),
+                 HL_SUPP_NONE);
+    cr_assert_eq(supp_kind(s, (const char *[]){"init_tables@/tmp/prog", "_dl_init@" LD,
+                                               "_dl_start_user@" LD, NULL}),
+                 HL_SUPP_NONE);
+    /* The allocator's own entry points are skipped before the site. */
+    cr_assert_eq(supp_kind(s, (const char *[]){"malloc@/usr/lib/libheapledger.so",
+                                               "_nl_intern_locale_data@" LIBC, "setlocale@" LIBC,
+                                               "main@/tmp/prog", NULL}),
+                 HL_SUPP_RUNTIME);
+    hl_supp_free(s);
+}
+
+Test(suppress, user_files)
+{
+    char dir[] = "/tmp/hl-supp-test.XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[64], err[512];
+    snprintf(path, sizeof path, "%s/a.supp", dir);
+    FILE *f = fopen(path, "w");
+    fputs("# comment\n\n  leak:parse_*  # trailing comment\nmodule:libfoo.so*\n", f);
+    fclose(f);
+    hl_supp_t *s = hl_supp_new();
+    cr_assert_eq(hl_supp_load(s, path, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(supp_kind(s, (const char *[]){"parse_line@/tmp/prog", "main@/tmp/prog", NULL}),
+                 HL_SUPP_USER);
+    cr_assert_eq(
+        supp_kind(s, (const char *[]){"foo_new@/opt/lib/libfoo.so.1", "main@/tmp/prog", NULL}),
+        HL_SUPP_USER);
+    cr_assert_eq(supp_kind(s, (const char *[]){"make_node@/tmp/prog", NULL}), HL_SUPP_NONE);
+    f = fopen(path, "w");
+    fputs("leak:ok\nmodule\n", f);
+    fclose(f);
+    cr_assert_eq(hl_supp_load(s, path, err, sizeof err), -1);
+    cr_assert(strstr(err, "a.supp:2: 'module' is not a rule"), "%s", err);
+    hl_supp_free(s);
+    unlink(path);
+    rmdir(dir);
 }

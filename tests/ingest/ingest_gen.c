@@ -63,7 +63,8 @@ void __attribute__((noinline)) ingest_gen_mid(void)
 
 static void emit_stack(void)
 {
-    uint64_t ips[3] = {(uint64_t)(uintptr_t)&ingest_gen_leaf,
+    /* Return addresses, like every frame liballoc captures: each is looked up at ip - 1. */
+    uint64_t ips[3] = {(uint64_t)(uintptr_t)&ingest_gen_leaf + 1,
                        (uint64_t)(uintptr_t)&ingest_gen_mid + 1,
                        (uint64_t)(uintptr_t)&emit_stack + 1};
     lttng_ust_tracepoint(heapledger, stack, 1, ips, 3);

@@ -4,7 +4,7 @@
 # engineer's and compiles tracer/%.c with its own pattern rule.)
 
 INGEST_SRCS := db ingest_source ingest_queue ingest_map ingest_ledger ingest_store ingest_decoder \
-               ingest_symbols ingest_progress ingest_run ingest_salvage collect collectd
+               ingest_symbols ingest_demangle ingest_progress ingest_run ingest_salvage collect collectd
 INGEST_OBJS := $(INGEST_SRCS:%=$(OBJ_DIR)/tracer/%.o)
 INGEST_LIBS := $(shell pkg-config --libs babeltrace2 sqlite3 libdw 2>/dev/null || \
                  echo -lbabeltrace2 -lsqlite3 -ldw -lelf) -lpthread
@@ -35,7 +35,7 @@ $(INGEST_MAP_TEST): tests/ingest/ingest_map_test.c $(OBJ_DIR)/tracer/ingest_map.
 
 # Criterion test of the block-lifetime rules (ledger + store on a real database file).
 INGEST_LEDGER_TEST := $(TEST_DIR)/ingest/ingest_ledger_test
-INGEST_LEDGER_DEPS := db ingest_ledger ingest_store ingest_map ingest_symbols
+INGEST_LEDGER_DEPS := db ingest_ledger ingest_store ingest_map ingest_symbols ingest_demangle
 $(INGEST_LEDGER_TEST): tests/ingest/ingest_ledger_test.c $(INGEST_LEDGER_DEPS:%=$(OBJ_DIR)/tracer/%.o)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -I tracer -o $@ $^ -lcriterion -lsqlite3 -ldw -lelf
@@ -52,18 +52,48 @@ $(INGEST_FORKPROG): tests/ingest/ingest_forkprog.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -O0 -o $@ $<
 
+# A C++ program: demangled frames, one libdw lookup per distinct address.
+INGEST_CXX := $(TEST_DIR)/ingest/cxx_prog
+$(INGEST_CXX): tests/ingest/cxx_prog.cc
+	@mkdir -p $(dir $@)
+	g++ -O2 -g -fno-builtin -o $@ $<
+
+# One count everywhere (tests/ingest/counts_test.sh): a program with every kind of realloc
+# and failed allocations, and the record summary printed for any database.
+INGEST_COUNTS := $(TEST_DIR)/ingest/counts_prog
+$(INGEST_COUNTS): tests/ingest/counts_prog.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $<
+INGEST_SUMMARY := $(TEST_DIR)/ingest/summary_print
+$(INGEST_SUMMARY): tests/ingest/summary_print.c $(OBJ_DIR)/tracer/record_summary.o $(ANALYZER_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -I tracer -o $@ $^ -lsqlite3 -lm -lpthread
+# The summary sets the C runtime's live blocks apart with the analyzer's suppression rules.
+$(OBJ_DIR)/tracer/record_summary.o: TRACER_DEFS := -I analyzer
+
+ALL_TARGETS += $(INGEST_COUNTS) $(INGEST_SUMMARY)
+# The function names of a database against libdw's own lookup.
+INGEST_SYMCHECK := $(TEST_DIR)/ingest/symcheck
+$(INGEST_SYMCHECK): tests/ingest/symcheck.c $(OBJ_DIR)/tracer/ingest_demangle.o
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -I tracer -o $@ $^ -lsqlite3 -ldw -lelf
+
+ALL_TARGETS += $(INGEST_SYMCHECK)
 ALL_TARGETS += $(INGEST_GEN) $(INGEST_DB_TEST) $(INGEST_MAP_TEST) $(INGEST_LEDGER_TEST) \
-               $(INGEST_PROG) $(INGEST_FORKPROG)
+               $(INGEST_PROG) $(INGEST_CXX) $(INGEST_FORKPROG)
 
 .PHONY: check-ingest bench-ingest
 check-ingest: $(BIN_DIR)/heapledger $(INGEST_GEN) $(INGEST_DB_TEST) $(INGEST_MAP_TEST) \
-              $(INGEST_LEDGER_TEST) $(INGEST_PROG) $(INGEST_FORKPROG)
+              $(INGEST_LEDGER_TEST) $(INGEST_PROG) $(INGEST_FORKPROG) $(INGEST_CXX) $(INGEST_COUNTS) $(INGEST_SUMMARY) $(INGEST_SYMCHECK)
 	@$(INGEST_DB_TEST) --short-filename
 	@$(INGEST_MAP_TEST) --short-filename
 	@$(INGEST_LEDGER_TEST) --short-filename
 	@tests/ingest/run_tests.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
 	@tests/ingest/corrupt_test.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
 	@tests/ingest/interrupt_test.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
+	@tests/ingest/counts_test.sh $(BIN_DIR)/heapledger $(INGEST_GEN) $(INGEST_COUNTS) $(INGEST_SUMMARY)
+	@tests/ingest/symbols_test.sh $(BIN_DIR)/heapledger $(INGEST_CXX) tests/ingest/cxx_prog.cc \
+	    $(TEST_DIR)/ingest $(INGEST_SYMCHECK)
 
 bench-ingest: $(BIN_DIR)/heapledger $(INGEST_GEN)
 	@tests/ingest/bench_ingest.sh $(BIN_DIR)/heapledger $(INGEST_GEN)

@@ -221,19 +221,22 @@ static int write_stacks(writer_t *w, const hl_attach_t *a)
         sqlite3_bind_int64(st, 3, s->depth);
         rc = step(w, st, "stack");
         for (uint32_t d = 0; d < s->depth && rc == 0; d++) {
-            /* A return address points after the call: look up ip - 1 for the function. */
+            /* A return address points after the call: look up ip - 1, the call itself. The
+             * offset is from the function, else from the module (its file offset). */
             uint64_t ip = s->ips[d], delta = 0;
             const hl_amap_t *m = map_of(a, ip - 1);
             const char *fn = NULL;
             if (m)
-                fn = hl_elfsym_lookup(syms_of(cache, &ncache, 128, m->path), ip - m->start + m->off,
-                                      &delta);
+                fn = hl_elfsym_lookup(syms_of(cache, &ncache, 128, m->path),
+                                      ip - 1 - m->start + m->off, &delta);
             sqlite3_bind_int64(fr, 1, (sqlite3_int64)i + 1);
             sqlite3_bind_int64(fr, 2, d);
             sqlite3_bind_int64(fr, 3, (sqlite3_int64)ip);
             if (fn) {
                 sqlite3_bind_text(fr, 4, fn, -1, SQLITE_TRANSIENT);
-                sqlite3_bind_int64(fr, 5, (sqlite3_int64)delta);
+                sqlite3_bind_int64(fr, 5, (sqlite3_int64)delta + 1);
+            } else if (m) {
+                sqlite3_bind_int64(fr, 5, (sqlite3_int64)(ip - m->start + m->off));
             }
             if (m) sqlite3_bind_text(fr, 6, m->path, -1, SQLITE_TRANSIENT);
             rc = step(w, fr, "frame");
