@@ -317,8 +317,15 @@ static hl_noinline __attribute__((unused)) void *realloc_gated(void *p, size_t n
 {
     if (p && hl_side_owns(p)) /* a tracer's block stays the tracer's */
         return hl_side_realloc(p, n);
-    if (!p)
-        return alloc_gated(0, n, 0);
+    if (!p) { /* realloc(NULL, n) is a realloc call: traced as one (docs/metrics.md, Counts) */
+        if (hl_unlikely(__atomic_load_n(&gate_state, __ATOMIC_ACQUIRE) != GATE_DECIDED))
+            gate_decide();
+        if (tracer_call(&hl_tls)) {
+            void *q = side_alloc(0, n, 0);
+            if (q)
+                return q;
+        }
+    }
     if (hl_unlikely(hl_trace_active()))
         return traced_realloc(p, n);
     hl_opinfo_t info;
