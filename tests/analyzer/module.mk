@@ -133,3 +133,16 @@ analyzer-kernel-e2e: $(AN_KTOUCH) $(BIN_DIR)/heapledger
 	tests/analyzer/kernel_e2e.sh $(BIN_DIR)/heapledger $(AN_KTOUCH) $(AN_TEST_DIR)
 
 analyzer-check: analyzer-kernel-e2e
+
+# Replay's embedded answers (first failure's stack and arena map, --fit, --matrix, --html) on
+# a real recording of tests/analyzer/fitprog.
+AN_FITPROG := $(AN_TEST_DIR)/fitprog
+$(AN_FITPROG): tests/analyzer/fitprog.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -O0 -fno-omit-frame-pointer -o $@ $<
+
+.PHONY: analyzer-fit
+analyzer-fit: $(AN_FITPROG) $(BIN_DIR)/heapledger
+	tests/analyzer/fit_test.sh $(BIN_DIR)/heapledger $(AN_FITPROG) $(AN_TEST_DIR)
+
+analyzer-check: analyzer-fit
