@@ -26,8 +26,11 @@
  * the store its STORE flag names; a list is non-empty iff its bitmap bits are set.
  *
  * Rotation (rotate=1): two free stores. Frees go to the inactive store; allocation searches
- * the active one and swaps stores only when it cannot serve, so freed memory is reused as
- * late as possible (use-after-free mitigation). Without rotation store 0 is the only one.
+ * the active one and swaps stores when it cannot serve, or, once HL_TLSF_ROTATE_MIN frees
+ * have gone to the inactive store since the last swap, when that store's good fit is a
+ * smaller block. Memory freed since the last swap is not handed out (malloc, memalign,
+ * in-place growth) before the next swap (use-after-free mitigation; docs/allocator.md).
+ * Without rotation store 0 is the only one.
  *
  * Thread safety: none; callers hold their arena lock. Nothing here calls the OS.
  */
@@ -49,15 +52,13 @@
 /* Bytes of pool overhead: pool header + sentinel. */
 #define HL_TLSF_POOL_OVERHEAD (HL_TLSF_POOL_HDR + HL_TLSF_HDR)
 /* Rotation: frees into the inactive store before it may be swapped in for a tighter fit. */
-#ifndef HL_TLSF_ROTATE_MIN
 #define HL_TLSF_ROTATE_MIN 4u
-#endif
 
 typedef struct hl_tblock_s hl_tblock_t;
 
 typedef struct hl_tlsf_pool_s {
     struct hl_tlsf_pool_s *next, *prev;
-    size_t bytes;         /* whole pool, headers included */
+    size_t bytes;    /* whole pool, headers included */
     uint32_t owner_flags; /* the pool owner's (mid.c: reported to the tracer) */
     uint32_t reserved;
 } hl_tlsf_pool_t;
@@ -72,14 +73,14 @@ typedef struct hl_tlsf_store_s {
 
 typedef struct hl_tlsf_s {
     hl_tlsf_store_t store[2];
-    unsigned active; /* store allocations come from */
-    unsigned rotate; /* 1: frees go to the other store */
-    uint8_t owner;   /* written into every block header */
+    unsigned active;     /* store allocations come from */
+    unsigned rotate;     /* 1: frees go to the other store */
+    uint8_t owner;       /* written into every block header */
     hl_tlsf_pool_t *pools;
-    size_t pool_bytes; /* sum of pool sizes */
-    size_t used_bytes; /* sum of used block sizes (headers included) */
+    size_t pool_bytes;   /* sum of pool sizes */
+    size_t used_bytes;   /* sum of used block sizes (headers included) */
     size_t used_blocks;
-    uint64_t swaps; /* store rotations */
+    uint64_t swaps;      /* store rotations */
     uint64_t frees_since_swap;
 } hl_tlsf_t;
 
