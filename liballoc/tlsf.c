@@ -291,7 +291,7 @@ size_t hl_tlsf_block_size(size_t n)
 {
     if (n > SIZE_MASK - 64)
         return 0;
-    size_t s = hl_align_up(n, 16) + HL_TLSF_HDR;
+    size_t s = hl_align_up(n + HL_TLSF_USED_OVERHEAD, 16);
     return s < HL_TLSF_MIN ? HL_TLSF_MIN : s;
 }
 
@@ -441,7 +441,10 @@ int hl_tlsf_resize(hl_tlsf_t *t, void *ptr, size_t n)
     return 1;
 }
 
-size_t hl_tlsf_usable(const void *ptr) { return block_size(block_of(ptr)) - HL_TLSF_HDR; }
+size_t hl_tlsf_usable(const void *ptr)
+{
+    return block_size(block_of(ptr)) - HL_TLSF_USED_OVERHEAD;
+}
 
 unsigned hl_tlsf_owner(const void *ptr) { return (unsigned)(block_of(ptr)->word >> 48) & 0xff; }
 

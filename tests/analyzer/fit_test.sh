@@ -26,9 +26,10 @@ fi
 ok "record"
 line=$(grep -n "FITPROG-BUFFER" "$here/fitprog.c" | cut -d: -f1)
 
-# 64 KiB: the 7th buffer fails; 20 records and 6 buffers live, the holes are 1008-byte blocks.
+# 64 KiB: the 7th buffer fails; 20 records and 6 buffers live, the holes are 1008-byte blocks
+# (1000 B + the 8-byte block word, rounded to 16), the tail a 1072-byte one.
 "$hl" replay "$db" --arena 64K >"$dir/small.txt" 2>&1
-grep -q "first failure: block [0-9]* (seq [0-9]*, [0-9.]* s), 4000 bytes requested with 44000 bytes live (utilisation 67.14%); free 20912 bytes, largest free block 1008$" \
+grep -q "first failure: block [0-9]* (seq [0-9]*, [0-9.]* s), 4000 bytes requested with 44000 bytes live (utilisation 67.14%); free 21232 bytes, largest free block 1064$" \
     "$dir/small.txt" && ok "64K: request, live, free, largest free block" ||
     ko "64K: request, live, free, largest free block ($(grep 'first failure' "$dir/small.txt"))"
 grep -q "^  failing request: 4000 bytes (block [0-9]*), allocated at:$" "$dir/small.txt" &&
@@ -36,9 +37,9 @@ grep -q "^  failing request: 4000 bytes (block [0-9]*), allocated at:$" "$dir/sm
     grep -A2 "failing request" "$dir/small.txt" | grep -q "#1 main+0x[0-9a-f]* (.*fitprog.c:[0-9]*)$" &&
     ok "64K: the failing request's stack (fitprog.c:$line)" ||
     ko "64K: the failing request's stack ($(grep -A3 'failing request' "$dir/small.txt"))"
-# The map: 20 holes of 1024 B (1008 usable + header) between the records, one free tail.
-grep -q "^  arena map (65536 bytes): 22 used runs, 21 free runs holding 20912 bytes, largest free run 1024 bytes$" \
-    "$dir/small.txt" && grep -q "^           0 |1\.\.\.8###1\.\.\.8###" "$dir/small.txt" &&
+# The map: 20 holes of 1008 B between the records, one free tail of 1072 B.
+grep -q "^  arena map (65536 bytes): 22 used runs, 21 free runs holding 21232 bytes, largest free run 1072 bytes$" \
+    "$dir/small.txt" && grep -q "^           0 |1\.\.\.9###\.\.\.1###8\.\.\.1###" "$dir/small.txt" &&
     ok "64K: arena map" || ko "64K: arena map ($(grep -A3 'arena map' "$dir/small.txt"))"
 
 # --fit: the reported size fits, one granule less does not.

@@ -305,3 +305,48 @@ Test(tlsf, rotation_swaps_for_a_tighter_fit_after_rotate_min_frees)
     (void)guard;
     cr_assert_eq(hl_tlsf_check(&t, 1), 0);
 }
+
+/* A used block costs 8 bytes: its usable bytes run into its successor's prev_size slot,
+ * which only a free block's successor needs. Every usable byte may be written, through
+ * frees, coalescing and in-place resizes of the neighbours. */
+Test(tlsf, used_block_costs_one_word)
+{
+    static live_t live[400];
+    hl_tlsf_t t;
+    hl_tlsf_init(&t, 0, 0);
+    hl_tlsf_add_pool(&t, pool_b, sizeof pool_b);
+    cr_assert_eq(hl_tlsf_block_size(1), 32);
+    cr_assert_eq(hl_tlsf_block_size(24), 32);
+    cr_assert_eq(hl_tlsf_block_size(25), 48);
+    cr_assert_eq(hl_tlsf_block_size(32), 48);
+    cr_assert_eq(hl_tlsf_block_size(40), 48);
+    cr_assert_eq(hl_tlsf_block_size(1000), 1008);
+    for (size_t i = 0; i < 400; i++) {
+        size_t n = 1 + i % 200;
+        unsigned char *p = hl_tlsf_malloc(&t, n, NULL);
+        cr_assert_not_null(p);
+        cr_assert_eq(hl_tlsf_usable(p), hl_tlsf_block_size(n) - 8, "n %zu", n);
+        cr_assert_geq(hl_tlsf_usable(p), n);
+        live[i] = (live_t){p, hl_tlsf_usable(p), (unsigned char)(i + 1)};
+        memset(p, live[i].fill, live[i].n);
+    }
+    for (size_t i = 0; i < 400; i += 3) {
+        hl_tlsf_free(&t, live[i].p, NULL);
+        live[i].p = NULL;
+    }
+    for (size_t i = 1; i < 400; i += 3) { /* shrink and grow beside free neighbours */
+        if (!live[i].p || !hl_tlsf_resize(&t, live[i].p, live[i].n / 2)) continue;
+        live[i].n = hl_tlsf_usable(live[i].p);
+        if (hl_tlsf_resize(&t, live[i].p, live[i].n + 40)) {
+            memset(live[i].p, live[i].fill, hl_tlsf_usable(live[i].p));
+            live[i].n = hl_tlsf_usable(live[i].p);
+        }
+    }
+    cr_assert_eq(hl_tlsf_check(&t, 1), 0);
+    for (size_t i = 0; i < 400; i++)
+        if (live[i].p) verify(&live[i]);
+    for (size_t i = 0; i < 400; i++)
+        if (live[i].p) hl_tlsf_free(&t, live[i].p, NULL);
+    cr_assert_eq(hl_tlsf_check(&t, 1), 0);
+    cr_assert_eq(hl_tlsf_free_bytes(&t), sizeof pool_b - HL_TLSF_POOL_OVERHEAD);
+}
