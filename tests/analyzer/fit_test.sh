@@ -42,6 +42,17 @@ grep -q "^  arena map (65536 bytes): 22 used runs, 21 free runs holding 21232 by
     "$dir/small.txt" && grep -q "^           0 |1\.\.\.9###\.\.\.1###8\.\.\.1###" "$dir/small.txt" &&
     ok "64K: arena map" || ko "64K: arena map ($(grep -A3 'arena map' "$dir/small.txt"))"
 
+# The same in JSON: the stack's frames and the map's counts.
+"$hl" replay "$db" --arena 64K --json >"$dir/small.json" 2>/dev/null
+python3 - "$dir/small.json" "$line" <<'PY' && ok "64K: json frames and arena map" || ko "64K: json frames and arena map"
+import json, sys
+f = json.load(open(sys.argv[1]))["replay"]["first_failure"]
+assert f["size"] == 4000 and f["free_bytes"] == 21232 and f["largest_free"] == 1064, f
+assert f["frames"][0].startswith("grow_buffers+") and f["frames"][0].endswith("fitprog.c:%s)" % sys.argv[2]), f["frames"]
+m = f["arena_map"]
+assert m == {"size": 65536, "used_runs": 22, "free_runs": 21, "free_bytes": 21232, "largest_free_run": 1072}, m
+PY
+
 # --fit: the reported size fits, one granule less does not.
 "$hl" replay "$db" --fit >"$dir/fit.txt" 2>&1 || ko "fit ran ($(cat "$dir/fit.txt"))"
 size=$(awk '/^ *[0-9]+ +[0-9.]+ +[0-9]+ +[0-9]+ +\(defaults\)$/ {print $1}' "$dir/fit.txt")
