@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arenamap.h"
 #include "hl_schema.h"
 #include "hmap.h"
 #include "midstate.h"
@@ -517,6 +518,7 @@ void hl_report_free(hl_report_t *r)
     }
     free(r->errors);
     if (r->replay) free(r->replay->options);
+    if (r->replay) hl_arena_map_free(r->replay->fail_map);
     free(r->replay);
     free(r->kernel);
     free(r);

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arenamap.h"
 #include "hl_schema.h"
 #include "jsonw.h"
 #include "render.h"
@@ -567,6 +568,19 @@ void hl_render_json(FILE *f, hl_report_t *r, const hl_render_opts_t *o)
             hl_json_u64(&j, in->fail_free);
             hl_json_key(&j, "largest_free");
             hl_json_u64(&j, in->fail_largest);
+            frames(&j, r->db, in->fail_stack); /* the failing request's allocation stack */
+            hl_json_key(&j, "arena_map");      /* arenamap.h: null outside a fixed arena */
+            if (in->fail_map) {
+                hl_json_obj(&j);
+                kv_u64(&j, "size", in->fail_map->size);
+                kv_u64(&j, "used_runs", in->fail_map->used_runs);
+                kv_u64(&j, "free_runs", in->fail_map->free_runs);
+                kv_u64(&j, "free_bytes", in->fail_map->free_bytes);
+                kv_u64(&j, "largest_free_run", in->fail_map->largest_free);
+                hl_json_obj_end(&j);
+            } else {
+                hl_json_null(&j);
+            }
             hl_json_obj_end(&j);
         } else {
             hl_json_null(&j);

@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <x86intrin.h>
 
+#include "arenamap.h"
 #include "heapledger.h"
 #include "hl_schema.h"
 #include "hmap.h"
@@ -35,7 +36,39 @@ typedef struct replayer_s {
     uint64_t before[HL_PATH_COUNT], after[HL_PATH_COUNT];
     uint64_t rec_base; /* recorded arena address, 0 unknown */
     char *rep_base;    /* replay arena */
+    int quick;         /* no arena map */
+    uint32_t *lat;     /* cycles of every heap call */
+    size_t nlat, latcap;
 } replayer_t;
+
+static void note_cycles(replayer_t *rp, uint64_t c)
+{
+    rp->info->op_cycles += c;
+    *HL_VEC_PUSH(rp->lat, rp->nlat, rp->latcap) = c > UINT32_MAX ? UINT32_MAX : (uint32_t)c;
+}
+
+typedef struct map_arg_s {
+    hl_arena_map_t *m;
+    const char *base;
+} map_arg_t;
+
+static void map_block(const void *block, size_t bytes, int is_free, void *arg)
+{
+    map_arg_t *a = arg;
+    uint64_t off = (uint64_t)((const char *)block - a->base);
+    if (off < a->m->size) hl_arena_map_add(a->m, off, bytes, is_free);
+}
+
+/* The arena as it is now: its blocks in address order (one pool). */
+static hl_arena_map_t *take_map(replayer_t *rp)
+{
+    hl_arena_map_t *m = hl_arena_map_new(rp->info->arena_size);
+    if (!m) return NULL;
+    map_arg_t a = {m, rp->rep_base};
+    hl_heap_walk(rp->heap, map_block, &a);
+    hl_arena_map_finish(m);
+    return m;
+}
 
 static int tier_of_path(int path, int fallback)
 {
@@ -133,6 +166,7 @@ static void on_alloc(replayer_t *rp, const hl_event_t *ev)
         oldix ? hl_heap_realloc(rp->heap, oldb.p, ev->size) : hl_heap_malloc(rp->heap, ev->size);
     uint64_t t1 = __rdtsc();
     in->operations++;
+    note_cycles(rp, t1 - t0);
     int path = path_taken(rp, oldix ? HL_OP_REALLOC : HL_OP_ALLOC);
     hl_event_t e = *ev;
     e.path = path;
@@ -152,6 +186,8 @@ static void on_alloc(replayer_t *rp, const hl_event_t *ev)
                 in->fail_free = hi.free_mid + hi.free_tiny;
                 in->fail_largest = hi.largest_free;
                 in->fail_util = hi.held ? (double)in->rep_R / (double)hi.held : -1;
+                in->fail_stack = ev->stack;
+                if (rp->rep_base && !rp->quick) in->fail_map = take_map(rp);
             }
         }
         e.flags |= HL_BF_FAILED;
@@ -225,6 +261,7 @@ static void on_free(replayer_t *rp, const hl_event_t *ev)
     hl_heap_free(rp->heap, b.p);
     uint64_t t1 = __rdtsc();
     in->operations++;
+    note_cycles(rp, t1 - t0);
     feed_free(rp, ev, &b, path_taken(rp, HL_OP_FREE), (int64_t)(t1 - t0), ev->flags);
     in->rep_blocks--;
     in->rep_R -= b.size;
@@ -248,8 +285,24 @@ static uint64_t recorded_arena(sqlite3 *db, int64_t pid)
     return (uint64_t)hl_an_int(db, q, 0);
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void latencies(replayer_t *rp)
+{
+    if (!rp->nlat) return;
+    qsort(rp->lat, rp->nlat, sizeof *rp->lat, cmp_u32);
+    static const double q[5] = {0.01, 0.25, 0.50, 0.75, 0.99};
+    for (int i = 0; i < 5; i++)
+        rp->info->lat[i] = rp->lat[(size_t)(q[i] * (double)(rp->nlat - 1))];
+}
+
+/* *no_heap: the heap refused these options (e.g. an arena below its minimum). */
 static hl_report_t *replay_pass(sqlite3 *db, const char *path, const hl_replay_opts_t *o,
-                                int by_index, int *reorder, char *err, size_t errlen)
+                                int by_index, int *reorder, int *no_heap, char *err, size_t errlen)
 {
     int64_t pid = o->pid > 0 ? o->pid : busiest_pid(db);
     hl_run_t run;
@@ -266,6 +319,11 @@ static hl_report_t *replay_pass(sqlite3 *db, const char *path, const hl_replay_o
     char perr[256];
     if (hl_options_parse(&ho, opt_s, perr, sizeof perr) < 0) {
         snprintf(err, errlen, "bad options '%s': %s", opt_s, perr);
+        hl_run_free(&run);
+        return NULL;
+    }
+    if (o->extra && hl_options_parse(&ho, o->extra, perr, sizeof perr) < 0) {
+        snprintf(err, errlen, "bad options '%s': %s", o->extra, perr);
         hl_run_free(&run);
         return NULL;
     }
@@ -289,7 +347,9 @@ static hl_report_t *replay_pass(sqlite3 *db, const char *path, const hl_replay_o
     }
     rp.heap = hl_heap_create(&ho);
     if (!rp.heap) {
-        snprintf(err, errlen, "cannot create a heap with options '%s': %s", opt_s, strerror(errno));
+        snprintf(err, errlen, "cannot create a heap with options '%s%s%s': %s", opt_s,
+                 o->extra && *opt_s ? "," : "", o->extra ? o->extra : "", strerror(errno));
+        *no_heap = 1;
         if (map_len) munmap(rp.rep_base, map_len);
         hl_run_free(&run);
         return NULL;
@@ -301,7 +361,9 @@ static hl_report_t *replay_pass(sqlite3 *db, const char *path, const hl_replay_o
     in->arena_size = ho.arena_size;
     in->pid = pid;
     in->offsets_compared = rp.rec_base && rp.rep_base;
+    in->fail_stack = -1;
     rp.info = in;
+    rp.quick = o->quick;
     free(run.options);
     run.options = strdup(fmt);
     run.arena_size = (int64_t)ho.arena_size;
@@ -334,6 +396,7 @@ static hl_report_t *replay_pass(sqlite3 *db, const char *path, const hl_replay_o
             hl_metrics_set_held(rp.m, hi.held);
         }
         if ((n & 0xffff) == 0) hl_progress_update(&prog, (uint64_t)ev.seq, 0);
+        if (o->quick && in->has_failure) break;
     }
     hl_progress_done(&prog);
     hl_stream_close(s);
@@ -359,6 +422,8 @@ static hl_report_t *replay_pass(sqlite3 *db, const char *path, const hl_replay_o
     hl_heap_destroy(rp.heap);
     if (map_len) munmap(rp.rep_base, map_len);
     hl_hmap_free(&rp.live);
+    latencies(&rp);
+    free(rp.lat);
     free(rp.blocks);
     free(rp.freelist);
     if (rc < 0) {
@@ -371,8 +436,132 @@ static hl_report_t *replay_pass(sqlite3 *db, const char *path, const hl_replay_o
 hl_report_t *hl_replay(sqlite3 *db, const char *path, const hl_replay_opts_t *o, char *err,
                        size_t errlen)
 {
-    int reorder = 0;
-    hl_report_t *r = replay_pass(db, path, o, 0, &reorder, err, errlen);
-    if (!r && reorder) r = replay_pass(db, path, o, 1, &reorder, err, errlen);
+    int reorder = 0, no_heap = 0;
+    hl_report_t *r = replay_pass(db, path, o, 0, &reorder, &no_heap, err, errlen);
+    if (!r && reorder) r = replay_pass(db, path, o, 1, &reorder, &no_heap, err, errlen);
     return r;
+}
+
+/* One replay in an arena of `size` bytes: 1 fits, 0 does not, -1 error. */
+static int fit_trial(sqlite3 *db, const char *path, const hl_replay_opts_t *o, uint64_t size,
+                     hl_fit_t *out, char *err, size_t errlen)
+{
+    hl_replay_opts_t t = *o;
+    t.arena_size = (int64_t)size;
+    t.quick = 1;
+    int reorder = 0, no_heap = 0;
+    hl_report_t *r = replay_pass(db, path, &t, 0, &reorder, &no_heap, err, errlen);
+    if (!r && reorder) r = replay_pass(db, path, &t, 1, &reorder, &no_heap, err, errlen);
+    out->trials++;
+    if (size > out->max_tried) out->max_tried = size;
+    if (!r) return no_heap ? 0 : -1;
+    int fits = r->replay->failures == 0;
+    if (!out->options) {
+        /* The configuration without its arena= (the fit's answer is the arena). */
+        char *opt = r->replay->options, *a = strstr(opt, "arena=");
+        if (a) {
+            char *e = strchr(a, ',');
+            memmove(a, e ? e + 1 : a + strlen(a), strlen(e ? e + 1 : a + strlen(a)) + 1);
+            size_t l = strlen(opt);
+            if (l && opt[l - 1] == ',') opt[l - 1] = 0;
+        }
+        out->options = strdup(opt);
+    }
+    hl_report_free(r);
+    return fits;
+}
+
+#define FIT_START ((uint64_t)64 << 10)
+#define FIT_MAX   ((uint64_t)16 << 30)
+
+int hl_replay_fit(sqlite3 *db, const char *path, const hl_replay_opts_t *o, uint64_t step,
+                  hl_fit_t *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    out->step = step;
+    int64_t pid = o->pid > 0 ? o->pid : busiest_pid(db);
+    char q[512];
+    /* Peak of requested live bytes in the recording (a lower bound for any arena). */
+    snprintf(
+        q, sizeof q,
+        "SELECT max(s) FROM (SELECT sum(d) OVER (ORDER BY seq ROWS UNBOUNDED PRECEDING) s "
+        "FROM (SELECT alloc_seq seq, size d FROM block WHERE pid = %lld AND NOT (flags & %d) "
+        "UNION ALL SELECT free_seq, -size FROM block WHERE pid = %lld AND free_seq IS NOT NULL "
+        "AND NOT (flags & %d)))",
+        (long long)pid, HL_BF_FAILED, (long long)pid, HL_BF_FAILED);
+    out->peak_R = (uint64_t)hl_an_int(db, q, 0);
+    uint64_t lo = 0, hi = FIT_START;
+    int rc;
+    while ((rc = fit_trial(db, path, o, hi, out, err, errlen)) == 0) {
+        lo = hi;
+        if (hi >= FIT_MAX) return 0; /* does not fit: size stays 0 */
+        hi *= 2;
+    }
+    if (rc < 0) return -1;
+    while (hi - lo > step) {
+        uint64_t mid = (lo + (hi - lo) / 2) / step * step;
+        if (mid <= lo) mid = lo + step;
+        rc = fit_trial(db, path, o, mid, out, err, errlen);
+        if (rc < 0) return -1;
+        if (rc)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    out->size = hi;
+    return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int hl_replay_matrix(sqlite3 *db, const char *path, const hl_replay_opts_t *o, int repeat,
+                     hl_matrix_row_t rows[HL_MATRIX_ROWS], char *err, size_t errlen)
+{
+    static const char *const cfg[HL_MATRIX_ROWS] = {NULL, "harden=1", "rotate=1",
+                                                    "rotate=1,harden=1"};
+    memset(rows, 0, HL_MATRIX_ROWS * sizeof *rows);
+    if (repeat < 1) repeat = 1;
+    for (int i = 0; i < HL_MATRIX_ROWS; i++) {
+        hl_matrix_row_t *row = &rows[i];
+        row->label = cfg[i] ? cfg[i] : "baseline";
+        hl_replay_opts_t t = *o;
+        t.extra = cfg[i];
+        t.quick = 0;
+        double tp[64];
+        int n = repeat > 64 ? 64 : repeat;
+        for (int k = 0; k < n; k++) {
+            hl_report_t *r = hl_replay(db, path, &t, err, errlen);
+            if (!r) return -1;
+            const hl_replay_info_t *in = r->replay;
+            tp[k] = in->op_cycles ? (double)in->operations * 1000.0 / (double)in->op_cycles : 0;
+            if (k == 0) {
+                row->options = strdup(in->options);
+                row->fits = in->failures == 0;
+                row->failures = in->failures;
+                row->fail_seq = in->has_failure ? in->fail_seq : -1;
+                row->fail_size = in->has_failure ? in->fail_size : 0;
+                row->util_fail = in->has_failure && in->arena_size
+                                     ? (double)in->fail_R / (double)in->arena_size
+                                     : -1;
+                row->util_peak =
+                    in->arena_size ? (double)r->peak_R / (double)in->arena_size : r->util_peak;
+                row->ops = in->operations;
+            }
+            if (k == n / 2) memcpy(row->lat, in->lat, sizeof row->lat);
+            hl_report_free(r);
+        }
+        qsort(tp, (size_t)n, sizeof *tp, cmp_double);
+        row->ops_per_kcycle = tp[n / 2];
+    }
+    return 0;
+}
+
+void hl_matrix_free(hl_matrix_row_t rows[HL_MATRIX_ROWS])
+{
+    for (int i = 0; i < HL_MATRIX_ROWS; i++)
+        free(rows[i].options);
 }

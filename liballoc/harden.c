@@ -287,7 +287,7 @@ static void describe_mid(hblk_t *b, char *p, size_t size)
 {
     b->tier = HL_TIER_MID;
     b->p = p;
-    b->usable = size - HL_TLSF_HDR;
+    b->usable = size - HL_TLSF_USED_OVERHEAD;
     b->moff = b->usable >= 40 ? (b->usable - sizeof(hl_hmeta_t)) & ~(size_t)7 : 0;
     b->meta = b->moff ? (hl_hmeta_t *)(p + b->moff) : NULL;
 }
@@ -688,7 +688,7 @@ void *hl_harden_on_alloc(hl_heap_t *h, void *vp, size_t req, hl_opinfo_t *info)
         hl_slab_t *s = hl_tiny_slab_of(&h->tiny, p);
         describe_tiny(&b, s, (size_t)(p - s->first) / s->slot_size);
     } else if (info->tier == HL_TIER_MID) {
-        describe_mid(&b, p, info->usable + HL_TLSF_HDR);
+        describe_mid(&b, p, info->usable + HL_TLSF_USED_OVERHEAD);
     } else {
         b.tier = HL_TIER_LARGE;
         b.p = p;

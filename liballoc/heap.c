@@ -638,6 +638,6 @@ void hl_heap_info(hl_heap_t *h, hl_heap_info_t *out)
     out->free_tiny = tiny_free;
     out->free_mid = mid_free;
     out->large = large;
-    out->largest_free = largest >= HL_TLSF_HDR ? largest - HL_TLSF_HDR : 0;
+    out->largest_free = largest >= HL_TLSF_HDR ? largest - HL_TLSF_USED_OVERHEAD : 0;
     out->pools = pools;
 }

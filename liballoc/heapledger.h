@@ -98,6 +98,14 @@ typedef struct hl_heap_info_s {
 } hl_heap_info_t;
 void hl_heap_info(hl_heap_t *heap, hl_heap_info_t *out);
 
+/* Visit every TLSF block of the heap in address order within each pool (in arena mode: the
+ * one pool that is the arena): cb(block start, block bytes with its header, is_free, arg).
+ * Tiny slabs and hardening metadata carved from the TLSF are used blocks. For the arena map
+ * of `heapledger replay`; holds each arena's lock while walking it (cb must not allocate
+ * from this heap). */
+typedef void (*hl_heap_walker_t)(const void *block, size_t bytes, int is_free, void *arg);
+void hl_heap_walk(hl_heap_t *heap, hl_heap_walker_t cb, void *arg);
+
 /* Per-path operation counters of a heap (index: hl_path_t in schemas/hl_schema.h). */
 void hl_heap_path_counts(hl_heap_t *heap, uint64_t *counts, size_t n);
 

@@ -189,7 +189,7 @@ void hl_mid_totals(hl_heap_t *h, size_t *pool_bytes, size_t *used_bytes, size_t 
         hl_arena_t *a = &h->mid.arenas[i];
         hl_lock(&a->lock);
         pb += a->tlsf.pool_bytes;
-        ub += a->tlsf.used_bytes - a->tlsf.used_blocks * HL_TLSF_HDR;
+        ub += a->tlsf.used_bytes - a->tlsf.used_blocks * HL_TLSF_USED_OVERHEAD;
         fb += hl_tlsf_free_bytes(&a->tlsf);
         size_t l = hl_tlsf_largest_free(&a->tlsf);
         lf = l > lf ? l : lf;

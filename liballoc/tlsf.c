@@ -162,24 +162,33 @@ static hl_tblock_t *list_fit(hl_tlsf_store_t *s, size_t size)
  * looks only at lists whose every block fits; when it finds none, the request's own list may
  * still hold a block large enough: scan it (first fit) before giving up, so that a nearly
  * full fixed arena serves what it can (peak utilisation before exhaustion). */
+static inline void swap_stores(hl_tlsf_t *t)
+{
+    t->active ^= 1;
+    t->swaps++;
+    t->frees_since_swap = 0;
+}
+
 static hl_tblock_t *find_block(hl_tlsf_t *t, size_t size)
 {
     hl_tblock_t *b = store_find(&t->store[t->active], size);
-    if (!b && t->rotate) {
-        b = store_find(&t->store[t->active ^ 1], size);
-        if (b) {
-            t->active ^= 1;
-            t->swaps++;
+    /* Rotation: the other store is searched when the active one cannot serve, or, once
+     * HL_TLSF_ROTATE_MIN frees have gone to it since the last swap, for a tighter fit (a
+     * smaller block): then the stores swap rather than split a bigger block of the active
+     * one (small requests would otherwise cut up its large blocks while tight holes wait). */
+    if (t->rotate && (!b || t->frees_since_swap >= HL_TLSF_ROTATE_MIN)) {
+        hl_tblock_t *c = store_find(&t->store[t->active ^ 1], size);
+        if (c && (!b || block_size(c) < block_size(b))) {
+            swap_stores(t);
+            b = c;
         }
     }
     if (!b)
         b = list_fit(&t->store[t->active], size);
     if (!b && t->rotate) {
         b = list_fit(&t->store[t->active ^ 1], size);
-        if (b) {
-            t->active ^= 1;
-            t->swaps++;
-        }
+        if (b)
+            swap_stores(t);
     }
     return b;
 }
@@ -282,7 +291,7 @@ size_t hl_tlsf_block_size(size_t n)
 {
     if (n > SIZE_MASK - 64)
         return 0;
-    size_t s = hl_align_up(n, 16) + HL_TLSF_HDR;
+    size_t s = hl_align_up(n + HL_TLSF_USED_OVERHEAD, 16);
     return s < HL_TLSF_MIN ? HL_TLSF_MIN : s;
 }
 
@@ -325,10 +334,8 @@ static hl_tblock_t *scan_aligned(hl_tlsf_t *t, size_t align, size_t size)
             for (unsigned sl = fl == fl0 ? sl0 : 0; sl < HL_TLSF_SL_COUNT; sl++)
                 for (hl_tblock_t *b = st->heads[fl][sl]; b; b = b->next_free)
                     if (aligned_gap(b, align) + size <= block_size(b)) {
-                        if (store != t->active) {
-                            t->active = store;
-                            t->swaps++;
-                        }
+                        if (store != t->active)
+                            swap_stores(t);
                         return b;
                     }
         }
@@ -396,6 +403,7 @@ void hl_tlsf_free(hl_tlsf_t *t, void *ptr, hl_tlsf_freed_t *out)
     block_set(b, size, F_FREE | first, t->owner);
     block_link_next(b);
     list_insert(t, b, free_store(t));
+    t->frees_since_swap++;
     if (out) {
         out->span = b;
         out->span_len = size;
@@ -419,7 +427,9 @@ int hl_tlsf_resize(hl_tlsf_t *t, void *ptr, size_t n)
         return 1;
     }
     hl_tblock_t *nx = block_next(b);
-    if (!block_is_free(nx) || cur + block_size(nx) < want)
+    /* Rotation: growing into memory freed since the last swap would hand it out early. */
+    if (!block_is_free(nx) || cur + block_size(nx) < want ||
+        (t->rotate && block_store(nx) != t->active))
         return 0;
     unsigned store = block_store(nx);
     list_remove(t, nx);
@@ -431,7 +441,10 @@ int hl_tlsf_resize(hl_tlsf_t *t, void *ptr, size_t n)
     return 1;
 }
 
-size_t hl_tlsf_usable(const void *ptr) { return block_size(block_of(ptr)) - HL_TLSF_HDR; }
+size_t hl_tlsf_usable(const void *ptr)
+{
+    return block_size(block_of(ptr)) - HL_TLSF_USED_OVERHEAD;
+}
 
 unsigned hl_tlsf_owner(const void *ptr) { return (unsigned)(block_of(ptr)->word >> 48) & 0xff; }
 

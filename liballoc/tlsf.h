@@ -4,19 +4,21 @@
  * sl = one of 16 linear subdivisions of it; two bitmaps find the first non-empty list at or
  * above a request's rounded-up (fl, sl) with two find-first-set instructions. Sizes below
  * 256 B have fl 0 and 16 linear lists of 16 B. Worked example: a 1000 B request needs a
- * 1024 B block (1000 rounded up to 1008, plus the 16 B header). The search rounds 1024 up to
+ * 1024 B block (1000 plus the 8 B header word, rounded up to 16). The search rounds 1024 up to
  * the next subdivision boundary of [1024, 2048) (step 64): 1024 + 63 = 1087 maps to
  * (fl = 10 - 7 = 3, sl = (1087 >> 6) ^ 16 = 0), and every block in list (3, 0) or above is
  * at least 1024 B, so the first block found fits without a scan.
  *
  * Block layout (b = block address, 16-aligned; user pointer = b + 16):
  *
- *   b+0   prev_size  size of the previous physical block; valid only when PREV_FREE is set
+ *   b+0   prev_size  size of the previous physical block; valid only when PREV_FREE is set.
+ *                    While the previous block is used these 8 bytes are the last 8 of its
+ *                    payload: a used block costs 8 B (its word), usable = size - 8
  *   b+8   word       bits 0..3 flags (FREE, PREV_FREE, STORE, FIRST)
  *                    bits 4..47 block size (header included, multiple of 16, >= 32)
  *                    bits 48..55 owner (arena index), bits 56..63 tag:
  *                    HL_TAG_MID used / HL_TAG_MID_FREE free — the byte at user-1
- *   b+16  payload    used: user data, usable size = size - 16
+ *   b+16  payload    used: user data up to b+size+8 (the successor's prev_size slot)
  *                    free: next_free, prev_free (the segregated list links)
  *
  * Pool layout: [hl_tlsf_pool_t 32 B][block][block]…[sentinel: 16 B header, size 0, used].
@@ -26,8 +28,11 @@
  * the store its STORE flag names; a list is non-empty iff its bitmap bits are set.
  *
  * Rotation (rotate=1): two free stores. Frees go to the inactive store; allocation searches
- * the active one and swaps stores only when it cannot serve, so freed memory is reused as
- * late as possible (use-after-free mitigation). Without rotation store 0 is the only one.
+ * the active one and swaps stores when it cannot serve, or, once HL_TLSF_ROTATE_MIN frees
+ * have gone to the inactive store since the last swap, when that store's good fit is a
+ * smaller block. Memory freed since the last swap is not handed out (malloc, memalign,
+ * in-place growth) before the next swap (use-after-free mitigation; docs/allocator.md).
+ * Without rotation store 0 is the only one.
  *
  * Thread safety: none; callers hold their arena lock. Nothing here calls the OS.
  */
@@ -43,11 +48,14 @@
 #define HL_TLSF_SL_COUNT (1u << HL_TLSF_SL_LOG2)
 #define HL_TLSF_FL_SHIFT (HL_TLSF_SL_LOG2 + 4) /* sizes below 256 B: linear lists */
 #define HL_TLSF_FL_COUNT 40u                   /* blocks up to 2^47 B */
-#define HL_TLSF_HDR      16u
+#define HL_TLSF_HDR      16u /* block start to user pointer */
+#define HL_TLSF_USED_OVERHEAD 8u /* block size - usable size of a used block */
 #define HL_TLSF_MIN      32u
 #define HL_TLSF_POOL_HDR 32u
 /* Bytes of pool overhead: pool header + sentinel. */
 #define HL_TLSF_POOL_OVERHEAD (HL_TLSF_POOL_HDR + HL_TLSF_HDR)
+/* Rotation: frees into the inactive store before it may be swapped in for a tighter fit. */
+#define HL_TLSF_ROTATE_MIN 4u
 
 typedef struct hl_tblock_s hl_tblock_t;
 
@@ -76,6 +84,7 @@ typedef struct hl_tlsf_s {
     size_t used_bytes;   /* sum of used block sizes (headers included) */
     size_t used_blocks;
     uint64_t swaps;      /* store rotations */
+    uint64_t frees_since_swap;
 } hl_tlsf_t;
 
 /* What a free did, for the caller's bookkeeping. */
@@ -110,7 +119,8 @@ size_t hl_tlsf_block_size(size_t n);
 size_t hl_tlsf_largest_free(const hl_tlsf_t *t);
 size_t hl_tlsf_free_bytes(const hl_tlsf_t *t);
 
-/* Visit every block of every pool: cb(block user pointer, usable, is_free, arg). */
+/* Visit every block of every pool: cb(block user pointer, size - HL_TLSF_HDR, is_free, arg)
+ * (for a used block its usable size is 8 B more: hl_tlsf_usable). */
 typedef void (*hl_tlsf_walker_t)(void *ptr, size_t usable, int is_free, void *arg);
 void hl_tlsf_walk(const hl_tlsf_t *t, hl_tlsf_walker_t cb, void *arg);
 /* Count broken invariants; describe each on stderr when verbose. */

@@ -182,3 +182,16 @@ analyzer-supp: $(AN_SUPP) $(BIN_DIR)/heapledger
 	tests/analyzer/supp_test.sh $(BIN_DIR)/heapledger $(AN_SUPP) $(AN_TEST_DIR)
 
 analyzer-check: analyzer-supp
+
+# Replay's embedded answers (first failure's stack and arena map, --fit, --matrix, --html) on
+# a real recording of tests/analyzer/fitprog.
+AN_FITPROG := $(AN_TEST_DIR)/fitprog
+$(AN_FITPROG): tests/analyzer/fitprog.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -O0 -fno-omit-frame-pointer -o $@ $<
+
+.PHONY: analyzer-fit
+analyzer-fit: $(AN_FITPROG) $(BIN_DIR)/heapledger
+	tests/analyzer/fit_test.sh $(BIN_DIR)/heapledger $(AN_FITPROG) $(AN_TEST_DIR)
+
+analyzer-check: analyzer-fit

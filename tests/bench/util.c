@@ -1,16 +1,18 @@
 /* Peak utilisation before exhaustion of a fixed arena (heapledger heap objects only).
  *
- * usage: util ARENA [ROUNDS [CONFIG]]        (ROUNDS defaults to 50)
+ * usage: util ARENA [ROUNDS [CONFIG [DIST]]]     (ROUNDS defaults to 50)
  *   Each round creates a fresh heap with "arena=ARENA" followed by CONFIG and performs random
  *   actions until the first allocation fails: with probability 1/2 allocate, 1/4 free a
  *   random live block, 1/4 realloc a random live block to a new size (with no live block,
  *   allocate). Sizes are biased towards small ones: 90% are 8 + ⌊1016·u³⌋ bytes (8–1024 B,
- *   median 135 B) and 10% are uniform in 1–8 KiB. A failed realloc also ends the round (the
- *   block stays live at its old size). At that moment the utilisation is
- *   (requested bytes of the live blocks) / ARENA.
- * Figures: util.<ARENA> = mean utilisation over the rounds in % (higher is better), and
- *   util.<ARENA>.min = the worst round; for diagnosis ("info"), means at the failure of
- *   hl_heap_info's counters in % of the arena: util.<ARENA>.usable (usable bytes of live
+ *   median 135 B) and 10% are uniform in 1–8 KiB (DIST "cubic", the default). DIST "gauss":
+ *   each size from one of three Gaussians, mean 32, 160 or 256 B (sd mean/4, clipped to
+ *   [1, 4·mean]); "wide": 85% uniform in 16–512 B, 15% uniform in 1–6 KiB. With a DIST the
+ *   key names it (util.<DIST>.<ARENA>) and round k uses seed k + 1. A failed realloc also ends the
+ * round (the block stays live at its old size). At that moment the utilisation is (requested bytes
+ * of the live blocks) / ARENA. Figures: util.<ARENA> = mean utilisation over the rounds in %
+ * (higher is better), and util.<ARENA>.min = the worst round; for diagnosis ("info"), means at the
+ * failure of hl_heap_info's counters in % of the arena: util.<ARENA>.usable (usable bytes of live
  *   blocks), .free_tiny (free tiny slots), .free_mid (free TLSF bytes), .largest (largest
  *   free TLSF block), and .fail_size (mean size of the failing request, bytes).
  */
@@ -18,6 +20,7 @@
 #include "bench_alloc.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #ifndef BENCH_HEAP_API
 #error "util measures heapledger arenas: build it with -DBENCH_HEAP_API"
@@ -28,8 +31,22 @@ typedef struct live_s {
     size_t n;
 } live_t;
 
+static int dist; /* 0 cubic, 1 gauss, 2 wide */
+
 static size_t draw_size(bench_rng_t *r)
 {
+    if (dist == 1) {
+        static const double mean[3] = {32, 160, 256};
+        double m = mean[bench_rng_below(r, 3)];
+        double x = bench_rng_gauss(r, m, m / 4);
+        if (x < 1) x = 1;
+        if (x > 4 * m) x = 4 * m;
+        return (size_t)x;
+    }
+    if (dist == 2) {
+        if (bench_rng_below(r, 100) < 85) return 16 + bench_rng_below(r, 512 - 16 + 1);
+        return 1024 + bench_rng_below(r, 5 * 1024 + 1);
+    }
     if (bench_rng_below(r, 10) == 0) return 1024 + bench_rng_below(r, 7 * 1024 + 1);
     double u = bench_rng_unit(r);
     return 8 + (size_t)(1016.0 * u * u * u);
@@ -76,7 +93,14 @@ static size_t round_until_exhausted(live_t *live, size_t cap, bench_rng_t *r, si
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || argc > 4) bench_die("usage: util ARENA [ROUNDS [CONFIG]]");
+    if (argc < 2 || argc > 5) bench_die("usage: util ARENA [ROUNDS [CONFIG [DIST]]]");
+    const char *dname = argc > 4 ? argv[4] : NULL;
+    if (dname && strcmp(dname, "gauss") == 0)
+        dist = 1;
+    else if (dname && strcmp(dname, "wide") == 0)
+        dist = 2;
+    else if (dname && strcmp(dname, "cubic") != 0)
+        bench_die("util: unknown distribution '%s' (cubic, gauss, wide)", dname);
     size_t arena = bench_parse_size(argv[1], "arena size");
     uint64_t rounds = argc > 2 ? bench_parse_size(argv[2], "rounds") : 50;
     if (bench_quick()) rounds = 2;
@@ -88,7 +112,8 @@ int main(int argc, char **argv)
     bench_rng_seed(&rng, 5);
     double sum = 0, worst = 1e9, usable = 0, free_tiny = 0, free_mid = 0, largest = 0, fails = 0;
     for (uint64_t k = 0; k < rounds; k++) {
-        bench_alloc_open(argc > 3 ? argv[3] : NULL, argv[1]);
+        if (dname) bench_rng_seed(&rng, k + 1);
+        bench_alloc_open(argc > 3 && *argv[3] ? argv[3] : NULL, argv[1]);
         size_t fail_size = 0;
         double u =
             100.0 * (double)round_until_exhausted(live, cap, &rng, &fail_size) / (double)arena;
@@ -103,16 +128,17 @@ int main(int argc, char **argv)
         sum += u;
         if (u < worst) worst = u;
     }
-    char key[64];
-    snprintf(key, sizeof key, "util.%s", argv[1]);
+    char key[64], pre[40];
+    snprintf(pre, sizeof pre, "util.%s%s%s", dname ? dname : "", dname ? "." : "", argv[1]);
+    snprintf(key, sizeof key, "%s", pre);
     bench_result(key, sum / (double)rounds, "%", "higher");
-    snprintf(key, sizeof key, "util.%s.min", argv[1]);
+    snprintf(key, sizeof key, "%s.min", pre);
     bench_result(key, worst, "%", "higher");
     static const char *const info_key[] = {"usable", "free_tiny", "free_mid", "largest",
                                            "fail_size"};
     const double info_sum[] = {usable, free_tiny, free_mid, largest, fails};
     for (size_t i = 0; i < sizeof info_key / sizeof info_key[0]; i++) {
-        snprintf(key, sizeof key, "util.%s.%s", argv[1], info_key[i]);
+        snprintf(key, sizeof key, "%s.%s", pre, info_key[i]);
         bench_result(key, info_sum[i] / (double)rounds, i < 4 ? "%" : "B", "info");
     }
     return 0;

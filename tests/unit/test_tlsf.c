@@ -221,3 +221,132 @@ Test(tlsf, rotation_delays_reuse)
     (void)guard;
     cr_assert_eq(hl_tlsf_check(&t, 1), 0);
 }
+
+/* The rotation guarantee (tlsf.h): memory freed after the latest store swap is not part of a
+ * block handed out (malloc, memalign, realloc in place) before the next swap. Checked at
+ * 16-byte granularity over a random sequence with a shadow map of recently freed bytes. */
+Test(tlsf, rotation_never_hands_out_memory_freed_since_the_last_swap)
+{
+    static unsigned char recent[sizeof pool_a / 16];
+    static live_t live[2048];
+    hl_tlsf_t t;
+    hl_tlsf_init(&t, 0, 1);
+    hl_tlsf_add_pool(&t, pool_a, sizeof pool_a);
+    memset(recent, 0, sizeof recent);
+    size_t nlive = 0;
+    uint64_t swaps = 0, early = 0;
+#define CELL(q) (((uintptr_t)(q) - (uintptr_t)pool_a) / 16)
+    for (unsigned step = 0; step < 100000; step++) {
+        uint64_t r = next_rand();
+        if (nlive < 2048 && (nlive == 0 || r % 3 == 0)) {
+            size_t n = 16 + (next_rand() % (r % 7 == 0 ? 6000 : 400));
+            unsigned char *p =
+                r % 11 == 0 ? hl_tlsf_memalign(&t, 256, n, NULL) : hl_tlsf_malloc(&t, n, NULL);
+            if (!p) continue;
+            if (t.swaps != swaps) {
+                swaps = t.swaps;
+                memset(recent, 0, sizeof recent);
+            }
+            for (size_t c = CELL(p); c < CELL(p + hl_tlsf_usable(p)); c++)
+                if (recent[c]) early++;
+            live[nlive++] = (live_t){p, n, 0};
+        } else {
+            size_t i = (size_t)(next_rand() % nlive);
+            unsigned char *p = live[i].p;
+            if (r % 3 == 1) {
+                size_t old = hl_tlsf_usable(p), n = 16 + next_rand() % 800;
+                if (hl_tlsf_resize(&t, p, n)) {
+                    for (size_t c = CELL(p + old); c < CELL(p + hl_tlsf_usable(p)); c++)
+                        if (recent[c]) early++;
+                    for (size_t c = CELL(p + hl_tlsf_usable(p)); c < CELL(p + old); c++)
+                        recent[c] = 1;
+                }
+                continue;
+            }
+            for (size_t c = CELL(p); c < CELL(p + hl_tlsf_usable(p)); c++)
+                recent[c] = 1;
+            hl_tlsf_free(&t, p, NULL);
+            live[i] = live[--nlive];
+        }
+    }
+#undef CELL
+    cr_assert_eq(early, 0, "%llu recently freed cells handed out before a swap",
+                 (unsigned long long)early);
+    cr_assert_gt(t.swaps, 100, "the sequence swaps stores (%llu)", (unsigned long long)t.swaps);
+    cr_assert_eq(hl_tlsf_check(&t, 1), 0);
+}
+
+/* A swap for a tighter fit waits for HL_TLSF_ROTATE_MIN frees into the inactive store. */
+Test(tlsf, rotation_swaps_for_a_tighter_fit_after_rotate_min_frees)
+{
+    hl_tlsf_t t;
+    hl_tlsf_init(&t, 0, 1);
+    hl_tlsf_add_pool(&t, pool_a, sizeof pool_a);
+    void *a[HL_TLSF_ROTATE_MIN], *guard[HL_TLSF_ROTATE_MIN];
+    for (unsigned i = 0; i < HL_TLSF_ROTATE_MIN; i++) {
+        a[i] = hl_tlsf_malloc(&t, 64, NULL);
+        guard[i] = hl_tlsf_malloc(&t, 64, NULL);
+    }
+    for (unsigned i = 0; i + 1 < HL_TLSF_ROTATE_MIN; i++) {
+        hl_tlsf_free(&t, a[i], NULL);
+        void *p = hl_tlsf_malloc(&t, 64, NULL);
+        for (unsigned k = 0; k <= i; k++)
+            cr_assert_neq(p, a[k], "reused after %u frees", i + 1);
+        cr_assert_eq(t.swaps, 0);
+    }
+    hl_tlsf_free(&t, a[HL_TLSF_ROTATE_MIN - 1], NULL);
+    void *p = hl_tlsf_malloc(&t, 64, NULL);
+    int from_freed = 0;
+    for (unsigned k = 0; k < HL_TLSF_ROTATE_MIN; k++)
+        from_freed |= p == a[k];
+    cr_assert(from_freed, "after %u frees the tighter fit of the other store is used",
+              HL_TLSF_ROTATE_MIN);
+    cr_assert_eq(t.swaps, 1);
+    (void)guard;
+    cr_assert_eq(hl_tlsf_check(&t, 1), 0);
+}
+
+/* A used block costs 8 bytes: its usable bytes run into its successor's prev_size slot,
+ * which only a free block's successor needs. Every usable byte may be written, through
+ * frees, coalescing and in-place resizes of the neighbours. */
+Test(tlsf, used_block_costs_one_word)
+{
+    static live_t live[400];
+    hl_tlsf_t t;
+    hl_tlsf_init(&t, 0, 0);
+    hl_tlsf_add_pool(&t, pool_b, sizeof pool_b);
+    cr_assert_eq(hl_tlsf_block_size(1), 32);
+    cr_assert_eq(hl_tlsf_block_size(24), 32);
+    cr_assert_eq(hl_tlsf_block_size(25), 48);
+    cr_assert_eq(hl_tlsf_block_size(32), 48);
+    cr_assert_eq(hl_tlsf_block_size(40), 48);
+    cr_assert_eq(hl_tlsf_block_size(1000), 1008);
+    for (size_t i = 0; i < 400; i++) {
+        size_t n = 1 + i % 200;
+        unsigned char *p = hl_tlsf_malloc(&t, n, NULL);
+        cr_assert_not_null(p);
+        cr_assert_eq(hl_tlsf_usable(p), hl_tlsf_block_size(n) - 8, "n %zu", n);
+        cr_assert_geq(hl_tlsf_usable(p), n);
+        live[i] = (live_t){p, hl_tlsf_usable(p), (unsigned char)(i + 1)};
+        memset(p, live[i].fill, live[i].n);
+    }
+    for (size_t i = 0; i < 400; i += 3) {
+        hl_tlsf_free(&t, live[i].p, NULL);
+        live[i].p = NULL;
+    }
+    for (size_t i = 1; i < 400; i += 3) { /* shrink and grow beside free neighbours */
+        if (!live[i].p || !hl_tlsf_resize(&t, live[i].p, live[i].n / 2)) continue;
+        live[i].n = hl_tlsf_usable(live[i].p);
+        if (hl_tlsf_resize(&t, live[i].p, live[i].n + 40)) {
+            memset(live[i].p, live[i].fill, hl_tlsf_usable(live[i].p));
+            live[i].n = hl_tlsf_usable(live[i].p);
+        }
+    }
+    cr_assert_eq(hl_tlsf_check(&t, 1), 0);
+    for (size_t i = 0; i < 400; i++)
+        if (live[i].p) verify(&live[i]);
+    for (size_t i = 0; i < 400; i++)
+        if (live[i].p) hl_tlsf_free(&t, live[i].p, NULL);
+    cr_assert_eq(hl_tlsf_check(&t, 1), 0);
+    cr_assert_eq(hl_tlsf_free_bytes(&t), sizeof pool_b - HL_TLSF_POOL_OVERHEAD);
+}
