@@ -6,8 +6,10 @@
 
 /* Pages of a freed block go back to the OS only when the arena holds much more free memory
  * than it uses (hysteresis: a steady workload keeps its pages and takes no page faults). */
-#define DECOMMIT_FREE_MIN (8u << 20) /* arena free bytes above this … */
+#define DECOMMIT_FREE_MIN (8u << 20)  /* arena free bytes above this … */
 #define DECOMMIT_BLOCK    (64u << 10) /* … and freed blocks at least this big */
+/* Empty pools an arena keeps (besides its last one) while they decay. */
+#define HL_POOL_KEEP 2u
 
 int hl_mid_setup(hl_heap_t *h)
 {
@@ -21,8 +23,7 @@ int hl_mid_setup(hl_heap_t *h)
     if (h->arena_base) {
         char *base = (char *)hl_align_up((uintptr_t)h->arena_base, 16);
         size_t len = h->arena_size - (size_t)(base - (char *)h->arena_base);
-        if (hl_tlsf_add_pool(&m->arenas[0].tlsf, base, len) != 0)
-            return -1;
+        if (hl_tlsf_add_pool(&m->arenas[0].tlsf, base, len) != 0) return -1;
     }
     return 0;
 }
@@ -30,8 +31,7 @@ int hl_mid_setup(hl_heap_t *h)
 static inline hl_arena_t *thread_arena(hl_heap_t *h)
 {
     hl_mid_t *m = &h->mid;
-    if (m->narenas == 1)
-        return &m->arenas[0];
+    if (m->narenas == 1) return &m->arenas[0];
     hl_tls_t *t = hl_tls_of(h);
     return &m->arenas[t->heap == h ? t->arena % m->narenas : 0];
 }
@@ -39,15 +39,14 @@ static inline hl_arena_t *thread_arena(hl_heap_t *h)
 /* Map a pool able to hold an aligned block of n bytes and add it. Caller holds a->lock. */
 static int arena_grow(hl_arena_t *a, size_t n, size_t align)
 {
-    size_t need = hl_tlsf_block_size(n) + (align > 16 ? align + HL_TLSF_MIN : 0) +
-                  HL_TLSF_POOL_OVERHEAD;
+    size_t need =
+        hl_tlsf_block_size(n) + (align > 16 ? align + HL_TLSF_MIN : 0) + HL_TLSF_POOL_OVERHEAD;
     size_t grow = HL_POOL_SIZE_MIN;
     for (hl_tlsf_pool_t *p = a->tlsf.pools; p && grow < HL_POOL_SIZE; p = p->next)
         grow *= 2;
     size_t bytes = need < grow ? grow : hl_align_up(need, hl_page_size);
     void *mem = hl_os_map_quiet(bytes, hl_page_size, "tlsf_pool");
-    if (!mem)
-        return -1;
+    if (!mem) return -1;
     hl_tlsf_add_pool(&a->tlsf, mem, bytes);
     hl_tlsf_pool_t *pool = mem;
     hl_region_report(pool, bytes, "tlsf_pool", &pool->owner_flags);
@@ -68,11 +67,51 @@ void *hl_mid_alloc(hl_heap_t *h, size_t n, size_t align, hl_opinfo_t *info)
     }
     size_t usable = p ? hl_tlsf_usable(p) : 0;
     hl_unlock(&a->lock);
-    if (!p)
-        return NULL;
+    if (!p) return NULL;
     hl_count(h, path);
     hl_info(info, HL_TIER_MID, 0xff, path, usable);
     return p;
+}
+
+/* Is the pool one free block? Caller holds the arena lock. */
+static int pool_empty(const hl_tlsf_pool_t *p)
+{
+    const uint8_t *first = (const uint8_t *)p + HL_TLSF_POOL_HDR;
+    void *user = (void *)(first + HL_TLSF_HDR);
+    return first[HL_TLSF_HDR - 1] == HL_TAG_MID_FREE &&
+           hl_tlsf_usable(user) + HL_TLSF_HDR + HL_TLSF_POOL_OVERHEAD == p->bytes;
+}
+
+/* Take the empty pools of arena a idle for at least `decay` ms (every one when all) out of
+ * it, keeping at least one pool; they are chained on *out (by `next`) for the caller to unmap
+ * after dropping the lock. Returns how many empty pools stay. Caller holds a->lock. */
+static unsigned arena_expire(hl_arena_t *a, uint32_t now, uint32_t decay, int all,
+                             hl_tlsf_pool_t **out)
+{
+    unsigned kept = 0;
+    for (hl_tlsf_pool_t *p = a->tlsf.pools, *n; p; p = n) {
+        n = p->next;
+        if (!pool_empty(p)) continue;
+        if ((all || (uint32_t)(now - p->empty_since) >= decay) && a->tlsf.pools->next) {
+            hl_tlsf_remove_pool(&a->tlsf, p);
+            p->next = *out;
+            *out = p;
+        } else if (a->tlsf.pools->next) { /* an arena's only pool is not kept: it stays */
+            kept++;
+        }
+    }
+    a->empty_pools = kept;
+    return kept;
+}
+
+static void unmap_pools(hl_tlsf_pool_t *p)
+{
+    while (p) {
+        hl_tlsf_pool_t *n = p->next;
+        hl_region_unreport(p, p->bytes, "tlsf_pool", &p->owner_flags);
+        hl_os_unmap_quiet(p, p->bytes, "tlsf_pool");
+        p = n;
+    }
 }
 
 void hl_mid_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
@@ -89,8 +128,17 @@ void hl_mid_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
     hl_tlsf_free(&a->tlsf, p, &fr);
     if (!h->arena_base) {
         if (fr.empty_pool && a->tlsf.pools && a->tlsf.pools->next) {
-            hl_tlsf_remove_pool(&a->tlsf, fr.empty_pool);
-            release = fr.empty_pool;
+            /* Kept for the next thread of this arena (decay.h), up to HL_POOL_KEEP of them;
+             * beyond, the longest idle go back now. */
+            fr.empty_pool->empty_since = hl_decay_now();
+            if (arena_expire(a, fr.empty_pool->empty_since, h->opt.decay_ms, 0, &release) >
+                HL_POOL_KEEP) {
+                hl_tlsf_remove_pool(&a->tlsf, fr.empty_pool);
+                fr.empty_pool->next = release;
+                release = fr.empty_pool;
+                a->empty_pools--;
+            }
+            if (a->empty_pools) __atomic_store_n(&h->decay_pending, 1, __ATOMIC_RELAXED);
         } else if (usable >= DECOMMIT_BLOCK && hl_tlsf_free_bytes(&a->tlsf) > DECOMMIT_FREE_MIN &&
                    hl_tlsf_free_bytes(&a->tlsf) > 2 * a->tlsf.used_bytes) {
             /* Under the lock: nobody may allocate these pages while they are dropped. */
@@ -98,13 +146,29 @@ void hl_mid_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
         }
     }
     hl_unlock(&a->lock);
-    if (release) {
-        hl_region_unreport(release, release->bytes, "tlsf_pool", &release->owner_flags);
-        hl_os_unmap_quiet(release, release->bytes, "tlsf_pool");
-    }
+    unmap_pools(release);
     hl_path_t path = fr.coalesced ? HL_PATH_TLSF_COALESCE : HL_PATH_TLSF_FREE;
     hl_count(h, path);
     hl_info(info, HL_TIER_MID, 0xff, path, usable);
+}
+
+int hl_mid_decay(hl_heap_t *h, uint32_t now)
+{
+    int left = 0;
+    if (h->arena_base) return 0;
+    for (unsigned i = 0; i < h->mid.narenas; i++) {
+        hl_arena_t *a = &h->mid.arenas[i];
+        if (!__atomic_load_n(&a->empty_pools, __ATOMIC_RELAXED)) continue;
+        if (pthread_mutex_trylock(&a->lock) != 0) {
+            left = 1; /* busy: the next tick looks again */
+            continue;
+        }
+        hl_tlsf_pool_t *release = NULL;
+        left |= arena_expire(a, now, h->opt.decay_ms, 0, &release) != 0;
+        hl_unlock(&a->lock);
+        unmap_pools(release);
+    }
+    return left;
 }
 
 int hl_mid_resize(hl_heap_t *h, void *p, size_t n)
@@ -149,13 +213,17 @@ static void decommit_free(void *p, size_t usable, int is_free, void *arg)
 size_t hl_mid_trim(hl_heap_t *h)
 {
     size_t n = 0;
-    if (h->arena_base)
-        return 0;
+    if (h->arena_base) return 0;
     for (unsigned i = 0; i < h->mid.narenas; i++) {
         hl_arena_t *a = &h->mid.arenas[i];
+        hl_tlsf_pool_t *release = NULL;
         hl_lock(&a->lock);
+        arena_expire(a, 0, 0, 1, &release);
         hl_tlsf_walk(&a->tlsf, decommit_free, &n);
         hl_unlock(&a->lock);
+        for (hl_tlsf_pool_t *p = release; p; p = p->next)
+            n += p->bytes;
+        unmap_pools(release);
     }
     return n;
 }
@@ -197,8 +265,7 @@ void hl_mid_totals(hl_heap_t *h, size_t *pool_bytes, size_t *used_bytes, size_t 
 
 void hl_mid_destroy(hl_heap_t *h)
 {
-    if (h->arena_base)
-        return;
+    if (h->arena_base) return;
     for (unsigned i = 0; i < h->mid.narenas; i++) {
         hl_tlsf_pool_t *p = h->mid.arenas[i].tlsf.pools;
         while (p) {

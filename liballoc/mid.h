@@ -1,9 +1,11 @@
 /* liballoc/mid.h — the mid tier: TLSF arenas, each behind its own lock.
  *
  * Normal mode: `narenas` arenas; a thread uses arena (its index % narenas); an arena grows by
- * pools mapped from the OS (1 MiB, doubling up to 8 MiB, or larger for big requests), gives
- * an entirely free pool back when it has another one, and decommits the pages of big freed
- * blocks when it holds far more free memory than it uses. A block's arena is the owner byte
+ * pools mapped from the OS (1 MiB, doubling up to 8 MiB, or larger for big requests). A pool
+ * that becomes entirely free, while its arena has another one, is kept for `decay` ms (up to
+ * HL_POOL_KEEP such pools per arena, decay.h) so that the next thread given this arena reuses
+ * its pages, then unmapped; the arena also decommits the pages of big freed blocks when it
+ * holds far more free memory than it uses. A block's arena is the owner byte
  * of its header, so a free from any thread goes to the right arena. Fixed-arena mode: one
  * arena whose only pool is the whole arena; every tier (tiny slabs too, when on) carves from
  * it and nothing is mapped afterwards.
@@ -12,10 +14,12 @@
 #define HL_MID_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct hl_arena_s {
     hl_lock_t lock;
     hl_tlsf_t tlsf;
+    unsigned empty_pools; /* entirely free pools kept while they decay (besides the last) */
     char pad[64];
 } hl_arena_t;
 
@@ -37,12 +41,14 @@ int hl_mid_resize(struct hl_heap_s *h, void *p, size_t n);
 /* Arena mode: a slab-aligned block for the tiny tier, and its release. */
 struct hl_slab_s *hl_mid_alloc_slab(struct hl_heap_s *h);
 void hl_mid_free_slab(struct hl_heap_s *h, struct hl_slab_s *s);
-/* Decommit free spans; returns bytes. */
+/* Unmap the empty pools idle for the decay time; returns 1 while some remain (decay.h). */
+int hl_mid_decay(struct hl_heap_s *h, uint32_t now);
+/* Decommit free spans and unmap every empty pool but an arena's last; returns bytes. */
 size_t hl_mid_trim(struct hl_heap_s *h);
 size_t hl_mid_check(struct hl_heap_s *h, int verbose);
 void hl_mid_destroy(struct hl_heap_s *h);
 /* Sums over arenas (locks each). */
-void hl_mid_totals(struct hl_heap_s *h, size_t *pool_bytes, size_t *used_bytes,
-                   size_t *free_bytes, size_t *largest_free, size_t *pools);
+void hl_mid_totals(struct hl_heap_s *h, size_t *pool_bytes, size_t *used_bytes, size_t *free_bytes,
+                   size_t *largest_free, size_t *pools);
 
 #endif
