@@ -85,7 +85,7 @@ int main(int argc, char **argv)
     uint64_t t1 = bench_now_ns();
     for (size_t i = 0; i < nt * HANDOFF; i++)
         free(g_handoff[i]);
-    bench_idle_small(250);
+    bench_idle_small(bench_quick() ? 20 : 250);
     double rss = (double)bench_rss_kib() / 1024.0;
 
     char key[64];

@@ -51,7 +51,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < nslots; i++)
         free(slot[i]);
     double rss_free = (double)bench_rss_kib() / 1024.0;
-    bench_idle_small(250);
+    bench_idle_small(bench_quick() ? 20 : 250);
     double rss_idle = (double)bench_rss_kib() / 1024.0;
 
     bench_result("large.replace", (double)(t1 - t0) / (double)iters, "ns/iter", "lower");

@@ -54,6 +54,9 @@ CONFIGS = [("baseline", ""), ("harden", "harden=1"), ("rotate", "rotate=1"),
 DISTS = ["g32", "g160", "g256", "mix"]
 MODES = ["plain", "realloc"]
 PCTS = ["p01", "p25", "p50", "p75", "p99"]
+# Thread churn (tests/bench/churn.c): generations, threads, operations per thread — a longer
+# lived mstress-like shape and a short-lived-threads one.
+CHURN = [(20, 4, 1000), (300, 2, 50)]
 SQL_ROWS = 10000 if QUICK else 100000
 
 
@@ -83,6 +86,12 @@ def main_workloads():
         w.append(Workload(f"larson.{t}t", [b("larson"), str(t), "200"], [f"larson.{t}t"],
                           group="3 server"))
     w.append(Workload("prodcons.1p", [b("prodcons"), "1"], ["prodcons.1p"], group="3 server"))
+    w.append(Workload("large", [b("large")], ["large.replace", "large.rss_free", "large.rss_idle"],
+                      group="7 large"))
+    for gens, t, ops in CHURN:
+        k = f"churn.{t}t.{ops}"
+        w.append(Workload(k, [b("churn"), str(gens), str(t), str(ops)], [k, f"{k}.rss"],
+                          group="7 large"))
     for d in DISTS:
         for m in MODES:
             k = f"arena.{d}.{m}"
@@ -297,6 +306,29 @@ def main_table(rep, workloads, cells):
                 row.append("FAIL" if c.error else " / ".join(fmt(c.med(f"{w.name}.{p}")) for p in PCTS))
             rep.add("| " + " | ".join(row) + " |")
         rep.add()
+    burst = [w for w in workloads if w.group == "7 large"]
+    if burst:
+        rep.add("### Large blocks and thread churn: memory after the burst")
+        rep.add()
+        rep.add("Resident set (MiB, median) once every block is freed: `rss_free` right after "
+                "the last free, `rss_idle`/`rss` after a further 250 ms of small-block work "
+                "(tests/bench/bench.c, bench_idle_small); in parentheses the ratio to glibc.")
+        rep.add()
+        rep.add("| figure | " + " | ".join(a for a, _ in ALLOCATORS) + " |")
+        rep.add("|---|" + "---|" * len(ALLOCATORS))
+        for w in burst:
+            for k in w.keys[1:]:
+                g = cells[(w.name, "glibc")].med(k)
+                row = []
+                for a, _ in ALLOCATORS:
+                    c = cells[(w.name, a)]
+                    v = c.med(k)
+                    s = "FAIL" if c.error else fmt(v)
+                    if a != "glibc" and v is not None and g:
+                        s += f" ({v / g:.2f}×)"
+                    row.append(s)
+                rep.add(f"| {k} | " + " | ".join(row) + " |")
+        rep.add()
     fp = [w for w in workloads if w.name == "fastpath"]
     if fp:
         rep.add("### Fast path, rdtsc (TSC ticks per call, timer floor subtracted)")
@@ -457,6 +489,25 @@ def targets(rep, main_cells, mws, mat_cells, matws, cg):
         rg = ratio(hl, vals["glibc"], better)
         check(f"{w} ≥0.9× best of four, never behind glibc", rb >= 0.9 and rg >= 1.0,
               f"{rb:.2f}× best ({best_a}), {rg:.2f}× glibc")
+    for w in [x for x in mws if x.group == "7 large"]:
+        key = w.keys[0]
+        hl = med(w.name, "heapledger")
+        vals = {a: med(w.name, a) for a in OTHERS}
+        if hl is None or None in vals.values():
+            check(f"{w.name} ≥1.0× the fastest of jemalloc/mimalloc/tcmalloc, ≥ glibc", None,
+                  "missing figures")
+            continue
+        peers = ["jemalloc", "mimalloc", "tcmalloc"]
+        best_a = min(peers, key=lambda a: ratio(hl, vals[a], "lower") or 0)
+        rb = ratio(hl, vals[best_a], "lower")
+        rg = ratio(hl, vals["glibc"], "lower")
+        check(f"{w.name} ≥1.0× the fastest of jemalloc/mimalloc/tcmalloc, never behind glibc",
+              rb >= 1.0 and rg >= 1.0, f"{rb:.2f}× {best_a}, {rg:.2f}× glibc")
+        k = w.keys[-1]
+        h, g = med(w.name, "heapledger", k), med(w.name, "glibc", k)
+        if h is not None and g:
+            check(f"{k}: memory returned after the burst, within 1.1× glibc's RSS or 1 MiB of it",
+                  h <= 1.1 * g or h - g <= 1.0, f"{h:.1f} MiB against glibc's {g:.1f} MiB")
     v = med("simple.1024x400", "heapledger")
     check("simple loop 1024 B × 400 live ≤ 40 ns per malloc+free", None if v is None else v <= 40,
           f"{fmt(v)} ns")
