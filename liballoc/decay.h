@@ -7,7 +7,11 @@
  * thread: the releases happen on the allocator's own slow paths — every cache insertion
  * expires the stale entries, and hl_decay_tick() (called by the malloc and free slow paths of
  * heap.c, never by a fast path) runs a pass at most four times per decay period while
- * something is kept. So memory returns to the OS shortly after a burst ends as long as the
+ * something is kept and at least HL_DECAY_MIN_OPS × HL_DECAY_EVERY slow paths have run since
+ * the last pass; it reads the clock on one slow path in HL_DECAY_EVERY of each thread (a
+ * clock read on every one cost about 5 % of a mid-block workload's time). Entries expire only
+ * in these passes (insertions evict only for room), so the time an entry is kept is measured
+ * in both wall time and allocator activity. So memory returns to the OS shortly after a burst ends as long as the
  * program still allocates; malloc_trim releases everything at once.
  *
  * Time is a 32-bit millisecond count from CLOCK_MONOTONIC_COARSE (vDSO, no system call,
@@ -17,6 +21,12 @@
 #define HL_DECAY_H
 
 #include <stdint.h>
+
+#define HL_DECAY_EVERY 16u
+/* Counted slow paths (units of HL_DECAY_EVERY) between two passes, besides the time: a
+ * process descheduled for longer than the decay time (a loaded machine) resumes and reuses
+ * what it kept before a pass may release it. */
+#define HL_DECAY_MIN_OPS 16u
 
 struct hl_heap_s;
 

@@ -183,6 +183,8 @@ struct hl_heap_s {
     hl_large_t large;
     uint32_t decay_pending; /* the large cache or a mid arena keeps memory (decay.h) */
     uint32_t decay_next;    /* hl_decay_now() of the next decay pass */
+    uint32_t decay_ops;     /* slow paths / HL_DECAY_EVERY, and its value at the last pass */
+    uint32_t decay_last_ops;
     uint64_t paths[HL_PATH_COUNT]; /* counters of exited threads (atomic adds) */
     struct hl_heap_s *next, *prev; /* all heaps (fork handlers, thread binding) */
 };

@@ -165,7 +165,7 @@ static void *cache_take(hl_heap_t *h, size_t len, size_t *got)
 
 /* Keep a freed mapping; returns 1 if it was cached. It merges with a cached neighbour (the
  * tail of a split, for instance); the oldest entries make room when the cache is full or over
- * its budget, and are unmapped after the lock is dropped, with those past their decay. */
+ * its budget and are unmapped after the lock is dropped (expiry is the decay pass's job). */
 static int cache_put(hl_heap_t *h, char *base, size_t len)
 {
     hl_large_t *l = &h->large;
@@ -178,7 +178,6 @@ static int cache_put(hl_heap_t *h, char *base, size_t len)
         hl_unlock(&l->lock);
         return 0;
     }
-    nevict = cache_expire(l, now, h->opt.decay_ms, 0, evict);
     for (unsigned i = 0; i < l->cache_count;) {
         hl_large_cached_t *e = &l->cache[i];
         if (e->base + e->len == base) { /* e, then the block */

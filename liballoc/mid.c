@@ -6,16 +6,18 @@
 
 /* Pages of a freed block go back to the OS only when the arena holds much more free memory
  * than it uses (hysteresis: a steady workload keeps its pages and takes no page faults). */
-#define DECOMMIT_FREE_MIN (8u << 20)  /* arena free bytes above this … */
+#define DECOMMIT_FREE_MIN (8u << 20) /* arena free bytes above this … */
 #define DECOMMIT_BLOCK    (64u << 10) /* … and freed blocks at least this big */
-/* Empty pools an arena keeps (besides its last one) while they decay. */
-#define HL_POOL_KEEP 2u
 
 int hl_mid_setup(hl_heap_t *h)
 {
     hl_mid_t *m = &h->mid;
     m->narenas = h->arena_base ? 1 : h->opt.arenas;
     m->next_arena = 0;
+    hl_lock_init(&m->spare_lock);
+    m->spare = NULL;
+    m->nspare = 0;
+    m->spare_bytes = 0;
     for (unsigned i = 0; i < m->narenas; i++) {
         hl_lock_init(&m->arenas[i].lock);
         hl_tlsf_init(&m->arenas[i].tlsf, (uint8_t)i, (int)h->opt.rotate);
@@ -23,7 +25,8 @@ int hl_mid_setup(hl_heap_t *h)
     if (h->arena_base) {
         char *base = (char *)hl_align_up((uintptr_t)h->arena_base, 16);
         size_t len = h->arena_size - (size_t)(base - (char *)h->arena_base);
-        if (hl_tlsf_add_pool(&m->arenas[0].tlsf, base, len) != 0) return -1;
+        if (hl_tlsf_add_pool(&m->arenas[0].tlsf, base, len) != 0)
+            return -1;
     }
     return 0;
 }
@@ -31,22 +34,130 @@ int hl_mid_setup(hl_heap_t *h)
 static inline hl_arena_t *thread_arena(hl_heap_t *h)
 {
     hl_mid_t *m = &h->mid;
-    if (m->narenas == 1) return &m->arenas[0];
+    if (m->narenas == 1)
+        return &m->arenas[0];
     hl_tls_t *t = hl_tls_of(h);
     return &m->arenas[t->heap == h ? t->arena % m->narenas : 0];
 }
 
-/* Map a pool able to hold an aligned block of n bytes and add it. Caller holds a->lock. */
-static int arena_grow(hl_arena_t *a, size_t n, size_t align)
+/* ---- spare pools: empty pools kept for any arena while they decay (mid.h) ------------------ */
+
+/* Take the smallest spare pool of at least `need` bytes, or NULL. Caller holds an arena lock
+ * (lock order: arena, then spare_lock). */
+static hl_tlsf_pool_t *spare_take(hl_mid_t *m, size_t need)
 {
-    size_t need =
-        hl_tlsf_block_size(n) + (align > 16 ? align + HL_TLSF_MIN : 0) + HL_TLSF_POOL_OVERHEAD;
+    if (!__atomic_load_n(&m->nspare, __ATOMIC_RELAXED))
+        return NULL;
+    hl_lock(&m->spare_lock);
+    hl_tlsf_pool_t **best = NULL;
+    for (hl_tlsf_pool_t **pp = &m->spare; *pp; pp = &(*pp)->next)
+        if ((*pp)->bytes >= need && (!best || (*pp)->bytes < (*best)->bytes))
+            best = pp;
+    hl_tlsf_pool_t *p = NULL;
+    if (best) {
+        p = *best;
+        *best = p->next;
+        m->nspare--;
+        m->spare_bytes -= p->bytes;
+    }
+    hl_unlock(&m->spare_lock);
+    return p;
+}
+
+/* Move the spares idle for at least `decay` ms (every one when all) to *out; returns how
+ * many stay. Caller holds spare_lock. */
+static unsigned spare_expire(hl_mid_t *m, uint32_t now, uint32_t decay, int all,
+                             hl_tlsf_pool_t **out)
+{
+    for (hl_tlsf_pool_t **pp = &m->spare; *pp;) {
+        hl_tlsf_pool_t *p = *pp;
+        if (all || (uint32_t)(now - p->empty_since) >= decay) {
+            *pp = p->next;
+            m->nspare--;
+            m->spare_bytes -= p->bytes;
+            p->next = *out;
+            *out = p;
+        } else {
+            pp = &p->next;
+        }
+    }
+    return m->nspare;
+}
+
+/* Keep an empty pool (already out of its arena) as a spare; the oldest spares beyond
+ * HL_POOL_SPARES and those past their decay go to *out. Caller holds the arena lock. */
+static void spare_put(hl_heap_t *h, hl_tlsf_pool_t *pool, hl_tlsf_pool_t **out)
+{
+    hl_mid_t *m = &h->mid;
+    uint32_t now = hl_decay_now();
+    pool->empty_since = now;
+    hl_lock(&m->spare_lock);
+    pool->next = m->spare; /* newest first: the oldest is the last */
+    m->spare = pool;
+    m->nspare++;
+    m->spare_bytes += pool->bytes;
+    while (m->nspare > HL_POOL_SPARES) {
+        hl_tlsf_pool_t **pp = &m->spare;
+        while ((*pp)->next)
+            pp = &(*pp)->next;
+        hl_tlsf_pool_t *old = *pp;
+        *pp = NULL;
+        m->nspare--;
+        m->spare_bytes -= old->bytes;
+        old->next = *out;
+        *out = old;
+    }
+    if (m->nspare)
+        __atomic_store_n(&h->decay_pending, 1, __ATOMIC_RELAXED);
+    hl_unlock(&m->spare_lock);
+}
+
+static void unmap_pools(hl_tlsf_pool_t *p)
+{
+    while (p) {
+        hl_tlsf_pool_t *n = p->next;
+        hl_region_unreport(p, p->bytes, "tlsf_pool", &p->owner_flags);
+        hl_os_unmap_quiet(p, p->bytes, "tlsf_pool");
+        p = n;
+    }
+}
+
+int hl_mid_decay(hl_heap_t *h, uint32_t now)
+{
+    hl_mid_t *m = &h->mid;
+    hl_tlsf_pool_t *release = NULL;
+    if (!__atomic_load_n(&m->nspare, __ATOMIC_RELAXED))
+        return 0;
+    if (pthread_mutex_trylock(&m->spare_lock) != 0)
+        return 1; /* busy: the next tick looks again */
+    int left = spare_expire(m, now, h->opt.decay_ms, 0, &release) != 0;
+    hl_unlock(&m->spare_lock);
+    unmap_pools(release);
+    return left;
+}
+
+/* ---- arenas --------------------------------------------------------------------------------- */
+
+/* Add a pool able to hold an aligned block of n bytes: a spare one, else a new mapping.
+ * Caller holds a->lock. */
+static int arena_grow(hl_heap_t *h, hl_arena_t *a, size_t n, size_t align)
+{
+    size_t need = hl_tlsf_block_size(n) + (align > 16 ? align + HL_TLSF_MIN : 0) +
+                  HL_TLSF_POOL_OVERHEAD;
+    hl_tlsf_pool_t *spare = spare_take(&h->mid, need);
+    if (spare) {
+        uint32_t reported = spare->owner_flags; /* its os_map was emitted once: keep that */
+        hl_tlsf_add_pool(&a->tlsf, spare, spare->bytes);
+        spare->owner_flags = reported;
+        return 0;
+    }
     size_t grow = HL_POOL_SIZE_MIN;
     for (hl_tlsf_pool_t *p = a->tlsf.pools; p && grow < HL_POOL_SIZE; p = p->next)
         grow *= 2;
     size_t bytes = need < grow ? grow : hl_align_up(need, hl_page_size);
     void *mem = hl_os_map_quiet(bytes, hl_page_size, "tlsf_pool");
-    if (!mem) return -1;
+    if (!mem)
+        return -1;
     hl_tlsf_add_pool(&a->tlsf, mem, bytes);
     hl_tlsf_pool_t *pool = mem;
     hl_region_report(pool, bytes, "tlsf_pool", &pool->owner_flags);
@@ -61,57 +172,17 @@ void *hl_mid_alloc(hl_heap_t *h, size_t n, size_t align, hl_opinfo_t *info)
     hl_lock(&a->lock);
     void *p = hl_tlsf_memalign(&a->tlsf, align, n, &split);
     path = split ? HL_PATH_TLSF_SPLIT : HL_PATH_TLSF;
-    if (!p && !h->arena_base && arena_grow(a, n, align) == 0) {
+    if (!p && !h->arena_base && arena_grow(h, a, n, align) == 0) {
         p = hl_tlsf_memalign(&a->tlsf, align, n, &split);
         path = HL_PATH_TLSF_GROW;
     }
     size_t usable = p ? hl_tlsf_usable(p) : 0;
     hl_unlock(&a->lock);
-    if (!p) return NULL;
+    if (!p)
+        return NULL;
     hl_count(h, path);
     hl_info(info, HL_TIER_MID, 0xff, path, usable);
     return p;
-}
-
-/* Is the pool one free block? Caller holds the arena lock. */
-static int pool_empty(const hl_tlsf_pool_t *p)
-{
-    const uint8_t *first = (const uint8_t *)p + HL_TLSF_POOL_HDR;
-    void *user = (void *)(first + HL_TLSF_HDR);
-    return first[HL_TLSF_HDR - 1] == HL_TAG_MID_FREE &&
-           hl_tlsf_usable(user) + HL_TLSF_HDR + HL_TLSF_POOL_OVERHEAD == p->bytes;
-}
-
-/* Take the empty pools of arena a idle for at least `decay` ms (every one when all) out of
- * it, keeping at least one pool; they are chained on *out (by `next`) for the caller to unmap
- * after dropping the lock. Returns how many empty pools stay. Caller holds a->lock. */
-static unsigned arena_expire(hl_arena_t *a, uint32_t now, uint32_t decay, int all,
-                             hl_tlsf_pool_t **out)
-{
-    unsigned kept = 0;
-    for (hl_tlsf_pool_t *p = a->tlsf.pools, *n; p; p = n) {
-        n = p->next;
-        if (!pool_empty(p)) continue;
-        if ((all || (uint32_t)(now - p->empty_since) >= decay) && a->tlsf.pools->next) {
-            hl_tlsf_remove_pool(&a->tlsf, p);
-            p->next = *out;
-            *out = p;
-        } else if (a->tlsf.pools->next) { /* an arena's only pool is not kept: it stays */
-            kept++;
-        }
-    }
-    a->empty_pools = kept;
-    return kept;
-}
-
-static void unmap_pools(hl_tlsf_pool_t *p)
-{
-    while (p) {
-        hl_tlsf_pool_t *n = p->next;
-        hl_region_unreport(p, p->bytes, "tlsf_pool", &p->owner_flags);
-        hl_os_unmap_quiet(p, p->bytes, "tlsf_pool");
-        p = n;
-    }
 }
 
 void hl_mid_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
@@ -128,17 +199,9 @@ void hl_mid_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
     hl_tlsf_free(&a->tlsf, p, &fr);
     if (!h->arena_base) {
         if (fr.empty_pool && a->tlsf.pools && a->tlsf.pools->next) {
-            /* Kept for the next thread of this arena (decay.h), up to HL_POOL_KEEP of them;
-             * beyond, the longest idle go back now. */
-            fr.empty_pool->empty_since = hl_decay_now();
-            if (arena_expire(a, fr.empty_pool->empty_since, h->opt.decay_ms, 0, &release) >
-                HL_POOL_KEEP) {
-                hl_tlsf_remove_pool(&a->tlsf, fr.empty_pool);
-                fr.empty_pool->next = release;
-                release = fr.empty_pool;
-                a->empty_pools--;
-            }
-            if (a->empty_pools) __atomic_store_n(&h->decay_pending, 1, __ATOMIC_RELAXED);
+            /* Not unmapped at once: a spare for the next arena that grows (decay.h). */
+            hl_tlsf_remove_pool(&a->tlsf, fr.empty_pool);
+            spare_put(h, fr.empty_pool, &release);
         } else if (usable >= DECOMMIT_BLOCK && hl_tlsf_free_bytes(&a->tlsf) > DECOMMIT_FREE_MIN &&
                    hl_tlsf_free_bytes(&a->tlsf) > 2 * a->tlsf.used_bytes) {
             /* Under the lock: nobody may allocate these pages while they are dropped. */
@@ -150,25 +213,6 @@ void hl_mid_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
     hl_path_t path = fr.coalesced ? HL_PATH_TLSF_COALESCE : HL_PATH_TLSF_FREE;
     hl_count(h, path);
     hl_info(info, HL_TIER_MID, 0xff, path, usable);
-}
-
-int hl_mid_decay(hl_heap_t *h, uint32_t now)
-{
-    int left = 0;
-    if (h->arena_base) return 0;
-    for (unsigned i = 0; i < h->mid.narenas; i++) {
-        hl_arena_t *a = &h->mid.arenas[i];
-        if (!__atomic_load_n(&a->empty_pools, __ATOMIC_RELAXED)) continue;
-        if (pthread_mutex_trylock(&a->lock) != 0) {
-            left = 1; /* busy: the next tick looks again */
-            continue;
-        }
-        hl_tlsf_pool_t *release = NULL;
-        left |= arena_expire(a, now, h->opt.decay_ms, 0, &release) != 0;
-        hl_unlock(&a->lock);
-        unmap_pools(release);
-    }
-    return left;
 }
 
 int hl_mid_resize(hl_heap_t *h, void *p, size_t n)
@@ -213,18 +257,20 @@ static void decommit_free(void *p, size_t usable, int is_free, void *arg)
 size_t hl_mid_trim(hl_heap_t *h)
 {
     size_t n = 0;
-    if (h->arena_base) return 0;
+    if (h->arena_base)
+        return 0;
     for (unsigned i = 0; i < h->mid.narenas; i++) {
         hl_arena_t *a = &h->mid.arenas[i];
-        hl_tlsf_pool_t *release = NULL;
         hl_lock(&a->lock);
-        arena_expire(a, 0, 0, 1, &release);
         hl_tlsf_walk(&a->tlsf, decommit_free, &n);
         hl_unlock(&a->lock);
-        for (hl_tlsf_pool_t *p = release; p; p = p->next)
-            n += p->bytes;
-        unmap_pools(release);
     }
+    hl_tlsf_pool_t *release = NULL;
+    hl_lock(&h->mid.spare_lock);
+    n += h->mid.spare_bytes;
+    spare_expire(&h->mid, 0, 0, 1, &release);
+    hl_unlock(&h->mid.spare_lock);
+    unmap_pools(release);
     return n;
 }
 
@@ -256,7 +302,7 @@ void hl_mid_totals(hl_heap_t *h, size_t *pool_bytes, size_t *used_bytes, size_t 
             np++;
         hl_unlock(&a->lock);
     }
-    *pool_bytes = pb;
+    *pool_bytes = pb + __atomic_load_n(&h->mid.spare_bytes, __ATOMIC_RELAXED); /* held too */
     *used_bytes = ub;
     *free_bytes = fb;
     *largest_free = lf;
@@ -265,7 +311,8 @@ void hl_mid_totals(hl_heap_t *h, size_t *pool_bytes, size_t *used_bytes, size_t 
 
 void hl_mid_destroy(hl_heap_t *h)
 {
-    if (h->arena_base) return;
+    if (h->arena_base)
+        return;
     for (unsigned i = 0; i < h->mid.narenas; i++) {
         hl_tlsf_pool_t *p = h->mid.arenas[i].tlsf.pools;
         while (p) {
@@ -276,4 +323,7 @@ void hl_mid_destroy(hl_heap_t *h)
         }
         h->mid.arenas[i].tlsf.pools = NULL;
     }
+    hl_tlsf_pool_t *release = NULL;
+    spare_expire(&h->mid, 0, 0, 1, &release);
+    unmap_pools(release);
 }

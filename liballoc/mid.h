@@ -1,11 +1,13 @@
 /* liballoc/mid.h — the mid tier: TLSF arenas, each behind its own lock.
  *
  * Normal mode: `narenas` arenas; a thread uses arena (its index % narenas); an arena grows by
- * pools mapped from the OS (1 MiB, doubling up to 8 MiB, or larger for big requests). A pool
- * that becomes entirely free, while its arena has another one, is kept for `decay` ms (up to
- * HL_POOL_KEEP such pools per arena, decay.h) so that the next thread given this arena reuses
- * its pages, then unmapped; the arena also decommits the pages of big freed blocks when it
- * holds far more free memory than it uses. A block's arena is the owner byte
+ * pools (1 MiB, doubling up to 8 MiB, or larger for big requests). A pool that becomes
+ * entirely free while its arena has another one leaves the arena and becomes a *spare* of the
+ * heap: the next arena that must grow — typically that of the next short-lived thread — takes
+ * the smallest spare that fits before it maps anything, so its pages are reused without
+ * system calls or page faults. Spares are unmapped after `decay` ms unused (decay.h), and the
+ * oldest beyond HL_POOL_SPARES at once. An arena also decommits the pages of big freed blocks
+ * when it holds far more free memory than it uses. A block's arena is the owner byte
  * of its header, so a free from any thread goes to the right arena. Fixed-arena mode: one
  * arena whose only pool is the whole arena; every tier (tiny slabs too, when on) carves from
  * it and nothing is mapped afterwards.
@@ -19,12 +21,18 @@
 typedef struct hl_arena_s {
     hl_lock_t lock;
     hl_tlsf_t tlsf;
-    unsigned empty_pools; /* entirely free pools kept while they decay (besides the last) */
     char pad[64];
 } hl_arena_t;
 
+/* Empty pools kept by a heap for reuse (beyond: the oldest is unmapped). */
+#define HL_POOL_SPARES 8u
+
 typedef struct hl_mid_s {
     hl_arena_t arenas[HL_MAX_ARENAS];
+    hl_lock_t spare_lock;   /* guards the spare list; taken after an arena lock */
+    struct hl_tlsf_pool_s *spare; /* newest first, linked by `next` */
+    unsigned nspare;
+    size_t spare_bytes;
     unsigned narenas;
     unsigned next_arena; /* round-robin assignment of threads */
 } hl_mid_t;
