@@ -16,8 +16,7 @@ static __thread uint32_t ticks __attribute__((tls_model("initial-exec")));
 
 void hl_decay_run(hl_heap_t *h)
 {
-    if (++ticks % HL_DECAY_EVERY)
-        return;
+    if (++ticks % HL_DECAY_EVERY) return;
     uint32_t ops = __atomic_add_fetch(&h->decay_ops, 1, __ATOMIC_RELAXED);
     uint32_t now = hl_decay_now();
     uint32_t next = __atomic_load_n(&h->decay_next, __ATOMIC_RELAXED);
@@ -33,6 +32,5 @@ void hl_decay_run(hl_heap_t *h)
     __atomic_store_n(&h->decay_pending, 0, __ATOMIC_RELAXED);
     int left = hl_large_decay(h, now);
     left |= hl_mid_decay(h, now);
-    if (left)
-        __atomic_store_n(&h->decay_pending, 1, __ATOMIC_RELAXED);
+    if (left) __atomic_store_n(&h->decay_pending, 1, __ATOMIC_RELAXED);
 }

@@ -11,8 +11,8 @@
  * the last pass; it reads the clock on one slow path in HL_DECAY_EVERY of each thread (a
  * clock read on every one cost about 5 % of a mid-block workload's time). Entries expire only
  * in these passes (insertions evict only for room), so the time an entry is kept is measured
- * in both wall time and allocator activity. So memory returns to the OS shortly after a burst ends as long as the
- * program still allocates; malloc_trim releases everything at once.
+ * in both wall time and allocator activity. So memory returns to the OS shortly after a burst ends
+ * as long as the program still allocates; malloc_trim releases everything at once.
  *
  * Time is a 32-bit millisecond count from CLOCK_MONOTONIC_COARSE (vDSO, no system call,
  * 4 ms resolution); it wraps every 49 days, and every comparison is of differences.

@@ -180,6 +180,10 @@ static int cache_put(hl_heap_t *h, char *base, size_t len)
     }
     for (unsigned i = 0; i < l->cache_count;) {
         hl_large_cached_t *e = &l->cache[i];
+        if (len + e->len > budget) { /* merged it could not stay: keep them apart */
+            i++;
+            continue;
+        }
         if (e->base + e->len == base) { /* e, then the block */
             hl_pagemap_set(base, hl_page_size, HL_PAGE_LARGE, HL_PAGE_LARGE);
             base = e->base;
@@ -202,18 +206,12 @@ static int cache_put(hl_heap_t *h, char *base, size_t len)
         evict[nevict++] = l->cache[old];
         cache_remove(l, old);
     }
-    int kept = len <= budget;
-    if (kept) {
-        hl_large_cached_t *e = &l->cache[l->cache_count++];
-        e->base = base;
-        e->len = len;
-        e->stamp = now;
-        l->cache_bytes += len;
-        __atomic_store_n(&h->decay_pending, 1, __ATOMIC_RELAXED);
-    } else { /* merged beyond the budget: release it all */
-        evict[nevict].base = base;
-        evict[nevict++].len = len;
-    }
+    hl_large_cached_t *e = &l->cache[l->cache_count++];
+    e->base = base;
+    e->len = len;
+    e->stamp = now;
+    l->cache_bytes += len;
+    __atomic_store_n(&h->decay_pending, 1, __ATOMIC_RELAXED);
     hl_unlock(&l->lock);
     unmap_all(evict, nevict);
     return 1;

@@ -96,7 +96,7 @@ static void spare_put(hl_heap_t *h, hl_tlsf_pool_t *pool, hl_tlsf_pool_t **out)
     m->spare = pool;
     m->nspare++;
     m->spare_bytes += pool->bytes;
-    while (m->nspare > HL_POOL_SPARES) {
+    while (m->nspare > (h->opt.decay_ms ? HL_POOL_SPARES : 0)) { /* decay=0: none */
         hl_tlsf_pool_t **pp = &m->spare;
         while ((*pp)->next)
             pp = &(*pp)->next;
