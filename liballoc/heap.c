@@ -2,7 +2,7 @@
  * allocation, the heap registry, fork handling, and the slow paths of the inline fast paths.
  *
  * Lock order (outermost first): heaps registry -> tiny class -> slab source -> mid arena ->
- * mid spare pools -> large list -> thread registry. Fork takes them all in that order.
+ * large list -> thread registry. Fork takes them all in that order.
  */
 #include "internal.h"
 #include "harden.h" /* hardening hooks (harden.h) */
@@ -138,14 +138,13 @@ int hl_heap_alive(hl_heap_t *h, uint64_t uid)
 
 static void heap_locks(hl_heap_t *h, int op)
 {
-    hl_lock_t *locks[HL_CLASS_COUNT + 3 + HL_MAX_ARENAS];
+    hl_lock_t *locks[HL_CLASS_COUNT + 2 + HL_MAX_ARENAS];
     unsigned n = 0;
     for (unsigned c = 0; c < HL_CLASS_COUNT; c++)
         locks[n++] = &h->tiny.cls[c].lock;
     locks[n++] = &h->tiny.src_lock;
     for (unsigned i = 0; i < h->mid.narenas; i++)
         locks[n++] = &h->mid.arenas[i].lock;
-    locks[n++] = &h->mid.spare_lock;
     locks[n++] = &h->large.lock;
     for (unsigned i = 0; i < n; i++) {
         if (op == 0)

@@ -19,6 +19,13 @@ static inline size_t map_off(const void *p)
 {
     return hdr(p)[1] & 0x00ffffffffffffffull;
 }
+/* The kernel mapping a block's range lies in, as an id (large.h), in the 8 bytes between the
+ * link and the header. */
+static inline uint64_t *origin_of(char *base) { return (uint64_t *)(base + 24); }
+static uint64_t new_origin(hl_heap_t *h)
+{
+    return __atomic_add_fetch(&h->large.origins, 1, __ATOMIC_RELAXED);
+}
 
 size_t hl_large_usable(const void *p)
 {
@@ -117,7 +124,7 @@ static void unmap_all(hl_large_cached_t *v, unsigned n)
 /* The smallest cached mapping of at least len bytes, split when it is much larger (its tail
  * stays cached); else the largest smaller one, grown with mremap (its pages stay, only the
  * growth faults in). NULL when the cache is empty or the growth fails. */
-static void *cache_take(hl_heap_t *h, size_t len, size_t *got)
+static void *cache_take(hl_heap_t *h, size_t len, size_t *got, uint64_t *origin)
 {
     hl_large_t *l = &h->large;
     if (!__atomic_load_n(&l->cache_count, __ATOMIC_RELAXED)) return NULL;
@@ -132,10 +139,10 @@ static void *cache_take(hl_heap_t *h, size_t len, size_t *got)
         }
     }
     char *base = NULL;
-    size_t blen = 0;
     if (fit != HL_LARGE_CACHE_SLOTS) {
         hl_large_cached_t *e = &l->cache[fit];
         base = e->base;
+        *origin = e->origin;
         if (e->len - len > len / 4 && e->len - len >= HL_LARGE_SPLIT_MIN) {
             /* Split: the tail keeps its place (and its age) in the cache. */
             e->base = base + len;
@@ -150,23 +157,27 @@ static void *cache_take(hl_heap_t *h, size_t len, size_t *got)
         hl_unlock(&l->lock);
         return base;
     }
-    base = l->cache[below].base;
-    blen = l->cache[below].len;
+    if (below == HL_LARGE_CACHE_SLOTS) { /* emptied meanwhile, or nothing can grow */
+        hl_unlock(&l->lock);
+        return NULL;
+    }
+    hl_large_cached_t e = l->cache[below];
     cache_remove(l, below);
     hl_unlock(&l->lock);
-    char *nb = hl_os_remap(base, blen, len, "large");
-    if (!nb) { /* e.g. the range spans two kernel mappings: give it up */
-        hl_os_unmap(base, blen, "large");
+    char *nb = hl_os_remap(e.base, e.len, len, "large");
+    if (!nb) { /* cannot happen for one kernel mapping (large.h); give it up */
+        hl_os_unmap(e.base, e.len, "large");
         return NULL;
     }
     *got = len;
+    *origin = new_origin(h); /* the kernel made it a mapping of its own */
     return nb;
 }
 
 /* Keep a freed mapping; returns 1 if it was cached. It merges with a cached neighbour (the
  * tail of a split, for instance); the oldest entries make room when the cache is full or over
  * its budget and are unmapped after the lock is dropped (expiry is the decay pass's job). */
-static int cache_put(hl_heap_t *h, char *base, size_t len)
+static int cache_put(hl_heap_t *h, char *base, size_t len, uint64_t origin)
 {
     hl_large_t *l = &h->large;
     hl_large_cached_t evict[HL_LARGE_CACHE_SLOTS + 1];
@@ -180,7 +191,7 @@ static int cache_put(hl_heap_t *h, char *base, size_t len)
     }
     for (unsigned i = 0; i < l->cache_count;) {
         hl_large_cached_t *e = &l->cache[i];
-        if (len + e->len > budget) { /* merged it could not stay: keep them apart */
+        if (len + e->len > budget || e->origin != origin) { /* keep them apart */
             i++;
             continue;
         }
@@ -210,6 +221,7 @@ static int cache_put(hl_heap_t *h, char *base, size_t len)
     e->base = base;
     e->len = len;
     e->stamp = now;
+    e->origin = origin;
     l->cache_bytes += len;
     __atomic_store_n(&h->decay_pending, 1, __ATOMIC_RELAXED);
     hl_unlock(&l->lock);
@@ -252,7 +264,8 @@ void *hl_large_alloc(hl_heap_t *h, size_t n, size_t align, hl_opinfo_t *info)
     size_t len = hl_align_up(n + off, hl_page_size);
     hl_path_t path = HL_PATH_LARGE_REUSE;
     size_t got = 0;
-    char *base = off == LARGE_OFF ? cache_take(h, len, &got) : NULL;
+    uint64_t origin = 0;
+    char *base = off == LARGE_OFF ? cache_take(h, len, &got, &origin) : NULL;
     if (base) /* a split piece or a grown one: its first page is a block head again */
         hl_pagemap_set(base, hl_page_size, HL_PAGE_LARGE_HEAD, HL_PAGE_LARGE_HEAD);
     if (base) {
@@ -264,6 +277,7 @@ void *hl_large_alloc(hl_heap_t *h, size_t n, size_t align, hl_opinfo_t *info)
         if (!base) return NULL;
         path = HL_PATH_LARGE_MMAP;
     }
+    *origin_of(base) = origin ? origin : new_origin(h);
     void *p = finish(h, base, len, off);
     hl_count(h, path);
     hl_info(info, HL_TIER_LARGE, 0xff, path, len - off);
@@ -280,7 +294,7 @@ void hl_large_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
     __atomic_sub_fetch(&h->large.bytes, len, __ATOMIC_RELAXED);
     __atomic_sub_fetch(&h->large.blocks, 1, __ATOMIC_RELAXED);
     hl_path_t path = HL_PATH_LARGE_CACHE;
-    if (off != LARGE_OFF || !cache_put(h, base, len)) {
+    if (off != LARGE_OFF || !cache_put(h, base, len, *origin_of(base))) {
         hl_os_unmap(base, len, "large");
         path = HL_PATH_LARGE_MUNMAP;
     }
@@ -305,6 +319,7 @@ void *hl_large_realloc(hl_heap_t *h, void *p, size_t n, hl_opinfo_t *info)
         base = nb;
         link_add(h, (hl_large_link_t *)base);
         hdr(base + off)[0] = nlen;
+        *origin_of(base) = new_origin(h);
         __atomic_add_fetch(&h->large.bytes, nlen - len, __ATOMIC_RELAXED);
         path = HL_PATH_LARGE_MREMAP;
     }

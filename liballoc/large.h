@@ -3,6 +3,7 @@
  * Mapping layout (base page-aligned; off = 48 rounded up to the alignment):
  *
  *   base+0        hl_large_link_t {next, prev, off} (heaps that can be destroyed keep a list)
+ *   base+24       origin: the kernel mapping the block lies in (cache bookkeeping, below)
  *   user-16       mapping length (8 bytes)
  *   user-8        HL_TAG_LARGE << 56 | off       (byte user-1 is the tag)
  *   user = base+off   user data, usable = length - off
@@ -13,7 +14,11 @@
  * freed mapping is kept, merged with a cached neighbour when they touch, and handed out again
  * to a later request: the smallest cached mapping that holds it — split when it is more than a
  * quarter (and HL_LARGE_SPLIT_MIN) larger, the tail staying cached — or else the largest
- * smaller one, grown with mremap (its pages stay resident; only the growth faults in). So
+ * smaller one, grown with mremap (its pages stay resident; only the growth faults in). mremap
+ * needs a range inside one kernel mapping (VMA), so every range carries an *origin*: a new id
+ * for each mmap and each successful mremap (the kernel then splits it off), inherited by the
+ * pieces of a split (base+24, between the link and the header, for live blocks); only
+ * neighbours of one origin merge — adjacent ranges of two mmaps do not. So
  * steady large-block churn of any size mix costs few system calls and few page faults.
  * Keeping memory honest:
  *   - budget: the cache holds at most the large bytes the program had live in the current
@@ -35,7 +40,7 @@ typedef struct hl_large_link_s {
     size_t off; /* user pointer - base */
 } hl_large_link_t;
 
-#define HL_LARGE_CACHE_SLOTS 32u
+#define HL_LARGE_CACHE_SLOTS 64u
 #define HL_LARGE_CACHE_BYTES (64u << 20)
 #define HL_LARGE_CACHE_MIN   (1u << 20)
 #define HL_LARGE_SPLIT_MIN   (256u << 10)
@@ -43,7 +48,8 @@ typedef struct hl_large_link_s {
 typedef struct hl_large_cached_s {
     char *base;
     size_t len;
-    uint32_t stamp; /* hl_decay_now() when it was freed (or merged) */
+    uint64_t origin; /* kernel mapping it lies in (see above) */
+    uint32_t stamp;  /* hl_decay_now() when it was freed (or merged) */
 } hl_large_cached_t;
 
 typedef struct hl_large_s {
@@ -54,6 +60,7 @@ typedef struct hl_large_s {
     size_t cache_bytes;
     size_t live_hw;    /* high-water mark of `bytes` in this decay period: the cache budget */
     uint32_t hw_stamp; /* start of that period */
+    uint64_t origins;  /* last origin id handed out (atomic) */
     size_t bytes;      /* mapped bytes of live blocks (atomic) */
     size_t blocks;     /* live blocks (atomic) */
 } hl_large_t;

@@ -14,10 +14,6 @@ int hl_mid_setup(hl_heap_t *h)
     hl_mid_t *m = &h->mid;
     m->narenas = h->arena_base ? 1 : h->opt.arenas;
     m->next_arena = 0;
-    hl_lock_init(&m->spare_lock);
-    m->spare = NULL;
-    m->nspare = 0;
-    m->spare_bytes = 0;
     for (unsigned i = 0; i < m->narenas; i++) {
         hl_lock_init(&m->arenas[i].lock);
         hl_tlsf_init(&m->arenas[i].tlsf, (uint8_t)i, (int)h->opt.rotate);
@@ -40,76 +36,36 @@ static inline hl_arena_t *thread_arena(hl_heap_t *h)
     return &m->arenas[t->heap == h ? t->arena % m->narenas : 0];
 }
 
-/* ---- spare pools: empty pools kept for any arena while they decay (mid.h) ------------------ */
+/* ---- empty pools: kept while they decay, reused by any arena (mid.h) ------------------------ */
 
-/* Take the smallest spare pool of at least `need` bytes, or NULL. Caller holds an arena lock
- * (lock order: arena, then spare_lock). */
-static hl_tlsf_pool_t *spare_take(hl_mid_t *m, size_t need)
+/* Is the pool one free block? Caller holds its arena's lock. */
+static int pool_empty(const hl_tlsf_pool_t *p)
 {
-    if (!__atomic_load_n(&m->nspare, __ATOMIC_RELAXED))
-        return NULL;
-    hl_lock(&m->spare_lock);
-    hl_tlsf_pool_t **best = NULL;
-    for (hl_tlsf_pool_t **pp = &m->spare; *pp; pp = &(*pp)->next)
-        if ((*pp)->bytes >= need && (!best || (*pp)->bytes < (*best)->bytes))
-            best = pp;
-    hl_tlsf_pool_t *p = NULL;
-    if (best) {
-        p = *best;
-        *best = p->next;
-        m->nspare--;
-        m->spare_bytes -= p->bytes;
-    }
-    hl_unlock(&m->spare_lock);
-    return p;
+    const uint8_t *first = (const uint8_t *)p + HL_TLSF_POOL_HDR;
+    return first[HL_TLSF_HDR - 1] == HL_TAG_MID_FREE &&
+           hl_tlsf_usable(first + HL_TLSF_HDR) + HL_TLSF_HDR + HL_TLSF_POOL_OVERHEAD == p->bytes;
 }
 
-/* Move the spares idle for at least `decay` ms (every one when all) to *out; returns how
- * many stay. Caller holds spare_lock. */
-static unsigned spare_expire(hl_mid_t *m, uint32_t now, uint32_t decay, int all,
+/* Take out of arena a the empty pools idle for at least `decay` ms (every empty one when all),
+ * chained on *out by `next` for the caller to unmap after dropping the lock. Returns how many
+ * empty pools stay. Caller holds a->lock. */
+static unsigned arena_expire(hl_arena_t *a, uint32_t now, uint32_t decay, int all,
                              hl_tlsf_pool_t **out)
 {
-    for (hl_tlsf_pool_t **pp = &m->spare; *pp;) {
-        hl_tlsf_pool_t *p = *pp;
+    unsigned kept = 0;
+    for (hl_tlsf_pool_t *p = a->tlsf.pools, *n; p; p = n) {
+        n = p->next;
+        if (!pool_empty(p))
+            continue;
         if (all || (uint32_t)(now - p->empty_since) >= decay) {
-            *pp = p->next;
-            m->nspare--;
-            m->spare_bytes -= p->bytes;
+            hl_tlsf_remove_pool(&a->tlsf, p);
             p->next = *out;
             *out = p;
         } else {
-            pp = &p->next;
+            kept++;
         }
     }
-    return m->nspare;
-}
-
-/* Keep an empty pool (already out of its arena) as a spare; the oldest spares beyond
- * HL_POOL_SPARES and those past their decay go to *out. Caller holds the arena lock. */
-static void spare_put(hl_heap_t *h, hl_tlsf_pool_t *pool, hl_tlsf_pool_t **out)
-{
-    hl_mid_t *m = &h->mid;
-    uint32_t now = hl_decay_now();
-    pool->empty_since = now;
-    hl_lock(&m->spare_lock);
-    pool->next = m->spare; /* newest first: the oldest is the last */
-    m->spare = pool;
-    m->nspare++;
-    m->spare_bytes += pool->bytes;
-    while (m->nspare > (h->opt.decay_ms ? HL_POOL_SPARES : 0)) { /* decay=0: none */
-        hl_tlsf_pool_t **pp = &m->spare;
-        while ((*pp)->next)
-            pp = &(*pp)->next;
-        hl_tlsf_pool_t *old = *pp;
-        *pp = NULL;
-        m->nspare--;
-        m->spare_bytes -= old->bytes;
-        old->next = *out;
-        *out = old;
-    }
-    if (m->nspare)
-        __atomic_store_n(&h->decay_pending, 1, __ATOMIC_RELAXED);
-    hl_unlock(&m->spare_lock);
+    return kept;
 }
 
 static void unmap_pools(hl_tlsf_pool_t *p)
@@ -122,33 +78,62 @@ static void unmap_pools(hl_tlsf_pool_t *p)
     }
 }
 
+/* The smallest empty pool of at least `need` bytes of another arena than `self`, taken out of
+ * it; NULL if none. Busy arenas are skipped (trylock: the caller holds its own arena's lock). */
+static hl_tlsf_pool_t *steal_empty_pool(hl_mid_t *m, hl_arena_t *self, size_t need)
+{
+    for (unsigned i = 0; i < m->narenas; i++) {
+        hl_arena_t *a = &m->arenas[i];
+        if (a == self || !__atomic_load_n(&a->tlsf.pools, __ATOMIC_RELAXED) ||
+            pthread_mutex_trylock(&a->lock) != 0)
+            continue;
+        hl_tlsf_pool_t *best = NULL;
+        for (hl_tlsf_pool_t *p = a->tlsf.pools; p; p = p->next)
+            if (p->bytes >= need && (!best || p->bytes < best->bytes) && pool_empty(p))
+                best = p;
+        if (best)
+            hl_tlsf_remove_pool(&a->tlsf, best);
+        hl_unlock(&a->lock);
+        if (best)
+            return best;
+    }
+    return NULL;
+}
+
 int hl_mid_decay(hl_heap_t *h, uint32_t now)
 {
-    hl_mid_t *m = &h->mid;
-    hl_tlsf_pool_t *release = NULL;
-    if (!__atomic_load_n(&m->nspare, __ATOMIC_RELAXED))
+    int left = 0;
+    if (h->arena_base)
         return 0;
-    if (pthread_mutex_trylock(&m->spare_lock) != 0)
-        return 1; /* busy: the next tick looks again */
-    int left = spare_expire(m, now, h->opt.decay_ms, 0, &release) != 0;
-    hl_unlock(&m->spare_lock);
-    unmap_pools(release);
+    for (unsigned i = 0; i < h->mid.narenas; i++) {
+        hl_arena_t *a = &h->mid.arenas[i];
+        if (!__atomic_load_n(&a->tlsf.pools, __ATOMIC_RELAXED))
+            continue;
+        if (pthread_mutex_trylock(&a->lock) != 0) {
+            left = 1; /* busy: the next pass looks again */
+            continue;
+        }
+        hl_tlsf_pool_t *release = NULL;
+        left |= arena_expire(a, now, h->opt.decay_ms, 0, &release) != 0;
+        hl_unlock(&a->lock);
+        unmap_pools(release);
+    }
     return left;
 }
 
 /* ---- arenas --------------------------------------------------------------------------------- */
 
-/* Add a pool able to hold an aligned block of n bytes: a spare one, else a new mapping.
- * Caller holds a->lock. */
+/* Add a pool able to hold an aligned block of n bytes: another arena's empty pool, else a new
+ * mapping. Caller holds a->lock. */
 static int arena_grow(hl_heap_t *h, hl_arena_t *a, size_t n, size_t align)
 {
     size_t need = hl_tlsf_block_size(n) + (align > 16 ? align + HL_TLSF_MIN : 0) +
                   HL_TLSF_POOL_OVERHEAD;
-    hl_tlsf_pool_t *spare = spare_take(&h->mid, need);
-    if (spare) {
-        uint32_t reported = spare->owner_flags; /* its os_map was emitted once: keep that */
-        hl_tlsf_add_pool(&a->tlsf, spare, spare->bytes);
-        spare->owner_flags = reported;
+    hl_tlsf_pool_t *reuse = steal_empty_pool(&h->mid, a, need);
+    if (reuse) {
+        uint32_t reported = reuse->owner_flags; /* its os_map was emitted once: keep that */
+        hl_tlsf_add_pool(&a->tlsf, reuse, reuse->bytes);
+        reuse->owner_flags = reported;
         return 0;
     }
     size_t grow = HL_POOL_SIZE_MIN;
@@ -198,10 +183,14 @@ void hl_mid_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
     hl_lock(&a->lock);
     hl_tlsf_free(&a->tlsf, p, &fr);
     if (!h->arena_base) {
-        if (fr.empty_pool && a->tlsf.pools && a->tlsf.pools->next) {
-            /* Not unmapped at once: a spare for the next arena that grows (decay.h). */
+        if (fr.empty_pool && h->opt.decay_ms) {
+            /* Kept, usable as it is, for decay ms (decay.h); another arena may take it. */
+            fr.empty_pool->empty_since = hl_decay_now();
+            __atomic_store_n(&h->decay_pending, 1, __ATOMIC_RELAXED);
+        } else if (fr.empty_pool && a->tlsf.pools->next) { /* decay=0: at once */
             hl_tlsf_remove_pool(&a->tlsf, fr.empty_pool);
-            spare_put(h, fr.empty_pool, &release);
+            fr.empty_pool->next = NULL;
+            release = fr.empty_pool;
         } else if (usable >= DECOMMIT_BLOCK && hl_tlsf_free_bytes(&a->tlsf) > DECOMMIT_FREE_MIN &&
                    hl_tlsf_free_bytes(&a->tlsf) > 2 * a->tlsf.used_bytes) {
             /* Under the lock: nobody may allocate these pages while they are dropped. */
@@ -261,16 +250,15 @@ size_t hl_mid_trim(hl_heap_t *h)
         return 0;
     for (unsigned i = 0; i < h->mid.narenas; i++) {
         hl_arena_t *a = &h->mid.arenas[i];
+        hl_tlsf_pool_t *release = NULL;
         hl_lock(&a->lock);
+        arena_expire(a, 0, 0, 1, &release);
         hl_tlsf_walk(&a->tlsf, decommit_free, &n);
         hl_unlock(&a->lock);
+        for (hl_tlsf_pool_t *p = release; p; p = p->next)
+            n += p->bytes;
+        unmap_pools(release);
     }
-    hl_tlsf_pool_t *release = NULL;
-    hl_lock(&h->mid.spare_lock);
-    n += h->mid.spare_bytes;
-    spare_expire(&h->mid, 0, 0, 1, &release);
-    hl_unlock(&h->mid.spare_lock);
-    unmap_pools(release);
     return n;
 }
 
@@ -302,7 +290,7 @@ void hl_mid_totals(hl_heap_t *h, size_t *pool_bytes, size_t *used_bytes, size_t 
             np++;
         hl_unlock(&a->lock);
     }
-    *pool_bytes = pb + __atomic_load_n(&h->mid.spare_bytes, __ATOMIC_RELAXED); /* held too */
+    *pool_bytes = pb;
     *used_bytes = ub;
     *free_bytes = fb;
     *largest_free = lf;
@@ -323,7 +311,4 @@ void hl_mid_destroy(hl_heap_t *h)
         }
         h->mid.arenas[i].tlsf.pools = NULL;
     }
-    hl_tlsf_pool_t *release = NULL;
-    spare_expire(&h->mid, 0, 0, 1, &release);
-    unmap_pools(release);
 }

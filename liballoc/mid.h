@@ -2,12 +2,13 @@
  *
  * Normal mode: `narenas` arenas; a thread uses arena (its index % narenas); an arena grows by
  * pools (1 MiB, doubling up to 8 MiB, or larger for big requests). A pool that becomes
- * entirely free while its arena has another one leaves the arena and becomes a *spare* of the
- * heap: the next arena that must grow — typically that of the next short-lived thread — takes
- * the smallest spare that fits before it maps anything, so its pages are reused without
- * system calls or page faults. Spares are unmapped after `decay` ms unused (decay.h), and the
- * oldest beyond HL_POOL_SPARES at once. An arena also decommits the pages of big freed blocks
- * when it holds far more free memory than it uses. A block's arena is the owner byte
+ * entirely free stays in its arena, usable as it is, and is unmapped only after `decay` ms
+ * empty (decay.h) — the arena's last pool too. An arena that must grow first takes the
+ * smallest empty pool of another arena that fits (threads are spread over arenas round-robin,
+ * so the next short-lived thread grows an arena other than the one its predecessor emptied),
+ * and maps a new pool only when there is none: the pages are reused without system calls or
+ * page faults. An arena also decommits the pages of big freed blocks when it holds far more
+ * free memory than it uses. A block's arena is the owner byte
  * of its header, so a free from any thread goes to the right arena. Fixed-arena mode: one
  * arena whose only pool is the whole arena; every tier (tiny slabs too, when on) carves from
  * it and nothing is mapped afterwards.
@@ -24,15 +25,8 @@ typedef struct hl_arena_s {
     char pad[64];
 } hl_arena_t;
 
-/* Empty pools kept by a heap for reuse (beyond: the oldest is unmapped). */
-#define HL_POOL_SPARES 8u
-
 typedef struct hl_mid_s {
     hl_arena_t arenas[HL_MAX_ARENAS];
-    hl_lock_t spare_lock;   /* guards the spare list; taken after an arena lock */
-    struct hl_tlsf_pool_s *spare; /* newest first, linked by `next` */
-    unsigned nspare;
-    size_t spare_bytes;
     unsigned narenas;
     unsigned next_arena; /* round-robin assignment of threads */
 } hl_mid_t;
@@ -49,9 +43,9 @@ int hl_mid_resize(struct hl_heap_s *h, void *p, size_t n);
 /* Arena mode: a slab-aligned block for the tiny tier, and its release. */
 struct hl_slab_s *hl_mid_alloc_slab(struct hl_heap_s *h);
 void hl_mid_free_slab(struct hl_heap_s *h, struct hl_slab_s *s);
-/* Unmap the empty pools idle for the decay time; returns 1 while some remain (decay.h). */
+/* Unmap the pools empty for the decay time; returns 1 while empty pools remain (decay.h). */
 int hl_mid_decay(struct hl_heap_s *h, uint32_t now);
-/* Decommit free spans and unmap every empty pool but an arena's last; returns bytes. */
+/* Decommit free spans and unmap every empty pool; returns bytes. */
 size_t hl_mid_trim(struct hl_heap_s *h);
 size_t hl_mid_check(struct hl_heap_s *h, int verbose);
 void hl_mid_destroy(struct hl_heap_s *h);

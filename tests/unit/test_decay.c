@@ -1,5 +1,5 @@
 /* Memory kept for reuse (decay.h): the large cache's policy (big blocks reused, split,
- * grown, bounded) and the spare TLSF pools, both given back to the OS after the decay time
+ * grown, bounded) and the empty TLSF pools (reused by another arena), both given back to the OS after the decay time
  * once the allocator is active, or by a trim; decay=0 keeps nothing; fixed arenas keep
  * everything in the arena. Mapped or unmapped is asked of the kernel (mincore). */
 #include "internal.h"
@@ -34,6 +34,14 @@ static uint64_t path_count(hl_heap_t *h, hl_path_t path)
     uint64_t c[HL_PATH_COUNT];
     hl_heap_path_counts(h, c, HL_PATH_COUNT);
     return c[path];
+}
+
+static size_t npools(const hl_arena_t *a)
+{
+    size_t n = 0;
+    for (const hl_tlsf_pool_t *p = a->tlsf.pools; p; p = p->next)
+        n++;
+    return n;
 }
 
 static void sleep_ms(long ms)
@@ -132,7 +140,7 @@ Test(decay, a_trim_empties_the_cache)
     hl_heap_destroy(h);
 }
 
-/* Fill arena 0 past its first pool, free it all: the extra pools become spares. */
+/* Fill the thread's arena past its first pool (pools of 1, 2, 4, 8 MiB), free it all. */
 static void fill_and_free(hl_heap_t *h, void **p, int n)
 {
     for (int i = 0; i < n; i++)
@@ -143,58 +151,59 @@ static void fill_and_free(hl_heap_t *h, void **p, int n)
 
 Test(decay, decay_zero_keeps_nothing)
 {
-    hl_heap_t *h = make("decay=0");
+    hl_heap_t *h = make("decay=0,arenas=2");
     char *p = hl_heap_malloc(h, 8 << 20);
     hl_heap_free(h, p);
     cr_assert_not(mapped(p), "unmapped at once");
     cr_assert_eq(path_count(h, HL_PATH_LARGE_MUNMAP), 1);
     void *q[40];
     fill_and_free(h, q, 40);
-    cr_assert_eq(h->mid.nspare, 0, "no spare pools either");
+    cr_assert_eq(npools(&h->mid.arenas[0]) + npools(&h->mid.arenas[1]), 1,
+                 "emptied pools are unmapped at once but the last");
     hl_heap_destroy(h);
 }
 
-Test(decay, an_empty_pool_is_a_spare_for_the_next_arena)
+Test(decay, an_empty_pool_is_reused_by_the_next_arena)
 {
     hl_heap_t *h = make("arenas=2");
     void *p[40];
-    fill_and_free(h, p, 40); /* 8 MiB: pools of 1, 2, 4 and 8 MiB */
-    unsigned spares = h->mid.nspare;
-    cr_assert_geq(spares, 1, "emptied pools are kept");
+    fill_and_free(h, p, 40); /* 8 MiB: pools of 1, 2, 4 and 8 MiB, all empty now */
+    hl_tls_t *t = hl_tls_of(h);
+    hl_arena_t *a = &h->mid.arenas[t->arena % 2], *b = &h->mid.arenas[(t->arena + 1) % 2];
+    size_t before = a->tlsf.pool_bytes;
+    cr_assert_eq(npools(a), 4, "emptied pools are kept");
+    cr_assert_eq(npools(b), 0);
     hl_heap_info_t info;
     hl_heap_info(h, &info);
-    cr_assert_geq(info.held, h->mid.spare_bytes, "spares count as held memory");
-    /* Another arena grows: it takes a spare instead of mapping a pool. */
-    hl_tls_t *t = hl_tls_of(h);
-    unsigned before = t->arena % 2;
-    t->arena++;
+    cr_assert_geq(info.held, before, "kept pools count as held memory");
+    t->arena++; /* the next thread's arena grows: it takes the smallest empty pool */
     void *q = hl_heap_malloc(h, 200 << 10);
-    cr_assert_neq(hl_tlsf_owner(q), before);
-    cr_assert_eq(h->mid.nspare, spares - 1);
+    cr_assert_eq(hl_tlsf_owner(q), (unsigned)(b - h->mid.arenas));
+    cr_assert_eq(npools(b), 1);
+    cr_assert_eq(b->tlsf.pool_bytes, HL_POOL_SIZE_MIN);
+    cr_assert_eq(a->tlsf.pool_bytes, before - HL_POOL_SIZE_MIN, "moved, not mapped");
     hl_heap_free(h, q);
     cr_assert_eq(hl_heap_check(h, 1), 0);
     hl_heap_destroy(h);
 }
 
-Test(decay, spare_pools_go_back_after_the_decay_time_or_a_trim)
+Test(decay, empty_pools_go_back_after_the_decay_time_or_a_trim)
 {
     hl_heap_t *h = make("arenas=1,decay=250");
+    hl_arena_t *a = &h->mid.arenas[0];
     void *p[40];
     fill_and_free(h, p, 40);
-    cr_assert_geq(h->mid.nspare, 1);
-    void *spare = h->mid.spare;
-    cr_assert(mapped(spare));
+    cr_assert_eq(npools(a), 4);
+    activity(h, 5000);
+    cr_assert_geq(npools(a), 4, "kept while the decay time has not passed");
     sleep_ms(300);
     activity(h, 5000);
-    cr_assert_eq(h->mid.nspare, 0);
-    cr_assert_not(mapped(spare));
-    void *more[60];
-    fill_and_free(h, more, 60); /* beyond the 8 MiB pool that stayed */
-    cr_assert_geq(h->mid.nspare, 1);
-    spare = h->mid.spare;
+    cr_assert_eq(npools(a), 1, "unmapped by a decay pass (the activity needs one pool)");
+    cr_assert_eq(a->tlsf.pool_bytes, HL_POOL_SIZE_MIN);
+    fill_and_free(h, p, 40);
+    cr_assert_geq(npools(a), 2);
     cr_assert_eq(hl_heap_trim(h, 0), 1);
-    cr_assert_eq(h->mid.nspare, 0);
-    cr_assert_not(mapped(spare));
+    cr_assert_eq(npools(a), 0, "a trim unmaps every empty pool");
     cr_assert_eq(hl_heap_check(h, 1), 0);
     hl_heap_destroy(h);
 }
@@ -211,7 +220,6 @@ Test(decay, a_fixed_arena_keeps_everything_in_the_arena)
         activity(h, 1000);
     }
     cr_assert_eq(h->large.cache_count, 0);
-    cr_assert_eq(h->mid.nspare, 0);
     cr_assert_eq(path_count(h, HL_PATH_LARGE_MMAP), 0);
     cr_assert_eq(path_count(h, HL_PATH_LARGE_REUSE), 0);
     cr_assert_eq(h->mid.arenas[0].tlsf.pools->bytes, h->arena_size & ~(size_t)15);
