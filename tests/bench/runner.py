@@ -86,7 +86,7 @@ def main_workloads():
         w.append(Workload(f"larson.{t}t", [b("larson"), str(t), "200"], [f"larson.{t}t"],
                           group="3 server"))
     w.append(Workload("prodcons.1p", [b("prodcons"), "1"], ["prodcons.1p"], group="3 server"))
-    w.append(Workload("large", [b("large")], ["large.replace", "large.rss_free", "large.rss_idle"],
+    w.append(Workload("large", [b("large"), "4", "200"], ["large.replace", "large.rss_free", "large.rss_idle"],
                       group="7 large"))
     for gens, t, ops in CHURN:
         k = f"churn.{t}t.{ops}"
