@@ -115,6 +115,16 @@ static unsigned cache_expire(hl_large_t *l, uint32_t now, uint32_t decay, int al
     return n;
 }
 
+/* The trace pairs os_map and os_unmap events by address: a split or a merge is told as the old
+ * ranges unmapped and the new ones mapped (nothing is emitted when tracing is off). */
+static void retrace(char *a, size_t alen, char *b, size_t blen, char *m, size_t mlen)
+{
+    hl_trace_emit_os(0, a, alen, "large");
+    if (blen)
+        hl_trace_emit_os(0, b, blen, "large");
+    hl_trace_emit_os(1, m, mlen, "large");
+}
+
 static void unmap_all(hl_large_cached_t *v, unsigned n)
 {
     for (unsigned i = 0; i < n; i++)
@@ -145,6 +155,8 @@ static void *cache_take(hl_heap_t *h, size_t len, size_t *got, uint64_t *origin)
         *origin = e->origin;
         if (e->len - len > len / 4 && e->len - len >= HL_LARGE_SPLIT_MIN) {
             /* Split: the tail keeps its place (and its age) in the cache. */
+            retrace(base, e->len, NULL, 0, base, len);
+            hl_trace_emit_os(1, base + len, e->len - len, "large");
             e->base = base + len;
             e->len -= len;
             l->cache_bytes -= len;
@@ -196,10 +208,12 @@ static int cache_put(hl_heap_t *h, char *base, size_t len, uint64_t origin)
             continue;
         }
         if (e->base + e->len == base) { /* e, then the block */
+            retrace(e->base, e->len, base, len, e->base, e->len + len);
             hl_pagemap_set(base, hl_page_size, HL_PAGE_LARGE, HL_PAGE_LARGE);
             base = e->base;
             len += e->len;
         } else if (base + len == e->base) { /* the block, then e */
+            retrace(base, len, e->base, e->len, base, len + e->len);
             hl_pagemap_set(e->base, hl_page_size, HL_PAGE_LARGE, HL_PAGE_LARGE);
             len += e->len;
         } else {
