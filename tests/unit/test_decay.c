@@ -228,3 +228,16 @@ Test(decay, a_fixed_arena_keeps_everything_in_the_arena)
     cr_assert_eq(info.held, h->arena_size);
     hl_heap_destroy(h);
 }
+
+Test(decay, the_option_parses_and_refuses_bad_values)
+{
+    hl_options_t o;
+    char err[128];
+    hl_options_default(&o);
+    cr_assert_eq(o.decay_ms, HL_DEFAULT_DECAY_MS);
+    cr_assert_eq(hl_options_parse(&o, "decay=250", err, sizeof err), 0, "%s", err);
+    cr_assert_eq(o.decay_ms, 250);
+    cr_assert_eq(hl_options_parse(&o, "decay=soon", err, sizeof err), -1);
+    cr_assert_str_eq(err, "bad value in option 'decay=soon'");
+    cr_assert_eq(hl_options_parse(&o, "decay=99999999999", err, sizeof err), -1);
+}
