@@ -132,6 +132,8 @@ class Cell:
         self.values = {}   # key -> list of floats
         self.units = {}    # key -> (unit, better)
         self.rss = []      # KiB
+        self.cpu = []      # s, user + system, of the whole process
+        self.flt = []      # minor page faults of the whole process
         self.error = None
         self.skip = None
 
@@ -172,10 +174,11 @@ def run_once(argv, preload, stdin, cell, wall_key, extra_env=None):
         text = out.read().decode(errors="replace")
         etext = err.read().decode(errors="replace").strip()
         report = open(rf.name).read().split()
-    if len(report) != 3:
+    if len(report) != 5:
         cell.error = f"launcher failed (exit {p.returncode}): {etext[-200:]}"
         return
     wall_ns, rss_kib, rc = int(report[0]), int(report[1]), int(report[2])
+    cpu_ns, minflt = int(report[3]), int(report[4])
     if rc == 3 and text.startswith("SKIP"):
         cell.skip = text.split("\n", 1)[0][5:].strip()
         return
@@ -184,6 +187,8 @@ def run_once(argv, preload, stdin, cell, wall_key, extra_env=None):
         cell.error = f"exit {rc}" + (f": {last}" if last else "")
         return
     cell.rss.append(rss_kib)
+    cell.cpu.append(cpu_ns / 1e9)
+    cell.flt.append(minflt)
     for line in text.splitlines():
         m = re.match(r"RESULT (\S+) (\S+) (\S+) (\S+)$", line)
         if m:
@@ -328,6 +333,26 @@ def main_table(rep, workloads, cells):
                         s += f" ({v / g:.2f}×)"
                     row.append(s)
                 rep.add(f"| {k} | " + " | ".join(row) + " |")
+        rep.add()
+        rep.add("Whole process, medians: CPU time (user + system, s; from wait4 — steadier than "
+                "wall time on a shared machine) and minor page faults; in parentheses "
+                "heapledger's advantage (other / heapledger).")
+        rep.add()
+        rep.add("| workload | figure | " + " | ".join(a for a, _ in ALLOCATORS) + " |")
+        rep.add("|---|---|" + "---|" * len(ALLOCATORS))
+        for w in burst:
+            for label, attr, f in [("CPU s", "cpu", fmt), ("minor faults", "flt", lambda v: f"{v:,.0f}")]:
+                hv = getattr(cells[(w.name, "heapledger")], attr)
+                h = statistics.median(hv) if hv else None
+                row = []
+                for a, _ in ALLOCATORS:
+                    vals = getattr(cells[(w.name, a)], attr)
+                    v = statistics.median(vals) if vals else None
+                    s = "—" if v is None else f(v)
+                    if a != "heapledger" and v and h:
+                        s += f" ({v / h:.2f}×)"
+                    row.append(s)
+                rep.add(f"| {w.name} | {label} | " + " | ".join(row) + " |")
         rep.add()
     fp = [w for w in workloads if w.name == "fastpath"]
     if fp:
@@ -503,6 +528,13 @@ def targets(rep, main_cells, mws, mat_cells, matws, cg):
         rg = ratio(hl, vals["glibc"], "lower")
         check(f"{w.name} ≥1.0× the fastest of jemalloc/mimalloc/tcmalloc, never behind glibc",
               rb >= 1.0 and rg >= 1.0, f"{rb:.2f}× {best_a}, {rg:.2f}× glibc")
+        cpu = {a: statistics.median(main_cells[(w.name, a)].cpu)
+               for a in OTHERS + ["heapledger"] if main_cells[(w.name, a)].cpu}
+        if len(cpu) == len(OTHERS) + 1:
+            best_c = min(peers, key=lambda a: cpu[a])
+            rc, rcg = cpu[best_c] / cpu["heapledger"], cpu["glibc"] / cpu["heapledger"]
+            check(f"{w.name} CPU time (user+sys, whole process) ≥1.0× the leanest peer, ≥ glibc",
+                  rc >= 1.0 and rcg >= 1.0, f"{rc:.2f}× {best_c}, {rcg:.2f}× glibc")
         k = w.keys[-1]
         h, g = med(w.name, "heapledger", k), med(w.name, "glibc", k)
         if h is not None and g:
