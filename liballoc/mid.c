@@ -105,6 +105,11 @@ int hl_mid_decay(hl_heap_t *h, uint32_t now)
     int left = 0;
     if (h->arena_base)
         return 0;
+    /* An arena grew within the decay time: the empty pools are the working set of a churn
+     * (short-lived threads take them in turn), not memory left over after a burst. */
+    if ((uint32_t)(now - __atomic_load_n(&h->mid.grow_stamp, __ATOMIC_RELAXED)) <
+        h->opt.decay_ms)
+        return 1;
     for (unsigned i = 0; i < h->mid.narenas; i++) {
         hl_arena_t *a = &h->mid.arenas[i];
         if (!__atomic_load_n(&a->tlsf.pools, __ATOMIC_RELAXED))
@@ -129,6 +134,7 @@ static int arena_grow(hl_heap_t *h, hl_arena_t *a, size_t n, size_t align)
 {
     size_t need = hl_tlsf_block_size(n) + (align > 16 ? align + HL_TLSF_MIN : 0) +
                   HL_TLSF_POOL_OVERHEAD;
+    __atomic_store_n(&h->mid.grow_stamp, hl_decay_now(), __ATOMIC_RELAXED);
     hl_tlsf_pool_t *reuse = steal_empty_pool(&h->mid, a, need);
     if (reuse) {
         uint32_t reported = reuse->owner_flags; /* its os_map was emitted once: keep that */

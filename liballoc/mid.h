@@ -3,7 +3,8 @@
  * Normal mode: `narenas` arenas; a thread uses arena (its index % narenas); an arena grows by
  * pools (1 MiB, doubling up to 8 MiB, or larger for big requests). A pool that becomes
  * entirely free stays in its arena, usable as it is, and is unmapped only after `decay` ms
- * empty (decay.h) — the arena's last pool too. An arena that must grow first takes the
+ * empty (decay.h) — the arena's last pool too — and only when no arena grew during that time
+ * (while arenas grow, the empty pools are a churn's working set, not left-over memory). An arena that must grow first takes the
  * smallest empty pool of another arena that fits (threads are spread over arenas round-robin,
  * so the next short-lived thread grows an arena other than the one its predecessor emptied),
  * and maps a new pool only when there is none: the pages are reused without system calls or
@@ -29,6 +30,7 @@ typedef struct hl_mid_s {
     hl_arena_t arenas[HL_MAX_ARENAS];
     unsigned narenas;
     unsigned next_arena; /* round-robin assignment of threads */
+    uint32_t grow_stamp; /* hl_decay_now() of the last arena growth (decay.h) */
 } hl_mid_t;
 
 struct hl_heap_s;
