@@ -131,8 +131,8 @@ static void unmap_all(hl_large_cached_t *v, unsigned n)
         hl_os_unmap(v[i].base, v[i].len, "large");
 }
 
-/* The smallest cached mapping of at least len bytes, split when it is much larger (its tail
- * stays cached); else the largest smaller one, grown with mremap (its pages stay, only the
+/* The smallest cached mapping of at least len bytes, split when it is larger (its tail stays
+ * cached); else the largest smaller one, grown with mremap (its pages stay, only the
  * growth faults in). NULL when the cache is empty or the growth fails. */
 static void *cache_take(hl_heap_t *h, size_t len, size_t *got, uint64_t *origin)
 {
@@ -153,8 +153,10 @@ static void *cache_take(hl_heap_t *h, size_t len, size_t *got, uint64_t *origin)
         hl_large_cached_t *e = &l->cache[fit];
         base = e->base;
         *origin = e->origin;
-        if (e->len - len > len / 4 && e->len - len >= HL_LARGE_SPLIT_MIN) {
-            /* Split: the tail keeps its place (and its age) in the cache. */
+        if (e->len > len) {
+            /* Split: the block gets exactly the mapping size it asked for (its usable size does
+             * not depend on what the cache held: replays reproduce it), and the tail keeps its
+             * place (and its age) in the cache; they merge again when the block is freed. */
             retrace(base, e->len, NULL, 0, base, len);
             hl_trace_emit_os(1, base + len, e->len - len, "large");
             e->base = base + len;

@@ -11,9 +11,10 @@
  * realloc of a block with off == 48 uses mremap.
  *
  * The cache of freed mappings (blocks with off == 48; hardened blocks are never cached). A
- * freed mapping is kept, merged with a cached neighbour when they touch, and handed out again
- * to a later request: the smallest cached mapping that holds it — split when it is more than a
- * quarter (and HL_LARGE_SPLIT_MIN) larger, the tail staying cached — or else the largest
+ * freed mapping is kept, merged with a cached neighbour of the same origin (below), and handed out again
+ * to a later request: the smallest cached mapping that holds it — split when it is larger, so
+ * that the block's usable size is exactly that of a fresh mapping (what-if replays reproduce
+ * it), the tail staying cached — or else the largest
  * smaller one, grown with mremap (its pages stay resident; only the growth faults in). mremap
  * needs a range inside one kernel mapping (VMA), so every range carries an *origin*: a new id
  * for each mmap and each successful mremap (the kernel then splits it off), inherited by the
@@ -24,8 +25,8 @@
  *   - budget: the cache holds at most the large bytes the program had live in the current
  *     decay period (high-water mark), within [HL_LARGE_CACHE_MIN, HL_LARGE_CACHE_BYTES]; the
  *     oldest entries make room, and a mapping beyond the budget is unmapped at once;
- *   - decay: an entry unused for `decay` ms (option decay=MS, default 100) is unmapped, by the
- *     next allocator slow path after that time (hl_decay_tick) — memory goes back to the OS
+ *   - decay: an entry unused for `decay` ms (option decay=MS, default 100) is unmapped by a
+ *     decay pass on a later allocator slow path (decay.h) — memory goes back to the OS
  *     after a burst without a background thread; decay=0 turns the cache off;
  *   - malloc_trim empties it. At most HL_LARGE_CACHE_SLOTS mappings.
  */
@@ -43,7 +44,6 @@ typedef struct hl_large_link_s {
 #define HL_LARGE_CACHE_SLOTS 64u
 #define HL_LARGE_CACHE_BYTES (64u << 20)
 #define HL_LARGE_CACHE_MIN   (1u << 20)
-#define HL_LARGE_SPLIT_MIN   (256u << 10)
 
 typedef struct hl_large_cached_s {
     char *base;
