@@ -21,8 +21,15 @@ static inline size_t map_off(const void *p)
 }
 /* The kernel mapping a block's range lies in, as an id (large.h), in the 8 bytes between the
  * link and the header. */
-static inline uint64_t *origin_of(char *base) { return (uint64_t *)(base + 24); }
-static uint64_t new_origin(hl_heap_t *h)
+static inline uint32_t *origin_of(char *base) { return (uint32_t *)(base + 24); }
+/* Pages of the mapping beyond the block's own length (a cached mapping handed out whole). */
+static inline uint32_t *excess_of(char *base) { return (uint32_t *)(base + 28); }
+/* The whole mapping of a block: its length plus the excess. */
+static inline size_t mapping_len(const void *p, size_t off)
+{
+    return map_len(p) + (size_t)*excess_of((char *)p - off) * hl_page_size;
+}
+static uint32_t new_origin(hl_heap_t *h)
 {
     return __atomic_add_fetch(&h->large.origins, 1, __ATOMIC_RELAXED);
 }
@@ -61,14 +68,14 @@ static void link_del(hl_heap_t *h, hl_large_link_t *l)
     hl_unlock(&h->large.lock);
 }
 
-static void *finish(hl_heap_t *h, char *base, size_t len, size_t off)
+static void *finish(hl_heap_t *h, char *base, size_t len, size_t whole, size_t off)
 {
     char *p = base + off;
     hdr(p)[0] = len;
     hdr(p)[1] = ((uint64_t)HL_TAG_LARGE << 56) | off;
     ((hl_large_link_t *)base)->off = off;
     link_add(h, (hl_large_link_t *)base);
-    size_t live = __atomic_add_fetch(&h->large.bytes, len, __ATOMIC_RELAXED);
+    size_t live = __atomic_add_fetch(&h->large.bytes, whole, __ATOMIC_RELAXED);
     if (live > __atomic_load_n(&h->large.live_hw, __ATOMIC_RELAXED)) /* racy max: a hint */
         __atomic_store_n(&h->large.live_hw, live, __ATOMIC_RELAXED);
     __atomic_add_fetch(&h->large.blocks, 1, __ATOMIC_RELAXED);
@@ -153,10 +160,8 @@ static void *cache_take(hl_heap_t *h, size_t len, size_t *got, uint64_t *origin)
         hl_large_cached_t *e = &l->cache[fit];
         base = e->base;
         *origin = e->origin;
-        if (e->len > len) {
-            /* Split: the block gets exactly the mapping size it asked for (its usable size does
-             * not depend on what the cache held: replays reproduce it), and the tail keeps its
-             * place (and its age) in the cache; they merge again when the block is freed. */
+        if (e->len - len > len / 4 && e->len - len >= HL_LARGE_SPLIT_MIN) {
+            /* Split: the tail keeps its place (and its age) in the cache. */
             retrace(base, e->len, NULL, 0, base, len);
             hl_trace_emit_os(1, base + len, e->len - len, "large");
             e->base = base + len;
@@ -284,8 +289,9 @@ void *hl_large_alloc(hl_heap_t *h, size_t n, size_t align, hl_opinfo_t *info)
     char *base = off == LARGE_OFF ? cache_take(h, len, &got, &origin) : NULL;
     if (base) /* a split piece or a grown one: its first page is a block head again */
         hl_pagemap_set(base, hl_page_size, HL_PAGE_LARGE_HEAD, HL_PAGE_LARGE_HEAD);
+    size_t whole = len;
     if (base) {
-        len = got;
+        whole = got; /* its usable size stays that of a fresh mapping of len (replays) */
     } else {
         /* An alignment above a page maps at that alignment; the block starts one alignment
          * in. */
@@ -293,8 +299,9 @@ void *hl_large_alloc(hl_heap_t *h, size_t n, size_t align, hl_opinfo_t *info)
         if (!base) return NULL;
         path = HL_PATH_LARGE_MMAP;
     }
-    *origin_of(base) = origin ? origin : new_origin(h);
-    void *p = finish(h, base, len, off);
+    *origin_of(base) = origin ? (uint32_t)origin : new_origin(h);
+    *excess_of(base) = (uint32_t)((whole - len) / hl_page_size);
+    void *p = finish(h, base, len, whole, off);
     hl_count(h, path);
     hl_info(info, HL_TIER_LARGE, 0xff, path, len - off);
     return p;
@@ -306,6 +313,8 @@ void hl_large_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
     if (off < LARGE_OFF || (off & 15) || len < off)
         hl_fatal("invalid-free", p, "large block header is corrupt");
     char *base = (char *)p - off;
+    size_t usable = len - off;
+    len = mapping_len(p, off);
     link_del(h, (hl_large_link_t *)base);
     __atomic_sub_fetch(&h->large.bytes, len, __ATOMIC_RELAXED);
     __atomic_sub_fetch(&h->large.blocks, 1, __ATOMIC_RELAXED);
@@ -315,7 +324,7 @@ void hl_large_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
         path = HL_PATH_LARGE_MUNMAP;
     }
     hl_count(h, path);
-    hl_info(info, HL_TIER_LARGE, 0xff, path, len - off);
+    hl_info(info, HL_TIER_LARGE, 0xff, path, usable);
 }
 
 void *hl_large_realloc(hl_heap_t *h, void *p, size_t n, hl_opinfo_t *info)
@@ -326,6 +335,7 @@ void *hl_large_realloc(hl_heap_t *h, void *p, size_t n, hl_opinfo_t *info)
     char *base = (char *)p - off;
     hl_path_t path = HL_PATH_REALLOC_INPLACE;
     if (nlen != len) {
+        len = mapping_len(p, off);
         link_del(h, (hl_large_link_t *)base);
         char *nb = hl_os_remap(base, len, nlen, "large");
         if (!nb) {
@@ -336,6 +346,7 @@ void *hl_large_realloc(hl_heap_t *h, void *p, size_t n, hl_opinfo_t *info)
         link_add(h, (hl_large_link_t *)base);
         hdr(base + off)[0] = nlen;
         *origin_of(base) = new_origin(h);
+        *excess_of(base) = 0;
         __atomic_add_fetch(&h->large.bytes, nlen - len, __ATOMIC_RELAXED);
         path = HL_PATH_LARGE_MREMAP;
     }
@@ -350,7 +361,7 @@ void hl_large_destroy(hl_heap_t *h)
     hl_large_link_t *l = h->large.list;
     while (l) {
         hl_large_link_t *n = l->next;
-        hl_os_unmap(l, map_len((char *)l + l->off), "large");
+        hl_os_unmap(l, mapping_len((char *)l + l->off, l->off), "large");
         l = n;
     }
     h->large.list = NULL;

@@ -3,7 +3,8 @@
  * Mapping layout (base page-aligned; off = 48 rounded up to the alignment):
  *
  *   base+0        hl_large_link_t {next, prev, off} (heaps that can be destroyed keep a list)
- *   base+24       origin: the kernel mapping the block lies in (cache bookkeeping, below)
+ *   base+24       origin (32 bits): the kernel mapping the block lies in (cache, below)
+ *   base+28       excess (32 bits): pages of the mapping beyond the block's length
  *   user-16       mapping length (8 bytes)
  *   user-8        HL_TAG_LARGE << 56 | off       (byte user-1 is the tag)
  *   user = base+off   user data, usable = length - off
@@ -12,9 +13,10 @@
  *
  * The cache of freed mappings (blocks with off == 48; hardened blocks are never cached). A
  * freed mapping is kept, merged with a cached neighbour of the same origin (below), and handed out again
- * to a later request: the smallest cached mapping that holds it — split when it is larger, so
- * that the block's usable size is exactly that of a fresh mapping (what-if replays reproduce
- * it), the tail staying cached — or else the largest
+ * to a later request: the smallest cached mapping that holds it — split when it is more than a
+ * quarter (and HL_LARGE_SPLIT_MIN) larger, the tail staying cached, else handed out whole with
+ * the extra pages counted as the block's excess (its usable size stays that of a fresh mapping,
+ * so what-if replays reproduce it) — or else the largest
  * smaller one, grown with mremap (its pages stay resident; only the growth faults in). mremap
  * needs a range inside one kernel mapping (VMA), so every range carries an *origin*: a new id
  * for each mmap and each successful mremap (the kernel then splits it off), inherited by the
@@ -44,6 +46,7 @@ typedef struct hl_large_link_s {
 #define HL_LARGE_CACHE_SLOTS 64u
 #define HL_LARGE_CACHE_BYTES (64u << 20)
 #define HL_LARGE_CACHE_MIN   (1u << 20)
+#define HL_LARGE_SPLIT_MIN   (256u << 10)
 
 typedef struct hl_large_cached_s {
     char *base;

@@ -1,7 +1,7 @@
 /* Memory kept for reuse (decay.h): the large cache's policy (big blocks reused, split,
- * grown, bounded) and the empty TLSF pools (reused by another arena), both given back to the OS after the decay time
- * once the allocator is active, or by a trim; decay=0 keeps nothing; fixed arenas keep
- * everything in the arena. Mapped or unmapped is asked of the kernel (mincore). */
+ * grown, bounded) and the empty TLSF pools (reused by another arena), both given back to the OS
+ * after the decay time once the allocator is active, or by a trim; decay=0 keeps nothing; fixed
+ * arenas keep everything in the arena. Mapped or unmapped is asked of the kernel (mincore). */
 #include "internal.h"
 
 #include <criterion/criterion.h>
@@ -240,4 +240,24 @@ Test(decay, the_option_parses_and_refuses_bad_values)
     cr_assert_eq(hl_options_parse(&o, "decay=soon", err, sizeof err), -1);
     cr_assert_str_eq(err, "bad value in option 'decay=soon'");
     cr_assert_eq(hl_options_parse(&o, "decay=99999999999", err, sizeof err), -1);
+}
+
+Test(decay, a_block_handed_out_whole_keeps_a_fresh_usable_size)
+{
+    hl_heap_t *h = make("");
+    char *p = hl_heap_malloc(h, 10 << 20);
+    hl_heap_free(h, p);
+    char *q = hl_heap_malloc(h, 9 << 20); /* 10 MiB cached: within a quarter, taken whole */
+    cr_assert_eq(q, p);
+    size_t fresh = ((9u << 20) + 48 + 4095) / 4096 * 4096 - 48;
+    cr_assert_eq(hl_heap_usable_size(h, q), fresh, "usable size independent of the cache");
+    cr_assert_eq(h->large.cache_count, 0);
+    hl_heap_free(h, q); /* the whole 10 MiB mapping goes back */
+    char *r = hl_heap_malloc(h, 10 << 20);
+    cr_assert_eq(r, p);
+    cr_assert_eq(path_count(h, HL_PATH_LARGE_MMAP), 1);
+    r = hl_heap_realloc(h, r, 12 << 20); /* mremap from the whole mapping */
+    cr_assert_not_null(r);
+    hl_heap_free(h, r);
+    hl_heap_destroy(h);
 }
