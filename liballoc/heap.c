@@ -342,6 +342,7 @@ static void *alloc_slow(hl_heap_t *h, size_t n, size_t align, hl_opinfo_t *info)
         set_fail(h, info); /* nothing can serve it: no padding, no rounding may wrap it */
         return NULL;
     }
+    hl_decay_tick(h, &h->decay_pending); /* decay hook: kept memory goes back (decay.h) */
     size_t req = n; /* hardening hook: room for canary and trailer */
     if (h->opt.harden)
         n = hl_harden_pad(h, req);
@@ -395,6 +396,7 @@ static void bin_flush_half(hl_heap_t *h, hl_tbin_t *b, unsigned cls)
 
 void hl_free_slow(hl_heap_t *h, void *p, hl_opinfo_t *info)
 {
+    hl_decay_tick(h, &h->decay_pending); /* decay hook (decay.h) */
     if (h->opt.harden && !hl_side_owns(p) && /* the tracer's blocks: mid.c sends them home */
         !hl_harden_free(h, p, info))         /* hardening hook: 0 = consumed */
         return;

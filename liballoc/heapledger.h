@@ -50,7 +50,8 @@ typedef struct hl_options_s {
     uint32_t check_at_exit; /* check_at_exit=1: full heap check at exit */
     uint32_t guard;         /* guard=large|all|sample:N -> 1|2|3 (0 = none) */
     uint32_t guard_sample;  /* N of guard=sample:N */
-    uint32_t reserved[3];
+    uint32_t decay_ms;      /* decay=MS: freed large mappings and empty TLSF pools kept this long */
+    uint32_t reserved[2];
 } hl_options_t;
 
 /* Fill *o with the defaults. */

@@ -76,6 +76,7 @@
 #define HL_POOL_SIZE_MIN        (1u << 20)
 #define HL_POOL_SIZE            (8u << 20)
 #define HL_MAX_ARENAS           16u
+#define HL_DEFAULT_DECAY_MS     100u
 
 /* ---- locks ------------------------------------------------------------------------------ */
 typedef pthread_mutex_t hl_lock_t;
@@ -129,6 +130,7 @@ hl_inline bool hl_is_pow2(size_t a) { return a && !(a & (a - 1)); }
 #include "tiny.h"
 #include "mid.h"
 #include "large.h"
+#include "decay.h"
 
 /* ---- per-thread state (thread.c) ------------------------------------------------------- */
 typedef struct hl_tbin_s {
@@ -194,6 +196,10 @@ struct hl_heap_s {
     hl_tiny_t tiny;
     hl_mid_t mid;
     hl_large_t large;
+    uint32_t decay_pending; /* the large cache or a mid arena keeps memory (decay.h) */
+    uint32_t decay_next;    /* hl_decay_now() of the next decay pass */
+    uint32_t decay_ops;     /* slow paths / HL_DECAY_EVERY, and its value at the last pass */
+    uint32_t decay_last_ops;
     uint64_t paths[HL_PATH_COUNT]; /* counters of exited threads (atomic adds) */
     struct hl_heap_s *next, *prev; /* all heaps (fork handlers, thread binding) */
 };

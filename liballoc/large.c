@@ -1,16 +1,43 @@
 /* liballoc/large.c — one mapping per block (see large.h). */
 #include "internal.h"
+#include "pagemap.h"
 
 #include <errno.h>
 #include <string.h>
 
 #define LARGE_OFF 48u /* link (24 B) + header (16 B), rounded to 16 */
 
-static inline uint64_t *hdr(const void *p) { return (uint64_t *)((char *)p - 16); }
-static inline size_t map_len(const void *p) { return hdr(p)[0]; }
-static inline size_t map_off(const void *p) { return hdr(p)[1] & 0x00ffffffffffffffull; }
+static inline uint64_t *hdr(const void *p)
+{
+    return (uint64_t *)((char *)p - 16);
+}
+static inline size_t map_len(const void *p)
+{
+    return hdr(p)[0];
+}
+static inline size_t map_off(const void *p)
+{
+    return hdr(p)[1] & 0x00ffffffffffffffull;
+}
+/* The kernel mapping a block's range lies in, as an id (large.h), in the 8 bytes between the
+ * link and the header. */
+static inline uint32_t *origin_of(char *base) { return (uint32_t *)(base + 24); }
+/* Pages of the mapping beyond the block's own length (a cached mapping handed out whole). */
+static inline uint32_t *excess_of(char *base) { return (uint32_t *)(base + 28); }
+/* The whole mapping of a block: its length plus the excess. */
+static inline size_t mapping_len(const void *p, size_t off)
+{
+    return map_len(p) + (size_t)*excess_of((char *)p - off) * hl_page_size;
+}
+static uint32_t new_origin(hl_heap_t *h)
+{
+    return __atomic_add_fetch(&h->large.origins, 1, __ATOMIC_RELAXED);
+}
 
-size_t hl_large_usable(const void *p) { return map_len(p) - map_off(p); }
+size_t hl_large_usable(const void *p)
+{
+    return map_len(p) - map_off(p);
+}
 
 void hl_large_setup(hl_heap_t *h)
 {
@@ -20,126 +47,232 @@ void hl_large_setup(hl_heap_t *h)
 
 static void link_add(hl_heap_t *h, hl_large_link_t *l)
 {
-    if (h->is_default)
-        return;
+    if (h->is_default) return;
     hl_lock(&h->large.lock);
     l->prev = NULL;
     l->next = h->large.list;
-    if (l->next)
-        l->next->prev = l;
+    if (l->next) l->next->prev = l;
     h->large.list = l;
     hl_unlock(&h->large.lock);
 }
 
 static void link_del(hl_heap_t *h, hl_large_link_t *l)
 {
-    if (h->is_default)
-        return;
+    if (h->is_default) return;
     hl_lock(&h->large.lock);
     if (l->prev)
         l->prev->next = l->next;
     else
         h->large.list = l->next;
-    if (l->next)
-        l->next->prev = l->prev;
+    if (l->next) l->next->prev = l->prev;
     hl_unlock(&h->large.lock);
 }
 
-static void *finish(hl_heap_t *h, char *base, size_t len, size_t off)
+static void *finish(hl_heap_t *h, char *base, size_t len, size_t whole, size_t off)
 {
     char *p = base + off;
     hdr(p)[0] = len;
     hdr(p)[1] = ((uint64_t)HL_TAG_LARGE << 56) | off;
     ((hl_large_link_t *)base)->off = off;
     link_add(h, (hl_large_link_t *)base);
-    __atomic_add_fetch(&h->large.bytes, len, __ATOMIC_RELAXED);
+    size_t live = __atomic_add_fetch(&h->large.bytes, whole, __ATOMIC_RELAXED);
+    if (live > __atomic_load_n(&h->large.live_hw, __ATOMIC_RELAXED)) /* racy max: a hint */
+        __atomic_store_n(&h->large.live_hw, live, __ATOMIC_RELAXED);
     __atomic_add_fetch(&h->large.blocks, 1, __ATOMIC_RELAXED);
     return p;
 }
 
-/* Take a cached mapping of at least len bytes (and at most len + len/4), or NULL. */
-static void *cache_take(hl_heap_t *h, size_t len, size_t *got)
+/* ---- the cache of freed mappings (see large.h for the policy) ------------------------------ */
+
+/* Remove entry i (order does not matter: the oldest is found by its stamp). Caller holds the
+ * lock. */
+static void cache_remove(hl_large_t *l, unsigned i)
 {
-    hl_large_t *l = &h->large;
-    void *base = NULL;
-    if (!l->cache_count)
-        return NULL;
-    hl_lock(&l->lock);
-    unsigned best = HL_LARGE_CACHE_SLOTS;
-    for (unsigned i = 0; i < l->cache_count; i++) {
-        unsigned k = (l->cache_head + i) % HL_LARGE_CACHE_SLOTS;
-        size_t c = l->cache[k].len;
-        if (c >= len && c - len <= len / 4 &&
-            (best == HL_LARGE_CACHE_SLOTS || c < l->cache[best].len))
-            best = k;
-    }
-    if (best != HL_LARGE_CACHE_SLOTS) {
-        base = l->cache[best].base;
-        *got = l->cache[best].len;
-        l->cache_bytes -= *got;
-        if (l->cache_budget < HL_LARGE_CACHE_BYTES) /* a reuse: worth keeping more */
-            l->cache_budget = l->cache_budget ? l->cache_budget * 2 : 2 * HL_LARGE_CACHE_MIN;
-        /* Fill the hole with the oldest entry and advance the head. */
-        l->cache[best] = l->cache[l->cache_head];
-        l->cache_head = (l->cache_head + 1) % HL_LARGE_CACHE_SLOTS;
-        l->cache_count--;
-    }
-    hl_unlock(&l->lock);
-    return base;
+    l->cache_bytes -= l->cache[i].len;
+    l->cache[i] = l->cache[--l->cache_count];
 }
 
-/* Keep a freed mapping; returns 1 if it was cached. Evicted mappings are unmapped after the
- * lock is dropped. */
-static int cache_put(hl_heap_t *h, void *base, size_t len)
+/* The budget: the large bytes the program had live recently (high-water mark of the current
+ * decay period), within [HL_LARGE_CACHE_MIN, HL_LARGE_CACHE_BYTES]. Caller holds the lock. */
+static size_t cache_budget(const hl_large_t *l)
+{
+    size_t b = l->live_hw;
+    if (b < HL_LARGE_CACHE_MIN) b = HL_LARGE_CACHE_MIN;
+    return b > HL_LARGE_CACHE_BYTES ? HL_LARGE_CACHE_BYTES : b;
+}
+
+/* Move the entries idle for at least `decay` ms (all of them when all) to out[]; returns how
+ * many. Caller holds the lock and unmaps them after dropping it. */
+static unsigned cache_expire(hl_large_t *l, uint32_t now, uint32_t decay, int all,
+                             hl_large_cached_t *out)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < l->cache_count;) {
+        if (all || (uint32_t)(now - l->cache[i].stamp) >= decay) {
+            out[n++] = l->cache[i];
+            cache_remove(l, i);
+        } else {
+            i++;
+        }
+    }
+    if ((uint32_t)(now - l->hw_stamp) >= decay) { /* a new period: forget the old peak */
+        l->live_hw = __atomic_load_n(&l->bytes, __ATOMIC_RELAXED);
+        l->hw_stamp = now;
+    }
+    return n;
+}
+
+/* The trace pairs os_map and os_unmap events by address: a split or a merge is told as the old
+ * ranges unmapped and the new ones mapped (nothing is emitted when tracing is off). */
+static void retrace(char *a, size_t alen, char *b, size_t blen, char *m, size_t mlen)
+{
+    hl_trace_emit_os(0, a, alen, "large");
+    if (blen)
+        hl_trace_emit_os(0, b, blen, "large");
+    hl_trace_emit_os(1, m, mlen, "large");
+}
+
+static void unmap_all(hl_large_cached_t *v, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        hl_os_unmap(v[i].base, v[i].len, "large");
+}
+
+/* The smallest cached mapping of at least len bytes, split when it is larger (its tail stays
+ * cached); else the largest smaller one, grown with mremap (its pages stay, only the
+ * growth faults in). NULL when the cache is empty or the growth fails. */
+static void *cache_take(hl_heap_t *h, size_t len, size_t *got, uint64_t *origin)
 {
     hl_large_t *l = &h->large;
-    hl_large_cached_t evict[HL_LARGE_CACHE_SLOTS];
-    unsigned nevict = 0;
+    if (!__atomic_load_n(&l->cache_count, __ATOMIC_RELAXED)) return NULL;
     hl_lock(&l->lock);
-    if (!l->cache_budget)
-        l->cache_budget = HL_LARGE_CACHE_MIN;
-    if (len > l->cache_budget) {
+    unsigned fit = HL_LARGE_CACHE_SLOTS, below = HL_LARGE_CACHE_SLOTS;
+    for (unsigned i = 0; i < l->cache_count; i++) {
+        size_t c = l->cache[i].len;
+        if (c >= len) {
+            if (fit == HL_LARGE_CACHE_SLOTS || c < l->cache[fit].len) fit = i;
+        } else if (below == HL_LARGE_CACHE_SLOTS || c > l->cache[below].len) {
+            below = i;
+        }
+    }
+    char *base = NULL;
+    if (fit != HL_LARGE_CACHE_SLOTS) {
+        hl_large_cached_t *e = &l->cache[fit];
+        base = e->base;
+        *origin = e->origin;
+        if (e->len - len > len / 4 && e->len - len >= HL_LARGE_SPLIT_MIN) {
+            /* Split: the tail keeps its place (and its age) in the cache. */
+            retrace(base, e->len, NULL, 0, base, len);
+            hl_trace_emit_os(1, base + len, e->len - len, "large");
+            e->base = base + len;
+            e->len -= len;
+            l->cache_bytes -= len;
+            hl_pagemap_set(e->base, hl_page_size, HL_PAGE_LARGE_HEAD, HL_PAGE_LARGE_HEAD);
+            *got = len;
+        } else {
+            *got = e->len;
+            cache_remove(l, fit);
+        }
+        hl_unlock(&l->lock);
+        return base;
+    }
+    if (below == HL_LARGE_CACHE_SLOTS) { /* emptied meanwhile, or nothing can grow */
+        hl_unlock(&l->lock);
+        return NULL;
+    }
+    hl_large_cached_t e = l->cache[below];
+    cache_remove(l, below);
+    hl_unlock(&l->lock);
+    char *nb = hl_os_remap(e.base, e.len, len, "large");
+    if (!nb) { /* cannot happen for one kernel mapping (large.h); give it up */
+        hl_os_unmap(e.base, e.len, "large");
+        return NULL;
+    }
+    *got = len;
+    *origin = new_origin(h); /* the kernel made it a mapping of its own */
+    return nb;
+}
+
+/* Keep a freed mapping; returns 1 if it was cached. It merges with a cached neighbour (the
+ * tail of a split, for instance); the oldest entries make room when the cache is full or over
+ * its budget and are unmapped after the lock is dropped (expiry is the decay pass's job). */
+static int cache_put(hl_heap_t *h, char *base, size_t len, uint64_t origin)
+{
+    hl_large_t *l = &h->large;
+    hl_large_cached_t evict[HL_LARGE_CACHE_SLOTS + 1];
+    unsigned nevict = 0;
+    uint32_t now = hl_decay_now();
+    hl_lock(&l->lock);
+    size_t budget = cache_budget(l);
+    if (len > budget || !h->opt.decay_ms) {
         hl_unlock(&l->lock);
         return 0;
     }
-    while (l->cache_count &&
-           (l->cache_count == HL_LARGE_CACHE_SLOTS || l->cache_bytes + len > l->cache_budget)) {
-        evict[nevict++] = l->cache[l->cache_head];
-        l->cache_bytes -= l->cache[l->cache_head].len;
-        l->cache_head = (l->cache_head + 1) % HL_LARGE_CACHE_SLOTS;
-        l->cache_count--;
-        /* A mapping left unused: keep less. */
-        if (l->cache_budget / 2 >= HL_LARGE_CACHE_MIN)
-            l->cache_budget /= 2;
+    for (unsigned i = 0; i < l->cache_count;) {
+        hl_large_cached_t *e = &l->cache[i];
+        if (len + e->len > budget || e->origin != origin) { /* keep them apart */
+            i++;
+            continue;
+        }
+        if (e->base + e->len == base) { /* e, then the block */
+            retrace(e->base, e->len, base, len, e->base, e->len + len);
+            hl_pagemap_set(base, hl_page_size, HL_PAGE_LARGE, HL_PAGE_LARGE);
+            base = e->base;
+            len += e->len;
+        } else if (base + len == e->base) { /* the block, then e */
+            retrace(base, len, e->base, e->len, base, len + e->len);
+            hl_pagemap_set(e->base, hl_page_size, HL_PAGE_LARGE, HL_PAGE_LARGE);
+            len += e->len;
+        } else {
+            i++;
+            continue;
+        }
+        cache_remove(l, i);
+        i = 0; /* the merged range may now touch another entry */
     }
-    unsigned k = (l->cache_head + l->cache_count) % HL_LARGE_CACHE_SLOTS;
-    l->cache[k].base = base;
-    l->cache[k].len = len;
-    l->cache_count++;
+    while (l->cache_count &&
+           (l->cache_count == HL_LARGE_CACHE_SLOTS || l->cache_bytes + len > budget)) {
+        unsigned old = 0;
+        for (unsigned i = 1; i < l->cache_count; i++)
+            if ((int32_t)(l->cache[i].stamp - l->cache[old].stamp) < 0) old = i;
+        evict[nevict++] = l->cache[old];
+        cache_remove(l, old);
+    }
+    hl_large_cached_t *e = &l->cache[l->cache_count++];
+    e->base = base;
+    e->len = len;
+    e->stamp = now;
+    e->origin = origin;
     l->cache_bytes += len;
+    __atomic_store_n(&h->decay_pending, 1, __ATOMIC_RELAXED);
     hl_unlock(&l->lock);
-    for (unsigned i = 0; i < nevict; i++)
-        hl_os_unmap(evict[i].base, evict[i].len, "large");
+    unmap_all(evict, nevict);
     return 1;
+}
+
+int hl_large_decay(hl_heap_t *h, uint32_t now)
+{
+    hl_large_t *l = &h->large;
+    hl_large_cached_t out[HL_LARGE_CACHE_SLOTS];
+    if (pthread_mutex_trylock(&l->lock) != 0) return 1; /* busy: try again at the next tick */
+    unsigned n = cache_expire(l, now, h->opt.decay_ms, 0, out);
+    int left = l->cache_count != 0;
+    hl_unlock(&l->lock);
+    unmap_all(out, n);
+    return left;
 }
 
 size_t hl_large_trim(hl_heap_t *h)
 {
     hl_large_t *l = &h->large;
     hl_large_cached_t all[HL_LARGE_CACHE_SLOTS];
-    unsigned n = 0;
     size_t bytes = 0;
     hl_lock(&l->lock);
-    for (; l->cache_count; l->cache_count--) {
-        all[n++] = l->cache[l->cache_head];
-        l->cache_head = (l->cache_head + 1) % HL_LARGE_CACHE_SLOTS;
-    }
-    l->cache_bytes = 0;
+    unsigned n = cache_expire(l, hl_decay_now(), h->opt.decay_ms, 1, all);
     hl_unlock(&l->lock);
-    for (unsigned i = 0; i < n; i++) {
-        hl_os_unmap(all[i].base, all[i].len, "large");
+    for (unsigned i = 0; i < n; i++)
         bytes += all[i].len;
-    }
+    unmap_all(all, n);
     return bytes;
 }
 
@@ -148,23 +281,27 @@ void *hl_large_alloc(hl_heap_t *h, size_t n, size_t align, hl_opinfo_t *info)
     size_t off = hl_align_up(LARGE_OFF, align > 16 ? align : 16);
     if (h->opt.harden && off < hl_page_size) /* hardening hook: trailer in a header page */
         off = hl_page_size;
-    if (n > PTRDIFF_MAX - off - hl_page_size)
-        return NULL;
+    if (n > PTRDIFF_MAX - off - hl_page_size) return NULL;
     size_t len = hl_align_up(n + off, hl_page_size);
     hl_path_t path = HL_PATH_LARGE_REUSE;
     size_t got = 0;
-    char *base = off == LARGE_OFF ? cache_take(h, len, &got) : NULL;
+    uint64_t origin = 0;
+    char *base = off == LARGE_OFF ? cache_take(h, len, &got, &origin) : NULL;
+    if (base) /* a split piece or a grown one: its first page is a block head again */
+        hl_pagemap_set(base, hl_page_size, HL_PAGE_LARGE_HEAD, HL_PAGE_LARGE_HEAD);
+    size_t whole = len;
     if (base) {
-        len = got;
+        whole = got; /* its usable size stays that of a fresh mapping of len (replays) */
     } else {
         /* An alignment above a page maps at that alignment; the block starts one alignment
          * in. */
         base = hl_os_map(len, off > hl_page_size ? off : hl_page_size, "large");
-        if (!base)
-            return NULL;
+        if (!base) return NULL;
         path = HL_PATH_LARGE_MMAP;
     }
-    void *p = finish(h, base, len, off);
+    *origin_of(base) = origin ? (uint32_t)origin : new_origin(h);
+    *excess_of(base) = (uint32_t)((whole - len) / hl_page_size);
+    void *p = finish(h, base, len, whole, off);
     hl_count(h, path);
     hl_info(info, HL_TIER_LARGE, 0xff, path, len - off);
     return p;
@@ -176,27 +313,29 @@ void hl_large_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
     if (off < LARGE_OFF || (off & 15) || len < off)
         hl_fatal("invalid-free", p, "large block header is corrupt");
     char *base = (char *)p - off;
+    size_t usable = len - off;
+    len = mapping_len(p, off);
     link_del(h, (hl_large_link_t *)base);
     __atomic_sub_fetch(&h->large.bytes, len, __ATOMIC_RELAXED);
     __atomic_sub_fetch(&h->large.blocks, 1, __ATOMIC_RELAXED);
     hl_path_t path = HL_PATH_LARGE_CACHE;
-    if (off != LARGE_OFF || !cache_put(h, base, len)) {
+    if (off != LARGE_OFF || !cache_put(h, base, len, *origin_of(base))) {
         hl_os_unmap(base, len, "large");
         path = HL_PATH_LARGE_MUNMAP;
     }
     hl_count(h, path);
-    hl_info(info, HL_TIER_LARGE, 0xff, path, len - off);
+    hl_info(info, HL_TIER_LARGE, 0xff, path, usable);
 }
 
 void *hl_large_realloc(hl_heap_t *h, void *p, size_t n, hl_opinfo_t *info)
 {
     size_t len = map_len(p), off = map_off(p);
-    if (off != LARGE_OFF || n > PTRDIFF_MAX - off - hl_page_size)
-        return NULL;
+    if (off != LARGE_OFF || n > PTRDIFF_MAX - off - hl_page_size) return NULL;
     size_t nlen = hl_align_up(n + off, hl_page_size);
     char *base = (char *)p - off;
     hl_path_t path = HL_PATH_REALLOC_INPLACE;
     if (nlen != len) {
+        len = mapping_len(p, off);
         link_del(h, (hl_large_link_t *)base);
         char *nb = hl_os_remap(base, len, nlen, "large");
         if (!nb) {
@@ -206,6 +345,8 @@ void *hl_large_realloc(hl_heap_t *h, void *p, size_t n, hl_opinfo_t *info)
         base = nb;
         link_add(h, (hl_large_link_t *)base);
         hdr(base + off)[0] = nlen;
+        *origin_of(base) = new_origin(h);
+        *excess_of(base) = 0;
         __atomic_add_fetch(&h->large.bytes, nlen - len, __ATOMIC_RELAXED);
         path = HL_PATH_LARGE_MREMAP;
     }
@@ -220,7 +361,7 @@ void hl_large_destroy(hl_heap_t *h)
     hl_large_link_t *l = h->large.list;
     while (l) {
         hl_large_link_t *n = l->next;
-        hl_os_unmap(l, map_len((char *)l + l->off), "large");
+        hl_os_unmap(l, mapping_len((char *)l + l->off, l->off), "large");
         l = n;
     }
     h->large.list = NULL;

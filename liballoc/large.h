@@ -3,48 +3,69 @@
  * Mapping layout (base page-aligned; off = 48 rounded up to the alignment):
  *
  *   base+0        hl_large_link_t {next, prev, off} (heaps that can be destroyed keep a list)
+ *   base+24       origin (32 bits): the kernel mapping the block lies in (cache, below)
+ *   base+28       excess (32 bits): pages of the mapping beyond the block's length
  *   user-16       mapping length (8 bytes)
  *   user-8        HL_TAG_LARGE << 56 | off       (byte user-1 is the tag)
  *   user = base+off   user data, usable = length - off
  *
- * realloc of a block with off == 48 uses mremap. A freed mapping (unaligned) is kept in a
- * small FIFO cache and handed out again to a request it fits without wasting more than a
- * quarter: steady large-block churn then costs neither mmap/munmap nor page faults. The
- * cache's byte budget adapts to its use: it starts at HL_LARGE_CACHE_MIN, doubles at every
- * reuse and halves whenever a mapping leaves it unused, within [HL_LARGE_CACHE_MIN,
- * HL_LARGE_CACHE_BYTES]; a mapping larger than the budget is not kept. So a program that
- * frees big buffers it never reallocates keeps at most about 1 MiB of them resident (RSS),
- * and one that churns large blocks keeps them. At most HL_LARGE_CACHE_SLOTS mappings;
- * malloc_trim empties it.
+ * realloc of a block with off == 48 uses mremap.
+ *
+ * The cache of freed mappings (blocks with off == 48; hardened blocks are never cached). A
+ * freed mapping is kept, merged with a cached neighbour of the same origin (below), and handed out again
+ * to a later request: the smallest cached mapping that holds it — split when it is more than a
+ * quarter (and HL_LARGE_SPLIT_MIN) larger, the tail staying cached, else handed out whole with
+ * the extra pages counted as the block's excess (its usable size stays that of a fresh mapping,
+ * so what-if replays reproduce it) — or else the largest
+ * smaller one, grown with mremap (its pages stay resident; only the growth faults in). mremap
+ * needs a range inside one kernel mapping (VMA), so every range carries an *origin*: a new id
+ * for each mmap and each successful mremap (the kernel then splits it off), inherited by the
+ * pieces of a split (base+24, between the link and the header, for live blocks); only
+ * neighbours of one origin merge — adjacent ranges of two mmaps do not. So
+ * steady large-block churn of any size mix costs few system calls and few page faults.
+ * Keeping memory honest:
+ *   - budget: the cache holds at most the large bytes the program had live in the current
+ *     decay period (high-water mark), within [HL_LARGE_CACHE_MIN, HL_LARGE_CACHE_BYTES]; the
+ *     oldest entries make room, and a mapping beyond the budget is unmapped at once;
+ *   - decay: an entry unused for `decay` ms (option decay=MS, default 100) is unmapped by a
+ *     decay pass on a later allocator slow path (decay.h) — memory goes back to the OS
+ *     after a burst without a background thread; decay=0 turns the cache off;
+ *   - malloc_trim empties it. At most HL_LARGE_CACHE_SLOTS mappings.
  */
 #ifndef HL_LARGE_H
 #define HL_LARGE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct hl_large_link_s {
     struct hl_large_link_s *next, *prev;
     size_t off; /* user pointer - base */
 } hl_large_link_t;
 
-#define HL_LARGE_CACHE_SLOTS 16u
-#define HL_LARGE_CACHE_BYTES (32u << 20)
+#define HL_LARGE_CACHE_SLOTS 64u
+#define HL_LARGE_CACHE_BYTES (64u << 20)
 #define HL_LARGE_CACHE_MIN   (1u << 20)
+#define HL_LARGE_SPLIT_MIN   (256u << 10)
 
 typedef struct hl_large_cached_s {
-    void *base;
+    char *base;
     size_t len;
+    uint64_t origin; /* kernel mapping it lies in (see above) */
+    uint32_t stamp;  /* hl_decay_now() when it was freed (or merged) */
 } hl_large_cached_t;
 
 typedef struct hl_large_s {
     hl_lock_t lock; /* guards `list` (non-default heaps only) and the cache */
     hl_large_link_t *list;
-    hl_large_cached_t cache[HL_LARGE_CACHE_SLOTS]; /* FIFO ring */
-    unsigned cache_head, cache_count;
+    hl_large_cached_t cache[HL_LARGE_CACHE_SLOTS]; /* unordered; the oldest by stamp */
+    unsigned cache_count;
     size_t cache_bytes;
-    size_t cache_budget; /* adaptive, see above (0: not yet set = HL_LARGE_CACHE_MIN) */
-    size_t bytes;   /* mapped bytes (atomic) */
-    size_t blocks;  /* live blocks (atomic) */
+    size_t live_hw;    /* high-water mark of `bytes` in this decay period: the cache budget */
+    uint32_t hw_stamp; /* start of that period */
+    uint64_t origins;  /* last origin id handed out (atomic) */
+    size_t bytes;      /* mapped bytes of live blocks (atomic) */
+    size_t blocks;     /* live blocks (atomic) */
 } hl_large_t;
 
 struct hl_heap_s;
@@ -54,6 +75,9 @@ void hl_large_free(struct hl_heap_s *h, void *p, hl_opinfo_t *info);
 /* Resize with mremap; NULL if not possible (block unchanged). */
 void *hl_large_realloc(struct hl_heap_s *h, void *p, size_t n, hl_opinfo_t *info);
 size_t hl_large_usable(const void *p);
+/* Unmap the cached mappings idle for the decay time; returns 1 while some remain cached
+ * (another tick is due). Skips the work when the cache is busy. */
+int hl_large_decay(struct hl_heap_s *h, uint32_t now);
 /* Unmap every cached mapping; returns bytes released. */
 size_t hl_large_trim(struct hl_heap_s *h);
 void hl_large_destroy(struct hl_heap_s *h);

@@ -36,11 +36,112 @@ static inline hl_arena_t *thread_arena(hl_heap_t *h)
     return &m->arenas[t->heap == h ? t->arena % m->narenas : 0];
 }
 
-/* Map a pool able to hold an aligned block of n bytes and add it. Caller holds a->lock. */
-static int arena_grow(hl_arena_t *a, size_t n, size_t align)
+/* ---- empty pools: kept while they decay, reused by any arena (mid.h) ------------------------ */
+
+/* Is the pool one free block? Caller holds its arena's lock. */
+static int pool_empty(const hl_tlsf_pool_t *p)
+{
+    const uint8_t *first = (const uint8_t *)p + HL_TLSF_POOL_HDR;
+    return first[HL_TLSF_HDR - 1] == HL_TAG_MID_FREE &&
+           hl_tlsf_usable(first + HL_TLSF_HDR) + HL_TLSF_HDR + HL_TLSF_POOL_OVERHEAD == p->bytes;
+}
+
+/* Take out of arena a the empty pools idle for at least `decay` ms (every empty one when all),
+ * chained on *out by `next` for the caller to unmap after dropping the lock. Returns how many
+ * empty pools stay. Caller holds a->lock. */
+static unsigned arena_expire(hl_arena_t *a, uint32_t now, uint32_t decay, int all,
+                             hl_tlsf_pool_t **out)
+{
+    unsigned kept = 0;
+    for (hl_tlsf_pool_t *p = a->tlsf.pools, *n; p; p = n) {
+        n = p->next;
+        if (!pool_empty(p))
+            continue;
+        if (all || (uint32_t)(now - p->empty_since) >= decay) {
+            hl_tlsf_remove_pool(&a->tlsf, p);
+            p->next = *out;
+            *out = p;
+        } else {
+            kept++;
+        }
+    }
+    return kept;
+}
+
+static void unmap_pools(hl_tlsf_pool_t *p)
+{
+    while (p) {
+        hl_tlsf_pool_t *n = p->next;
+        hl_region_unreport(p, p->bytes, "tlsf_pool", &p->owner_flags);
+        hl_os_unmap_quiet(p, p->bytes, "tlsf_pool");
+        p = n;
+    }
+}
+
+/* The smallest empty pool of at least `need` bytes of another arena than `self`, taken out of
+ * it; NULL if none. Busy arenas are skipped (trylock: the caller holds its own arena's lock). */
+static hl_tlsf_pool_t *steal_empty_pool(hl_mid_t *m, hl_arena_t *self, size_t need)
+{
+    for (unsigned i = 0; i < m->narenas; i++) {
+        hl_arena_t *a = &m->arenas[i];
+        if (a == self || !__atomic_load_n(&a->tlsf.pools, __ATOMIC_RELAXED) ||
+            pthread_mutex_trylock(&a->lock) != 0)
+            continue;
+        hl_tlsf_pool_t *best = NULL;
+        for (hl_tlsf_pool_t *p = a->tlsf.pools; p; p = p->next)
+            if (p->bytes >= need && (!best || p->bytes < best->bytes) && pool_empty(p))
+                best = p;
+        if (best)
+            hl_tlsf_remove_pool(&a->tlsf, best);
+        hl_unlock(&a->lock);
+        if (best)
+            return best;
+    }
+    return NULL;
+}
+
+int hl_mid_decay(hl_heap_t *h, uint32_t now)
+{
+    int left = 0;
+    if (h->arena_base)
+        return 0;
+    /* An arena grew within the decay time: the empty pools are the working set of a churn
+     * (short-lived threads take them in turn), not memory left over after a burst. */
+    if ((uint32_t)(now - __atomic_load_n(&h->mid.grow_stamp, __ATOMIC_RELAXED)) <
+        h->opt.decay_ms)
+        return 1;
+    for (unsigned i = 0; i < h->mid.narenas; i++) {
+        hl_arena_t *a = &h->mid.arenas[i];
+        if (!__atomic_load_n(&a->tlsf.pools, __ATOMIC_RELAXED))
+            continue;
+        if (pthread_mutex_trylock(&a->lock) != 0) {
+            left = 1; /* busy: the next pass looks again */
+            continue;
+        }
+        hl_tlsf_pool_t *release = NULL;
+        left |= arena_expire(a, now, h->opt.decay_ms, 0, &release) != 0;
+        hl_unlock(&a->lock);
+        unmap_pools(release);
+    }
+    return left;
+}
+
+/* ---- arenas --------------------------------------------------------------------------------- */
+
+/* Add a pool able to hold an aligned block of n bytes: another arena's empty pool, else a new
+ * mapping. Caller holds a->lock. */
+static int arena_grow(hl_heap_t *h, hl_arena_t *a, size_t n, size_t align)
 {
     size_t need = hl_tlsf_block_size(n) + (align > 16 ? align + HL_TLSF_MIN : 0) +
                   HL_TLSF_POOL_OVERHEAD;
+    __atomic_store_n(&h->mid.grow_stamp, hl_decay_now(), __ATOMIC_RELAXED);
+    hl_tlsf_pool_t *reuse = steal_empty_pool(&h->mid, a, need);
+    if (reuse) {
+        uint32_t reported = reuse->owner_flags; /* its os_map was emitted once: keep that */
+        hl_tlsf_add_pool(&a->tlsf, reuse, reuse->bytes);
+        reuse->owner_flags = reported;
+        return 0;
+    }
     size_t grow = HL_POOL_SIZE_MIN;
     for (hl_tlsf_pool_t *p = a->tlsf.pools; p && grow < HL_POOL_SIZE; p = p->next)
         grow *= 2;
@@ -62,7 +163,7 @@ void *hl_mid_alloc(hl_heap_t *h, size_t n, size_t align, hl_opinfo_t *info)
     hl_lock(&a->lock);
     void *p = hl_tlsf_memalign(&a->tlsf, align, n, &split);
     path = split ? HL_PATH_TLSF_SPLIT : HL_PATH_TLSF;
-    if (!p && !h->arena_base && arena_grow(a, n, align) == 0) {
+    if (!p && !h->arena_base && arena_grow(h, a, n, align) == 0) {
         p = hl_tlsf_memalign(&a->tlsf, align, n, &split);
         path = HL_PATH_TLSF_GROW;
     }
@@ -94,8 +195,13 @@ void hl_mid_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
     hl_lock(&a->lock);
     hl_tlsf_free(&a->tlsf, p, &fr);
     if (!h->arena_base) {
-        if (fr.empty_pool && a->tlsf.pools && a->tlsf.pools->next) {
+        if (fr.empty_pool && h->opt.decay_ms) {
+            /* Kept, usable as it is, for decay ms (decay.h); another arena may take it. */
+            fr.empty_pool->empty_since = hl_decay_now();
+            __atomic_store_n(&h->decay_pending, 1, __ATOMIC_RELAXED);
+        } else if (fr.empty_pool && a->tlsf.pools->next) { /* decay=0: at once */
             hl_tlsf_remove_pool(&a->tlsf, fr.empty_pool);
+            fr.empty_pool->next = NULL;
             release = fr.empty_pool;
         } else if (usable >= DECOMMIT_BLOCK && hl_tlsf_free_bytes(&a->tlsf) > DECOMMIT_FREE_MIN &&
                    hl_tlsf_free_bytes(&a->tlsf) > 2 * a->tlsf.used_bytes) {
@@ -104,10 +210,7 @@ void hl_mid_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
         }
     }
     hl_unlock(&a->lock);
-    if (release) {
-        hl_region_unreport(release, release->bytes, "tlsf_pool", &release->owner_flags);
-        hl_os_unmap_quiet(release, release->bytes, "tlsf_pool");
-    }
+    unmap_pools(release);
     hl_path_t path = fr.coalesced ? HL_PATH_TLSF_COALESCE : HL_PATH_TLSF_FREE;
     hl_count(h, path);
     hl_info(info, HL_TIER_MID, 0xff, path, usable);
@@ -162,9 +265,14 @@ size_t hl_mid_trim(hl_heap_t *h)
         return 0;
     for (unsigned i = 0; i < h->mid.narenas; i++) {
         hl_arena_t *a = &h->mid.arenas[i];
+        hl_tlsf_pool_t *release = NULL;
         hl_lock(&a->lock);
+        arena_expire(a, 0, 0, 1, &release);
         hl_tlsf_walk(&a->tlsf, decommit_free, &n);
         hl_unlock(&a->lock);
+        for (hl_tlsf_pool_t *p = release; p; p = p->next)
+            n += p->bytes;
+        unmap_pools(release);
     }
     return n;
 }

@@ -1,9 +1,15 @@
 /* liballoc/mid.h — the mid tier: TLSF arenas, each behind its own lock.
  *
  * Normal mode: `narenas` arenas; a thread uses arena (its index % narenas); an arena grows by
- * pools mapped from the OS (1 MiB, doubling up to 8 MiB, or larger for big requests), gives
- * an entirely free pool back when it has another one, and decommits the pages of big freed
- * blocks when it holds far more free memory than it uses. A block's arena is the owner byte
+ * pools (1 MiB, doubling up to 8 MiB, or larger for big requests). A pool that becomes
+ * entirely free stays in its arena, usable as it is, and is unmapped only after `decay` ms
+ * empty (decay.h) — the arena's last pool too — and only when no arena grew during that time
+ * (while arenas grow, the empty pools are a churn's working set, not left-over memory). An arena that must grow first takes the
+ * smallest empty pool of another arena that fits (threads are spread over arenas round-robin,
+ * so the next short-lived thread grows an arena other than the one its predecessor emptied),
+ * and maps a new pool only when there is none: the pages are reused without system calls or
+ * page faults. An arena also decommits the pages of big freed blocks when it holds far more
+ * free memory than it uses. A block's arena is the owner byte
  * of its header, so a free from any thread goes to the right arena. Fixed-arena mode: one
  * arena whose only pool is the whole arena; every tier (tiny slabs too, when on) carves from
  * it and nothing is mapped afterwards.
@@ -12,6 +18,7 @@
 #define HL_MID_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct hl_arena_s {
     hl_lock_t lock;
@@ -23,6 +30,7 @@ typedef struct hl_mid_s {
     hl_arena_t arenas[HL_MAX_ARENAS];
     unsigned narenas;
     unsigned next_arena; /* round-robin assignment of threads */
+    uint32_t grow_stamp; /* hl_decay_now() of the last arena growth (decay.h) */
 } hl_mid_t;
 
 struct hl_heap_s;
@@ -37,12 +45,14 @@ int hl_mid_resize(struct hl_heap_s *h, void *p, size_t n);
 /* Arena mode: a slab-aligned block for the tiny tier, and its release. */
 struct hl_slab_s *hl_mid_alloc_slab(struct hl_heap_s *h);
 void hl_mid_free_slab(struct hl_heap_s *h, struct hl_slab_s *s);
-/* Decommit free spans; returns bytes. */
+/* Unmap the pools empty for the decay time; returns 1 while empty pools remain (decay.h). */
+int hl_mid_decay(struct hl_heap_s *h, uint32_t now);
+/* Decommit free spans and unmap every empty pool; returns bytes. */
 size_t hl_mid_trim(struct hl_heap_s *h);
 size_t hl_mid_check(struct hl_heap_s *h, int verbose);
 void hl_mid_destroy(struct hl_heap_s *h);
 /* Sums over arenas (locks each). */
-void hl_mid_totals(struct hl_heap_s *h, size_t *pool_bytes, size_t *used_bytes,
-                   size_t *free_bytes, size_t *largest_free, size_t *pools);
+void hl_mid_totals(struct hl_heap_s *h, size_t *pool_bytes, size_t *used_bytes, size_t *free_bytes,
+                   size_t *largest_free, size_t *pools);
 
 #endif

@@ -49,6 +49,8 @@ static const opt_t table[] = {
      "tiny tier: 1 on, 0 off (TLSF serves small requests too); default on, off in arena mode"},
     {"trim_keep", OPT_UINT, F(trim_keep), 4, 0, 0, "a number",
      "empty slabs kept before their pages go back to the OS"},
+    {"decay", OPT_UINT, F(decay_ms), HL_DEFAULT_DECAY_MS, 0, 0, "a number of milliseconds (0 = off)",
+     "ms a freed large mapping or an empty TLSF pool is kept for reuse (0: released at once)"},
     {"stats", OPT_BOOL, F(stats), 0, 0, 0, BOOL,
      "print per-tier, per-class and per-path counters at exit"},
     {"stacks", OPT_UINT, F(stacks), 16, 0, 0, "a number of frames (0 = none)",

@@ -255,7 +255,7 @@ int hl_tlsf_add_pool(hl_tlsf_t *t, void *mem, size_t bytes)
     hl_tlsf_pool_t *pool = mem;
     pool->bytes = bytes;
     pool->owner_flags = 0;
-    pool->reserved = 0;
+    pool->empty_since = 0;
     pool->prev = NULL;
     pool->next = t->pools;
     if (t->pools)

@@ -63,7 +63,7 @@ typedef struct hl_tlsf_pool_s {
     struct hl_tlsf_pool_s *next, *prev;
     size_t bytes;    /* whole pool, headers included */
     uint32_t owner_flags; /* the pool owner's (mid.c: reported to the tracer) */
-    uint32_t reserved;
+    uint32_t empty_since; /* the owner's (mid.c: when the pool last became empty, decay.h) */
 } hl_tlsf_pool_t;
 
 typedef struct hl_tlsf_store_s {

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 uint64_t bench_now_ns(void)
 {
@@ -134,4 +136,40 @@ uint64_t bench_parse_size(const char *s, const char *what)
     }
     if (*end) bench_die("bad %s '%s': trailing characters", what, s);
     return v;
+}
+
+uint64_t bench_rss_kib(void)
+{
+    char buf[128];
+    int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return 0;
+    buf[n] = 0;
+    unsigned long long size, resident;
+    if (sscanf(buf, "%llu %llu", &size, &resident) != 2) return 0;
+    return resident * (uint64_t)sysconf(_SC_PAGESIZE) / 1024;
+}
+
+void bench_idle_small(unsigned ms)
+{
+    enum { SLOTS = 64 };
+    void **slot = bench_mem(SLOTS * sizeof *slot);
+    bench_rng_t rng;
+    bench_rng_seed(&rng, 7);
+    uint64_t end = bench_now_ns() + (uint64_t)ms * 1000000u;
+    while (bench_now_ns() < end) {
+        for (int k = 0; k < 256; k++) {
+            size_t i = bench_rng_below(&rng, SLOTS);
+            free(slot[i]);
+            size_t n = (size_t)16 << bench_rng_below(&rng, 12);
+            n += bench_rng_below(&rng, n);
+            slot[i] = malloc(n);
+            if (!slot[i]) bench_die("malloc(%zu) failed", n);
+            bench_touch(slot[i], n);
+        }
+    }
+    for (size_t i = 0; i < SLOTS; i++)
+        free(slot[i]);
 }

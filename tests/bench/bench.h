@@ -105,4 +105,24 @@ static inline void bench_touch(void *p, size_t n)
     c[n - 1] = (unsigned char)n;
 }
 
+/* Write one byte in every page of a block (its first and last byte included): a program
+ * that allocates a buffer fills it, so an allocator that hands out fresh mappings pays their
+ * page faults. */
+static inline void bench_touch_pages(void *p, size_t n)
+{
+    volatile unsigned char *c = p;
+    for (size_t i = 0; i < n; i += 4096)
+        c[i] = (unsigned char)i;
+    c[n - 1] = (unsigned char)n;
+}
+
+/* Resident set size of the calling process in KiB (/proc/self/statm, read with read(2): no
+ * allocation by the allocator under test). 0 if it cannot be read. */
+uint64_t bench_rss_kib(void);
+
+/* The quiet phase after a burst: keep allocating and freeing small and mid-sized blocks (a
+ * ring of 64 slots, 16 B to 64 KiB, log-uniform) for `ms` milliseconds, then free them. An
+ * allocator that caches freed memory should give it back to the OS during this phase. */
+void bench_idle_small(unsigned ms);
+
 #endif

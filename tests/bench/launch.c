@@ -2,8 +2,10 @@
  *
  * usage: launch REPORT_FILE COMMAND [ARGS…]
  *   Forks, execs COMMAND (stdin, stdout, stderr inherited), waits for it with wait4 and
- *   writes "<wall_ns> <maxrss_kib> <exit_status>" to REPORT_FILE, where exit_status is the
- *   exit code, or 128 + signal number. Exits with the same status.
+ *   writes "<wall_ns> <maxrss_kib> <exit_status> <cpu_ns> <minor_faults>" to REPORT_FILE,
+ *   where exit_status is the exit code, or 128 + signal number, and cpu_ns the user + system
+ *   CPU time of the command (the stable figure on a shared machine). Exits with the same
+ *   status.
  *   Why a launcher: ru_maxrss of a child counts the memory it inherited at fork, so a child
  *   forked by the (large) runner would report the runner's RSS; this program is small.
  */
@@ -53,7 +55,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "launch: cannot write %s: %s\n", argv[1], strerror(errno));
         return 2;
     }
-    fprintf(f, "%lld %ld %d\n", wall, ru.ru_maxrss, code);
+    long long cpu = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000LL +
+                    (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000LL;
+    fprintf(f, "%lld %ld %d %lld %ld\n", wall, ru.ru_maxrss, code, cpu, ru.ru_minflt);
     fclose(f);
     return code;
 }

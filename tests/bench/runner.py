@@ -54,6 +54,9 @@ CONFIGS = [("baseline", ""), ("harden", "harden=1"), ("rotate", "rotate=1"),
 DISTS = ["g32", "g160", "g256", "mix"]
 MODES = ["plain", "realloc"]
 PCTS = ["p01", "p25", "p50", "p75", "p99"]
+# Thread churn (tests/bench/churn.c): generations, threads, operations per thread — a longer
+# lived mstress-like shape and a short-lived-threads one.
+CHURN = [(20, 4, 1000), (300, 2, 50)]
 SQL_ROWS = 10000 if QUICK else 100000
 
 
@@ -83,6 +86,12 @@ def main_workloads():
         w.append(Workload(f"larson.{t}t", [b("larson"), str(t), "200"], [f"larson.{t}t"],
                           group="3 server"))
     w.append(Workload("prodcons.1p", [b("prodcons"), "1"], ["prodcons.1p"], group="3 server"))
+    w.append(Workload("large", [b("large"), "4", "200"], ["large.replace", "large.rss_free", "large.rss_idle"],
+                      group="7 large"))
+    for gens, t, ops in CHURN:
+        k = f"churn.{t}t.{ops}"
+        w.append(Workload(k, [b("churn"), str(gens), str(t), str(ops)], [k, f"{k}.rss"],
+                          group="7 large"))
     for d in DISTS:
         for m in MODES:
             k = f"arena.{d}.{m}"
@@ -128,6 +137,8 @@ class Cell:
         self.values = {}   # key -> list of floats
         self.units = {}    # key -> (unit, better)
         self.rss = []      # KiB
+        self.cpu = []      # s, user + system, of the whole process
+        self.flt = []      # minor page faults of the whole process
         self.error = None
         self.skip = None
 
@@ -168,10 +179,11 @@ def run_once(argv, preload, stdin, cell, wall_key, extra_env=None):
         text = out.read().decode(errors="replace")
         etext = err.read().decode(errors="replace").strip()
         report = open(rf.name).read().split()
-    if len(report) != 3:
+    if len(report) != 5:
         cell.error = f"launcher failed (exit {p.returncode}): {etext[-200:]}"
         return
     wall_ns, rss_kib, rc = int(report[0]), int(report[1]), int(report[2])
+    cpu_ns, minflt = int(report[3]), int(report[4])
     if rc == 3 and text.startswith("SKIP"):
         cell.skip = text.split("\n", 1)[0][5:].strip()
         return
@@ -180,6 +192,8 @@ def run_once(argv, preload, stdin, cell, wall_key, extra_env=None):
         cell.error = f"exit {rc}" + (f": {last}" if last else "")
         return
     cell.rss.append(rss_kib)
+    cell.cpu.append(cpu_ns / 1e9)
+    cell.flt.append(minflt)
     for line in text.splitlines():
         m = re.match(r"RESULT (\S+) (\S+) (\S+) (\S+)$", line)
         if m:
@@ -301,6 +315,49 @@ def main_table(rep, workloads, cells):
                 c = cells[(w.name, a)]
                 row.append("FAIL" if c.error else " / ".join(fmt(c.med(f"{w.name}.{p}")) for p in PCTS))
             rep.add("| " + " | ".join(row) + " |")
+        rep.add()
+    burst = [w for w in workloads if w.group == "7 large"]
+    if burst:
+        rep.add("### Large blocks and thread churn: memory after the burst")
+        rep.add()
+        rep.add("Resident set (MiB, median) once every block is freed: `rss_free` right after "
+                "the last free, `rss_idle`/`rss` after a further 250 ms of small-block work "
+                "(tests/bench/bench.c, bench_idle_small); in parentheses the ratio to glibc.")
+        rep.add()
+        rep.add("| figure | " + " | ".join(a for a, _ in ALLOCATORS) + " |")
+        rep.add("|---|" + "---|" * len(ALLOCATORS))
+        for w in burst:
+            for k in w.keys[1:]:
+                g = cells[(w.name, "glibc")].med(k)
+                row = []
+                for a, _ in ALLOCATORS:
+                    c = cells[(w.name, a)]
+                    v = c.med(k)
+                    s = "FAIL" if c.error else fmt(v)
+                    if a != "glibc" and v is not None and g:
+                        s += f" ({v / g:.2f}×)"
+                    row.append(s)
+                rep.add(f"| {k} | " + " | ".join(row) + " |")
+        rep.add()
+        rep.add("Whole process, medians: CPU time (user + system, s; from wait4 — steadier than "
+                "wall time on a shared machine) and minor page faults; in parentheses "
+                "heapledger's advantage (other / heapledger).")
+        rep.add()
+        rep.add("| workload | figure | " + " | ".join(a for a, _ in ALLOCATORS) + " |")
+        rep.add("|---|---|" + "---|" * len(ALLOCATORS))
+        for w in burst:
+            for label, attr, f in [("CPU s", "cpu", fmt), ("minor faults", "flt", lambda v: f"{v:,.0f}")]:
+                hv = getattr(cells[(w.name, "heapledger")], attr)
+                h = statistics.median(hv) if hv else None
+                row = []
+                for a, _ in ALLOCATORS:
+                    vals = getattr(cells[(w.name, a)], attr)
+                    v = statistics.median(vals) if vals else None
+                    s = "—" if v is None else f(v)
+                    if a != "heapledger" and v and h:
+                        s += f" ({v / h:.2f}×)"
+                    row.append(s)
+                rep.add(f"| {w.name} | {label} | " + " | ".join(row) + " |")
         rep.add()
     fp = [w for w in workloads if w.name == "fastpath"]
     if fp:
@@ -462,6 +519,32 @@ def targets(rep, main_cells, mws, mat_cells, matws, cg):
         rg = ratio(hl, vals["glibc"], better)
         check(f"{w} ≥0.9× best of four, never behind glibc", rb >= 0.9 and rg >= 1.0,
               f"{rb:.2f}× best ({best_a}), {rg:.2f}× glibc")
+    for w in [x for x in mws if x.group == "7 large"]:
+        key = w.keys[0]
+        hl = med(w.name, "heapledger")
+        vals = {a: med(w.name, a) for a in OTHERS}
+        if hl is None or None in vals.values():
+            check(f"{w.name} ≥1.0× the fastest of jemalloc/mimalloc/tcmalloc, ≥ glibc", None,
+                  "missing figures")
+            continue
+        peers = ["jemalloc", "mimalloc", "tcmalloc"]
+        best_a = min(peers, key=lambda a: ratio(hl, vals[a], "lower") or 0)
+        rb = ratio(hl, vals[best_a], "lower")
+        rg = ratio(hl, vals["glibc"], "lower")
+        check(f"{w.name} ≥1.0× the fastest of jemalloc/mimalloc/tcmalloc, never behind glibc",
+              rb >= 1.0 and rg >= 1.0, f"{rb:.2f}× {best_a}, {rg:.2f}× glibc")
+        cpu = {a: statistics.median(main_cells[(w.name, a)].cpu)
+               for a in OTHERS + ["heapledger"] if main_cells[(w.name, a)].cpu}
+        if len(cpu) == len(OTHERS) + 1:
+            best_c = min(peers, key=lambda a: cpu[a])
+            rc, rcg = cpu[best_c] / cpu["heapledger"], cpu["glibc"] / cpu["heapledger"]
+            check(f"{w.name} CPU time (user+sys, whole process) ≥1.0× the leanest peer, ≥ glibc",
+                  rc >= 1.0 and rcg >= 1.0, f"{rc:.2f}× {best_c}, {rcg:.2f}× glibc")
+        k = w.keys[-1]
+        h, g = med(w.name, "heapledger", k), med(w.name, "glibc", k)
+        if h is not None and g:
+            check(f"{k}: memory returned after the burst, within 1.1× glibc's RSS or 1 MiB of it",
+                  h <= 1.1 * g or h - g <= 1.0, f"{h:.1f} MiB against glibc's {g:.1f} MiB")
     v = med("simple.1024x400", "heapledger")
     check("simple loop 1024 B × 400 live ≤ 40 ns per malloc+free", None if v is None else v <= 40,
           f"{fmt(v)} ns")

@@ -35,6 +35,13 @@ expect 3 '^SKIP option rejected: .*no_such_option' "$bin/arena_heap" g32 plain n
 expect 3 '^SKIP option rejected' "$bin/nbe_heap" 100 15 8 no_such_option=1
 expect 1 'arena must be at least 4K' "$bin/util_heap" 1K
 expect 1 'usage: fastpath' "$bin/fastpath" sideways
+expect 1 'usage: large' "$bin/large" 4 10 5M
+expect 1 'slot count must be 1..64' "$bin/large" 0
+expect 1 'sizes must satisfy 0 < MIN <= MAX' "$bin/large" 4 10 9M 8M
+expect 1 "bad iterations 'many'" "$bin/large" 4 many
+expect 1 'usage: churn' "$bin/churn" 1 2
+expect 1 'churn: thread count must be 1..64' "$bin/churn" 1 0 10
+expect 1 'generations and operations must be positive' "$bin/churn" 0 1 1
 expect 2 'usage: launch' "$bin/launch"
 expect 127 'launch: cannot run /nonexistent' "$bin/launch" /dev/null /nonexistent
 expect 1 'not found' env BENCH_BIN="$bin" "$here/callgrind.sh" x /nonexistent/lib.so
