@@ -43,7 +43,8 @@ static int pool_empty(const hl_tlsf_pool_t *p)
 {
     const uint8_t *first = (const uint8_t *)p + HL_TLSF_POOL_HDR;
     return first[HL_TLSF_HDR - 1] == HL_TAG_MID_FREE &&
-           hl_tlsf_usable(first + HL_TLSF_HDR) + HL_TLSF_HDR + HL_TLSF_POOL_OVERHEAD == p->bytes;
+           hl_tlsf_usable(first + HL_TLSF_HDR) + HL_TLSF_USED_OVERHEAD + HL_TLSF_POOL_OVERHEAD ==
+               p->bytes; /* usable = block size - the 8-byte word (tlsf.h) */
 }
 
 /* Take out of arena a the empty pools idle for at least `decay` ms (every empty one when all),
