@@ -183,48 +183,156 @@ out:
     return found;
 }
 
-static void print_frame(hl_out_t *o, unsigned i, uint64_t ip)
+/* ---- the frames of one report ------------------------------------------------------------ */
+
+#define MAX_MODS 32
+
+static hl_sym_frame_t frames[HL_SYM_MAX_FRAMES];
+static uint64_t frame_ip[HL_SYM_MAX_FRAMES];
+static size_t nframes;
+static char mods[MAX_MODS][256];
+static size_t nmods;
+
+typedef struct span_s {
+    size_t from, n;
+} span_t;
+
+static const char *mod_intern(const char *path)
+{
+    for (size_t i = 0; i < nmods; i++)
+        if (!strcmp(mods[i], path)) return mods[i];
+    if (nmods == MAX_MODS) return NULL;
+    memcpy(mods[nmods], path, strlen(path) + 1);
+    return mods[nmods++];
+}
+
+/* Add a stack's frames. Every ip is looked up at ip - 1: a caller's frame holds a return
+ * address, which points after the call (and may be the first byte of the next line). */
+static span_t add_stack(const uint64_t *ips, size_t depth)
+{
+    span_t sp = {nframes, 0};
+    for (size_t i = 0; i < depth && nframes < HL_SYM_MAX_FRAMES; i++, sp.n++) {
+        hl_sym_frame_t *f = &frames[nframes];
+        memset(f, 0, sizeof *f);
+        frame_ip[nframes++] = ips[i];
+        uintptr_t start;
+        uint64_t off;
+        char path[256];
+        if (!maps_find((uintptr_t)ips[i] - 1, &start, &off, path, sizeof path)) continue;
+        f->foff = (uint64_t)(ips[i] - 1 - start) + off;
+        f->module = path[0] ? mod_intern(path) : "anonymous";
+        if (!f->module) f->module = "?";
+    }
+    return sp;
+}
+
+static span_t add_stack_id(uint32_t id)
+{
+    size_t depth = 0;
+    const uint64_t *ips = id ? hl_stack_lookup(id, &depth) : NULL;
+    return add_stack(ips, ips ? depth : 0);
+}
+
+/* Name every frame: the helper process (function, file:line from debug information), and
+ * the module's own symbol table for the frames it could not name. */
+static void name_frames(void)
 {
     uintptr_t start;
     uint64_t off;
-    char path[256], name[128];
+    char self[256];
+    int have_self = maps_find((uintptr_t)&hl_report, &start, &off, self, sizeof self);
+    hl_symbolize(frames, nframes, have_self ? self : NULL);
+    for (size_t i = 0; i < nframes; i++) {
+        hl_sym_frame_t *f = &frames[i];
+        if (!f->has_fn && f->module && f->module[0] == '/')
+            f->has_fn = elf_symbol(f->module, f->foff, f->fn, sizeof f->fn, &f->fdelta);
+    }
+}
+
+static void print_frame(hl_out_t *o, unsigned i, size_t k)
+{
+    const hl_sym_frame_t *f = &frames[k];
     hl_out_str(o, "    #");
     hl_out_u64(o, i);
     hl_out_str(o, " ");
-    hl_out_hex(o, ip);
-    /* Return addresses point after the call: look up ip-1 so the caller's line is named. */
-    if (maps_find((uintptr_t)ip - 1, &start, &off, path, sizeof path)) {
-        uint64_t foff = (uint64_t)(ip - 1 - start) + off, delta;
-        if (elf_symbol(path, foff, name, sizeof name, &delta)) {
-            hl_out_str(o, " in ");
-            hl_out_str(o, name);
-            hl_out_str(o, "+");
-            hl_out_hex(o, delta + 1);
-        }
-        hl_out_str(o, " (");
-        hl_out_str(o, path[0] ? path : "anonymous");
+    hl_out_hex(o, frame_ip[k]);
+    if (f->has_fn) {
+        hl_out_str(o, " in ");
+        hl_out_str(o, f->fn);
         hl_out_str(o, "+");
-        hl_out_hex(o, foff + 1);
+        hl_out_hex(o, f->fdelta + 1);
+    }
+    if (f->file[0]) {
+        hl_out_str(o, " ");
+        hl_out_str(o, f->file);
+        if (f->line) {
+            hl_out_str(o, ":");
+            hl_out_u64(o, f->line);
+        }
+    }
+    if (f->module) {
+        hl_out_str(o, " (");
+        hl_out_str(o, f->module);
+        hl_out_str(o, "+");
+        hl_out_hex(o, f->foff + 1);
         hl_out_str(o, ")");
     }
     hl_out_str(o, "\n");
 }
 
-static void print_stack(hl_out_t *o, const uint64_t *ips, size_t depth)
+static void print_span(hl_out_t *o, span_t sp)
 {
-    if (!depth) {
+    if (!sp.n) {
         hl_out_str(o, "    (no stack recorded: stacks=0, or captured during start-up)\n");
         return;
     }
-    for (size_t i = 0; i < depth; i++)
-        print_frame(o, (unsigned)i, ips[i]);
+    for (size_t i = 0; i < sp.n; i++)
+        print_frame(o, (unsigned)i, sp.from + i);
 }
 
-static void print_stack_id(hl_out_t *o, uint32_t id)
+/* heapledger's own frame: only seen when the allocator is linked into the program itself
+ * (libheapledger_core.a; the preload library skips its frames at capture). */
+static int own_frame(const hl_sym_frame_t *f)
 {
-    size_t depth = 0;
-    const uint64_t *ips = id ? hl_stack_lookup(id, &depth) : NULL;
-    print_stack(o, ips, ips ? depth : 0);
+    return strstr(f->file, "liballoc/") || (f->has_fn && !strncmp(f->fn, "hl_", 3));
+}
+
+/* SUMMARY: heapledger: <kind> <file:line> in <function> — the first frame of the current
+ * stack (past heapledger's own) with a source line, else its first frame. */
+static void print_summary(hl_out_t *o, const char *kind, span_t sp)
+{
+    hl_out_str(o, "SUMMARY: heapledger: ");
+    hl_out_str(o, kind);
+    while (sp.n > 1 && own_frame(&frames[sp.from])) {
+        sp.from++;
+        sp.n--;
+    }
+    size_t pick = sp.n;
+    for (size_t i = 0; i < sp.n && pick == sp.n; i++)
+        if (frames[sp.from + i].file[0]) pick = i;
+    if (pick == sp.n && sp.n) pick = 0;
+    if (pick < sp.n) {
+        const hl_sym_frame_t *f = &frames[sp.from + pick];
+        if (f->file[0]) {
+            hl_out_str(o, " ");
+            hl_out_str(o, f->file);
+            if (f->line) {
+                hl_out_str(o, ":");
+                hl_out_u64(o, f->line);
+            }
+        } else if (f->module) {
+            hl_out_str(o, " (");
+            hl_out_str(o, f->module);
+            hl_out_str(o, "+");
+            hl_out_hex(o, f->foff + 1);
+            hl_out_str(o, ")");
+        }
+        if (f->has_fn) {
+            hl_out_str(o, " in ");
+            hl_out_str(o, f->fn);
+        }
+    }
+    hl_out_str(o, "\n");
 }
 
 int hl_report_function(uintptr_t ip, char *name, size_t nlen)
@@ -279,6 +387,13 @@ void hl_report(const hl_hreport_t *r)
     uint64_t ips[HL_STACK_MAX_DEPTH];
     size_t depth = hl_stack_capture_user(ips, 16, 1);
     maps_load();
+    nframes = 0;
+    nmods = 0;
+    span_t cur = add_stack(ips, depth), alloc = {0, 0}, freed = {0, 0};
+    int show_free = r->meta && r->meta->state == HL_META_FREED && r->meta->ftid;
+    if (r->meta) alloc = add_stack_id(r->meta->astack);
+    if (show_free) freed = add_stack_id(r->meta->fstack);
+    name_frames();
     hl_out_t o;
     hl_out_init(&o, 2);
     hl_out_str(&o, "heapledger: ERROR: ");
@@ -317,19 +432,20 @@ void hl_report(const hl_hreport_t *r)
         hl_out_str(&o, r->details);
         hl_out_str(&o, "\n");
     }
-    print_stack(&o, ips, depth);
+    print_span(&o, cur);
     if (r->meta) {
         hl_out_str(&o, "allocated by thread T");
         hl_out_u64(&o, r->meta->atid);
         hl_out_str(&o, " here:\n");
-        print_stack_id(&o, r->meta->astack);
-        if (r->meta->state == HL_META_FREED && r->meta->ftid) {
+        print_span(&o, alloc);
+        if (show_free) {
             hl_out_str(&o, "freed by thread T");
             hl_out_u64(&o, r->meta->ftid);
             hl_out_str(&o, " here:\n");
-            print_stack_id(&o, r->meta->fstack);
+            print_span(&o, freed);
         }
     }
+    print_summary(&o, r->kind, cur);
     hl_out_str(&o, r->abort_on_error ? "heapledger: aborting (abort_on_error=1)\n"
                                      : "heapledger: continuing (abort_on_error=0)\n");
     hl_out_flush(&o);
