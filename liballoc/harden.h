@@ -111,6 +111,16 @@ int hl_report_function(uintptr_t ip, char *name, size_t nlen);
 /* Where a non-heap address lives: "stack", "global" (a module's data), or "wild". */
 const char *hl_report_where(const void *addr);
 
+/* ---- out-of-line copies of trailers (metacopy.c) --------------------------------------- */
+/* Map the table once (hardened heap set-up); 0 or -1 (then no block has a copy). */
+int hl_metacopy_init(void);
+/* Mirror block p's trailer (every trailer write of a tiny or mid block). */
+void hl_metacopy_put(const void *p, const hl_hmeta_t *m);
+/* The copy of block p's trailer into out: 1, or 0 when there is none. */
+int hl_metacopy_get(const void *p, hl_hmeta_t *out);
+/* Block p is really released: forget its copy. */
+void hl_metacopy_del(const void *p);
+
 /* ---- symbolisation of report frames (symbolize.c) ---------------------------------------- */
 #define HL_SYM_MAX_FRAMES (3 * 64) /* current, allocation and free stacks */
 typedef struct hl_sym_frame_s {

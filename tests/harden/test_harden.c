@@ -263,6 +263,14 @@ static __attribute__((noinline)) void bug_double_free_lines(hl_heap_t *h, size_t
     hl_heap_free(h, p);             /* L_DF + 5 */
 }
 
+enum { L_FAR = __LINE__ };
+static __attribute__((noinline)) void bug_far_overflow(hl_heap_t *h, size_t n)
+{
+    char *p = hl_heap_malloc(h, n); /* L_FAR + 3 */
+    memset(p, 'x', n + 200);        /* 200 bytes past the end: canary, trailer, next blocks */
+    hl_heap_free(h, p);             /* L_FAR + 5 */
+}
+
 /* The report of bug has every want[] line (printf patterns with the line numbers filled). */
 static void exact(bug_fn bug, size_t size, const char *const *want, size_t nwant)
 {
@@ -317,6 +325,39 @@ Test(harden_report, double_free_lines_and_module_offsets)
     const char *want[] = {
         "in bug_double_free_lines+0x", l_alloc, l_free, l_again, "harden_tests+0x", sum};
     exact(bug_double_free_lines, TINY, want, sizeof want / sizeof want[0]);
+}
+
+/* A far overflow destroys the inline trailer: the report still gives the true requested size,
+ * the first bad offset and the allocation stack (from the trailer's out-of-line copy). */
+static void far_overflow(size_t n, const char *tier)
+{
+    char l_alloc[64], l_free[64], sum[128], size[64], off[64], after[64];
+    snprintf(l_alloc, sizeof l_alloc, SRC "%d", L_FAR + 3);
+    snprintf(l_free, sizeof l_free, SRC "%d", L_FAR + 5);
+    snprintf(sum, sizeof sum, "SUMMARY: heapledger: heap-overflow %s in bug_far_overflow", l_free);
+    snprintf(size, sizeof size, "(%zu-byte block, %s", n, tier);
+    snprintf(off, sizeof off, "bad byte at offset %zu (0x", n);
+    snprintf(after, sizeof after, "0 bytes after the %zu-byte block", n);
+    const char *want[] = {"heapledger: ERROR: heap-overflow on 0x",
+                          size,
+                          off,
+                          after,
+                          "canary and block trailer overwritten",
+                          "allocated by thread T",
+                          l_alloc,
+                          l_free,
+                          sum};
+    exact(bug_far_overflow, n, want, sizeof want / sizeof want[0]);
+}
+
+Test(harden_report, far_overflow_tiny_is_exact)
+{
+    far_overflow(50, "tiny/");
+}
+
+Test(harden_report, far_overflow_mid_is_exact)
+{
+    far_overflow(5000, "mid/tlsf)");
 }
 
 /* An exact aligned delete and a size-0 sized delete of a new(0) block are fine. */
