@@ -303,9 +303,14 @@ static void print_summary(hl_out_t *o, const char *kind, span_t sp)
 {
     hl_out_str(o, "SUMMARY: heapledger: ");
     hl_out_str(o, kind);
-    while (sp.n > 1 && own_frame(&frames[sp.from])) {
-        sp.from++;
-        sp.n--;
+    /* Past the last of heapledger's frames among the first few (its static functions carry
+     * no hl_ prefix, so an unnamed-file frame between two of them counts as its own). */
+    size_t skip = 0;
+    for (size_t i = 0; i < sp.n && i < 12; i++)
+        if (own_frame(&frames[sp.from + i])) skip = i + 1;
+    if (skip < sp.n) {
+        sp.from += skip;
+        sp.n -= skip;
     }
     size_t pick = sp.n;
     for (size_t i = 0; i < sp.n && pick == sp.n; i++)

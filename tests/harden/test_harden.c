@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -358,6 +359,16 @@ Test(harden_report, far_overflow_tiny_is_exact)
 Test(harden_report, far_overflow_mid_is_exact)
 {
     far_overflow(5000, "mid/tlsf)");
+}
+
+/* No helper (missing, or HEAPLEDGER_SYMBOLIZER=0): the module's own symbols name the frames,
+ * module+offset stays, the summary names the bug's function. */
+Test(harden_report, without_helper_falls_back_to_symbols)
+{
+    setenv("HEAPLEDGER_SYMBOLIZER", "/nonexistent/heapledger-symbolize", 1);
+    const char *want[] = {"in bug_double_free_lines+0x", "harden_tests+0x",
+                          "SUMMARY: heapledger: double-free (/", ") in bug_double_free_lines\n"};
+    exact(bug_double_free_lines, TINY, want, sizeof want / sizeof want[0]);
 }
 
 /* An exact aligned delete and a size-0 sized delete of a new(0) block are fine. */
