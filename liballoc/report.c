@@ -24,6 +24,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 static char maps_buf[256 << 10];
@@ -189,6 +190,8 @@ out:
 
 static hl_sym_frame_t frames[HL_SYM_MAX_FRAMES];
 static uint64_t frame_ip[HL_SYM_MAX_FRAMES];
+static uint8_t frame_adj[HL_SYM_MAX_FRAMES]; /* 1: looked up at ip - 1 (a return address) */
+static uint8_t frame_sig[HL_SYM_MAX_FRAMES]; /* the kernel's signal return trampoline */
 static size_t nframes;
 static char mods[MAX_MODS][256];
 static size_t nmods;
@@ -206,20 +209,38 @@ static const char *mod_intern(const char *path)
     return mods[nmods++];
 }
 
-/* Add a stack's frames. Every ip is looked up at ip - 1: a caller's frame holds a return
- * address, which points after the call (and may be the first byte of the next line). */
+/* ip is the x86-64 rt_sigreturn trampoline (mov $15,%rax; syscall): the frame below it is
+ * the interrupted one, whose ip is the faulting instruction itself, not a return address.
+ * Read with process_vm_readv on ourselves: an unreadable ip fails instead of faulting. */
+static int is_sigreturn(uint64_t ip)
+{
+    static const unsigned char code[9] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
+    unsigned char got[sizeof code];
+    struct iovec local = {got, sizeof got}, remote = {(void *)(uintptr_t)ip, sizeof got};
+    return syscall(SYS_process_vm_readv, (long)syscall(SYS_getpid), &local, 1ul, &remote, 1ul,
+                   0ul) == (long)sizeof got &&
+           !memcmp(got, code, sizeof code);
+}
+
+/* Add a stack's frames. An ip is looked up at ip - 1: a caller's frame holds a return
+ * address, which points after the call (and may be the first byte of the next line); the
+ * frame interrupted by a signal is looked up at its ip. */
 static span_t add_stack(const uint64_t *ips, size_t depth)
 {
     span_t sp = {nframes, 0};
+    int interrupted = 0;
     for (size_t i = 0; i < depth && nframes < HL_SYM_MAX_FRAMES; i++, sp.n++) {
         hl_sym_frame_t *f = &frames[nframes];
         memset(f, 0, sizeof *f);
+        unsigned adj = interrupted ? 0 : 1;
+        frame_adj[nframes] = (uint8_t)adj;
+        frame_sig[nframes] = (uint8_t)(interrupted = is_sigreturn(ips[i]));
         frame_ip[nframes++] = ips[i];
         uintptr_t start;
         uint64_t off;
         char path[256];
-        if (!maps_find((uintptr_t)ips[i] - 1, &start, &off, path, sizeof path)) continue;
-        f->foff = (uint64_t)(ips[i] - 1 - start) + off;
+        if (!maps_find((uintptr_t)ips[i] - adj, &start, &off, path, sizeof path)) continue;
+        f->foff = (uint64_t)(ips[i] - adj - start) + off;
         f->module = path[0] ? mod_intern(path) : "anonymous";
         if (!f->module) f->module = "?";
     }
@@ -244,6 +265,11 @@ static void name_frames(void)
     hl_symbolize(frames, nframes, have_self ? self : NULL);
     for (size_t i = 0; i < nframes; i++) {
         hl_sym_frame_t *f = &frames[i];
+        if (frame_sig[i]) { /* named by print_frame; what was found at ip - 1 is another's */
+            f->has_fn = 0;
+            f->file[0] = 0;
+            continue;
+        }
         if (!f->has_fn && f->module && f->module[0] == '/')
             f->has_fn = elf_symbol(f->module, f->foff, f->fn, sizeof f->fn, &f->fdelta);
     }
@@ -256,13 +282,15 @@ static void print_frame(hl_out_t *o, unsigned i, size_t k)
     hl_out_u64(o, i);
     hl_out_str(o, " ");
     hl_out_hex(o, frame_ip[k]);
-    if (f->has_fn) {
+    if (frame_sig[k]) {
+        hl_out_str(o, " in <signal handler called>");
+    } else if (f->has_fn) {
         hl_out_str(o, " in ");
         hl_out_str(o, f->fn);
         hl_out_str(o, "+");
-        hl_out_hex(o, f->fdelta + 1);
+        hl_out_hex(o, f->fdelta + frame_adj[k]);
     }
-    if (f->file[0]) {
+    if (f->file[0] && !frame_sig[k]) {
         hl_out_str(o, " ");
         hl_out_str(o, f->file);
         if (f->line) {
@@ -274,7 +302,7 @@ static void print_frame(hl_out_t *o, unsigned i, size_t k)
         hl_out_str(o, " (");
         hl_out_str(o, f->module);
         hl_out_str(o, "+");
-        hl_out_hex(o, f->foff + 1);
+        hl_out_hex(o, f->foff + frame_adj[k]);
         hl_out_str(o, ")");
     }
     hl_out_str(o, "\n");
@@ -292,9 +320,10 @@ static void print_span(hl_out_t *o, span_t sp)
 
 /* heapledger's own frame: only seen when the allocator is linked into the program itself
  * (libheapledger_core.a; the preload library skips its frames at capture). */
-static int own_frame(const hl_sym_frame_t *f)
+static int own_frame(size_t k)
 {
-    return strstr(f->file, "liballoc/") || (f->has_fn && !strncmp(f->fn, "hl_", 3));
+    const hl_sym_frame_t *f = &frames[k];
+    return frame_sig[k] || strstr(f->file, "liballoc/") || (f->has_fn && !strncmp(f->fn, "hl_", 3));
 }
 
 /* SUMMARY: heapledger: <kind> <file:line> in <function> — the first frame of the current
@@ -307,7 +336,7 @@ static void print_summary(hl_out_t *o, const char *kind, span_t sp)
      * no hl_ prefix, so an unnamed-file frame between two of them counts as its own). */
     size_t skip = 0;
     for (size_t i = 0; i < sp.n && i < 12; i++)
-        if (own_frame(&frames[sp.from + i])) skip = i + 1;
+        if (own_frame(sp.from + i)) skip = i + 1;
     if (skip < sp.n) {
         sp.from += skip;
         sp.n -= skip;
@@ -329,7 +358,7 @@ static void print_summary(hl_out_t *o, const char *kind, span_t sp)
             hl_out_str(o, " (");
             hl_out_str(o, f->module);
             hl_out_str(o, "+");
-            hl_out_hex(o, f->foff + 1);
+            hl_out_hex(o, f->foff + frame_adj[sp.from + pick]);
             hl_out_str(o, ")");
         }
         if (f->has_fn) {

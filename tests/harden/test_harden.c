@@ -272,6 +272,14 @@ static __attribute__((noinline)) void bug_far_overflow(hl_heap_t *h, size_t n)
     hl_heap_free(h, p);             /* L_FAR + 5 */
 }
 
+enum { L_GUARD = __LINE__ };
+static __attribute__((noinline)) void bug_guard_write(hl_heap_t *h, size_t n)
+{
+    volatile char *p = hl_heap_malloc(h, n); /* L_GUARD + 3 */
+    for (size_t i = n;; i++)
+        p[i] = 'x'; /* L_GUARD + 5: faults in the guard page */
+}
+
 /* The report of bug has every want[] line (printf patterns with the line numbers filled). */
 static void exact(bug_fn bug, size_t size, const char *const *want, size_t nwant)
 {
@@ -359,6 +367,24 @@ Test(harden_report, far_overflow_tiny_is_exact)
 Test(harden_report, far_overflow_mid_is_exact)
 {
     far_overflow(5000, "mid/tlsf)");
+}
+
+/* A fault: the kernel's signal trampoline is named as such, the interrupted frame is looked
+ * up at the faulting instruction (not at ip - 1) and gives the line of the write. */
+Test(harden_report, guard_fault_names_the_faulting_line)
+{
+    char l_alloc[64], l_write[64], sum[128];
+    snprintf(l_alloc, sizeof l_alloc, SRC "%d", L_GUARD + 3);
+    snprintf(l_write, sizeof l_write, SRC "%d", L_GUARD + 5);
+    snprintf(sum, sizeof sum, "SUMMARY: heapledger: heap-overflow %s in bug_guard_write\n",
+             l_write);
+    const char *want[] = {"(300000-byte block, large/mmap)",
+                          "WRITE faulted",
+                          "in <signal handler called> (/",
+                          l_alloc,
+                          l_write,
+                          sum};
+    exact(bug_guard_write, LARGE, want, sizeof want / sizeof want[0]);
 }
 
 /* No helper (missing, or HEAPLEDGER_SYMBOLIZER=0): the module's own symbols name the frames,
