@@ -4,8 +4,9 @@
  * C++14 sized deallocation passes the size the program believes the object has; C++17
  * aligned deallocation passes the alignment. In hardened mode the size is compared with the
  * block's requested size (size-mismatch-delete), then the block is freed like free() would.
- * libstdc++'s aligned operator new rounds the size up to the alignment before aligned_alloc,
- * so an aligned delete accepts any size that rounds to the block's size.
+ * The check is exact for the aligned forms too: the aligned operator new below asks for the
+ * program's own size (libstdc++'s rounds it up to the alignment; it is never used under the
+ * preload library), so any other size given to an aligned delete is the program's bug.
  *
  * Only the preload library checks: these functions find the default heap through the shim
  * (hl_shim_linked, defined in shim.c); linked into a program without the shim (the core

@@ -111,6 +111,34 @@ int hl_report_function(uintptr_t ip, char *name, size_t nlen);
 /* Where a non-heap address lives: "stack", "global" (a module's data), or "wild". */
 const char *hl_report_where(const void *addr);
 
+/* ---- out-of-line copies of trailers (metacopy.c) --------------------------------------- */
+/* Map the table once (hardened heap set-up); 0 or -1 (then no block has a copy). */
+int hl_metacopy_init(void);
+/* Mirror block p's trailer (every trailer write of a tiny or mid block). */
+void hl_metacopy_put(const void *p, const hl_hmeta_t *m);
+/* The copy of block p's trailer into out: 1, or 0 when there is none. */
+int hl_metacopy_get(const void *p, hl_hmeta_t *out);
+/* Block p is really released: forget its copy. */
+void hl_metacopy_del(const void *p);
+
+/* ---- symbolisation of report frames (symbolize.c) ---------------------------------------- */
+#define HL_SYM_MAX_FRAMES (3 * 64) /* current, allocation and free stacks */
+typedef struct hl_sym_frame_s {
+    const char *module; /* absolute path of the module (NULL: none) */
+    uint64_t foff;      /* file offset in it of the address looked up (return address - 1) */
+    int has_fn;
+    char fn[128];
+    uint64_t fdelta; /* offset of the address looked up in fn */
+    char file[256];  /* source file ("" when no debug information) */
+    uint32_t line;
+} hl_sym_frame_t;
+/* Fill fn/fdelta and file/line of the frames with a module, through the helper process
+ * heapledger-symbolize (fork and exec, a time bound, nothing allocated here). self_module is
+ * the path of the module holding heapledger (the helper is looked up next to it). Returns the
+ * number of frames the helper answered (0: no helper, or it failed: the frames are left as
+ * they were). */
+size_t hl_symbolize(hl_sym_frame_t *f, size_t n, const char *self_module);
+
 /* ---- signals (fault.c) ----------------------------------------------------------------- */
 /* Install the SIGSEGV/SIGBUS handler once (chains to the previous one for other faults). */
 void hl_fault_install(void);

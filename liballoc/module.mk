@@ -7,7 +7,8 @@
 #            tests, benchmarks and the analyzer's replay) and libheapledger-notrace.so
 #   asan  -> objects for the unit tests under ASan+UBSan
 
-ALLOC_SRCS := $(filter-out liballoc/trace_lttng.c,$(wildcard liballoc/*.c))
+# symbolizer.c is a program of its own (heapledger-symbolize, below), not part of the library.
+ALLOC_SRCS := $(filter-out liballoc/trace_lttng.c liballoc/symbolizer.c,$(wildcard liballoc/*.c))
 ALLOC_CORE_SRCS := $(filter-out liballoc/shim.c,$(ALLOC_SRCS))
 ALLOC_TRACE_SRCS := $(wildcard liballoc/trace_lttng.c)
 
@@ -65,15 +66,24 @@ $(LIB_DIR)/libheapledger_asan.a: $(ALLOC_ASAN_OBJS)
 size-tables: ## regenerate liballoc/size_tables.c from schemas/classes.def
 	python3 liballoc/gen_size_tables.py schemas/classes.def > liballoc/size_tables.c
 
-ALL_TARGETS += $(LIBHL_SO) $(LIBHL_A) $(LIBHL_CORE_A) $(LIBHL_NOTRACE)
+# The helper a hardened-mode report execs to name its frames (function, file:line) with libdw,
+# so that neither libdw nor its allocations are ever in the reporting process. A report finds
+# it at $HEAPLEDGER_SYMBOLIZER, else next to the library's directory (../bin).
+HL_SYMBOLIZER := $(BIN_DIR)/heapledger-symbolize
+$(HL_SYMBOLIZER): liballoc/symbolizer.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -o $@ $< -ldw -lelf
+
+ALL_TARGETS += $(LIBHL_SO) $(LIBHL_A) $(LIBHL_CORE_A) $(LIBHL_NOTRACE) $(HL_SYMBOLIZER)
 
 # The pkg-config file names PREFIX: it is written by the install itself, so that a later
 # install with another PREFIX never ships a stale one.
 .PHONY: install-liballoc
-install-liballoc: $(LIBHL_SO) $(LIBHL_A) liballoc/heapledger.pc.in
+install-liballoc: $(LIBHL_SO) $(LIBHL_A) $(HL_SYMBOLIZER) liballoc/heapledger.pc.in
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 755 $(LIBHL_SO) $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 $(LIBHL_A) $(DESTDIR)$(PREFIX)/lib/
+	install -D -m 755 $(HL_SYMBOLIZER) $(DESTDIR)$(PREFIX)/bin/heapledger-symbolize
 	install -m 644 liballoc/heapledger.h $(DESTDIR)$(PREFIX)/include/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' liballoc/heapledger.pc.in \
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/heapledger.pc

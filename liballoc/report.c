@@ -24,6 +24,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 static char maps_buf[256 << 10];
@@ -183,48 +184,189 @@ out:
     return found;
 }
 
-static void print_frame(hl_out_t *o, unsigned i, uint64_t ip)
+/* ---- the frames of one report ------------------------------------------------------------ */
+
+#define MAX_MODS 32
+
+static hl_sym_frame_t frames[HL_SYM_MAX_FRAMES];
+static uint64_t frame_ip[HL_SYM_MAX_FRAMES];
+static uint8_t frame_adj[HL_SYM_MAX_FRAMES]; /* 1: looked up at ip - 1 (a return address) */
+static uint8_t frame_sig[HL_SYM_MAX_FRAMES]; /* the kernel's signal return trampoline */
+static size_t nframes;
+static char mods[MAX_MODS][256];
+static size_t nmods;
+
+typedef struct span_s {
+    size_t from, n;
+} span_t;
+
+static const char *mod_intern(const char *path)
+{
+    for (size_t i = 0; i < nmods; i++)
+        if (!strcmp(mods[i], path)) return mods[i];
+    if (nmods == MAX_MODS) return NULL;
+    memcpy(mods[nmods], path, strlen(path) + 1);
+    return mods[nmods++];
+}
+
+/* ip is the x86-64 rt_sigreturn trampoline (mov $15,%rax; syscall): the frame below it is
+ * the interrupted one, whose ip is the faulting instruction itself, not a return address.
+ * Read with process_vm_readv on ourselves: an unreadable ip fails instead of faulting. */
+static int is_sigreturn(uint64_t ip)
+{
+    static const unsigned char code[9] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
+    unsigned char got[sizeof code];
+    struct iovec local = {got, sizeof got}, remote = {(void *)(uintptr_t)ip, sizeof got};
+    return syscall(SYS_process_vm_readv, (long)syscall(SYS_getpid), &local, 1ul, &remote, 1ul,
+                   0ul) == (long)sizeof got &&
+           !memcmp(got, code, sizeof code);
+}
+
+/* Add a stack's frames. An ip is looked up at ip - 1: a caller's frame holds a return
+ * address, which points after the call (and may be the first byte of the next line); the
+ * frame interrupted by a signal is looked up at its ip. */
+static span_t add_stack(const uint64_t *ips, size_t depth)
+{
+    span_t sp = {nframes, 0};
+    int interrupted = 0;
+    for (size_t i = 0; i < depth && nframes < HL_SYM_MAX_FRAMES; i++, sp.n++) {
+        hl_sym_frame_t *f = &frames[nframes];
+        memset(f, 0, sizeof *f);
+        unsigned adj = interrupted ? 0 : 1;
+        frame_adj[nframes] = (uint8_t)adj;
+        frame_sig[nframes] = (uint8_t)(interrupted = is_sigreturn(ips[i]));
+        frame_ip[nframes++] = ips[i];
+        uintptr_t start;
+        uint64_t off;
+        char path[256];
+        if (!maps_find((uintptr_t)ips[i] - adj, &start, &off, path, sizeof path)) continue;
+        f->foff = (uint64_t)(ips[i] - adj - start) + off;
+        f->module = path[0] ? mod_intern(path) : "anonymous";
+        if (!f->module) f->module = "?";
+    }
+    return sp;
+}
+
+static span_t add_stack_id(uint32_t id)
+{
+    size_t depth = 0;
+    const uint64_t *ips = id ? hl_stack_lookup(id, &depth) : NULL;
+    return add_stack(ips, ips ? depth : 0);
+}
+
+/* Name every frame: the helper process (function, file:line from debug information), and
+ * the module's own symbol table for the frames it could not name. */
+static void name_frames(void)
 {
     uintptr_t start;
     uint64_t off;
-    char path[256], name[128];
+    char self[256];
+    int have_self = maps_find((uintptr_t)&hl_report, &start, &off, self, sizeof self);
+    hl_symbolize(frames, nframes, have_self ? self : NULL);
+    for (size_t i = 0; i < nframes; i++) {
+        hl_sym_frame_t *f = &frames[i];
+        if (frame_sig[i]) { /* named by print_frame; what was found at ip - 1 is another's */
+            f->has_fn = 0;
+            f->file[0] = 0;
+            continue;
+        }
+        if (!f->has_fn && f->module && f->module[0] == '/')
+            f->has_fn = elf_symbol(f->module, f->foff, f->fn, sizeof f->fn, &f->fdelta);
+    }
+}
+
+static void print_frame(hl_out_t *o, unsigned i, size_t k)
+{
+    const hl_sym_frame_t *f = &frames[k];
     hl_out_str(o, "    #");
     hl_out_u64(o, i);
     hl_out_str(o, " ");
-    hl_out_hex(o, ip);
-    /* Return addresses point after the call: look up ip-1 so the caller's line is named. */
-    if (maps_find((uintptr_t)ip - 1, &start, &off, path, sizeof path)) {
-        uint64_t foff = (uint64_t)(ip - 1 - start) + off, delta;
-        if (elf_symbol(path, foff, name, sizeof name, &delta)) {
-            hl_out_str(o, " in ");
-            hl_out_str(o, name);
-            hl_out_str(o, "+");
-            hl_out_hex(o, delta + 1);
-        }
-        hl_out_str(o, " (");
-        hl_out_str(o, path[0] ? path : "anonymous");
+    hl_out_hex(o, frame_ip[k]);
+    if (frame_sig[k]) {
+        hl_out_str(o, " in <signal handler called>");
+    } else if (f->has_fn) {
+        hl_out_str(o, " in ");
+        hl_out_str(o, f->fn);
         hl_out_str(o, "+");
-        hl_out_hex(o, foff + 1);
+        hl_out_hex(o, f->fdelta + frame_adj[k]);
+    }
+    if (f->file[0] && !frame_sig[k]) {
+        hl_out_str(o, " ");
+        hl_out_str(o, f->file);
+        if (f->line) {
+            hl_out_str(o, ":");
+            hl_out_u64(o, f->line);
+        }
+    }
+    if (f->module) {
+        hl_out_str(o, " (");
+        hl_out_str(o, f->module);
+        hl_out_str(o, "+");
+        hl_out_hex(o, f->foff + frame_adj[k]);
         hl_out_str(o, ")");
     }
     hl_out_str(o, "\n");
 }
 
-static void print_stack(hl_out_t *o, const uint64_t *ips, size_t depth)
+static void print_span(hl_out_t *o, span_t sp)
 {
-    if (!depth) {
+    if (!sp.n) {
         hl_out_str(o, "    (no stack recorded: stacks=0, or captured during start-up)\n");
         return;
     }
-    for (size_t i = 0; i < depth; i++)
-        print_frame(o, (unsigned)i, ips[i]);
+    for (size_t i = 0; i < sp.n; i++)
+        print_frame(o, (unsigned)i, sp.from + i);
 }
 
-static void print_stack_id(hl_out_t *o, uint32_t id)
+/* heapledger's own frame: only seen when the allocator is linked into the program itself
+ * (libheapledger_core.a; the preload library skips its frames at capture). */
+static int own_frame(size_t k)
 {
-    size_t depth = 0;
-    const uint64_t *ips = id ? hl_stack_lookup(id, &depth) : NULL;
-    print_stack(o, ips, ips ? depth : 0);
+    const hl_sym_frame_t *f = &frames[k];
+    return frame_sig[k] || strstr(f->file, "liballoc/") || (f->has_fn && !strncmp(f->fn, "hl_", 3));
+}
+
+/* SUMMARY: heapledger: <kind> <file:line> in <function> — the first frame of the current
+ * stack (past heapledger's own) with a source line, else its first frame. */
+static void print_summary(hl_out_t *o, const char *kind, span_t sp)
+{
+    hl_out_str(o, "SUMMARY: heapledger: ");
+    hl_out_str(o, kind);
+    /* Past the last of heapledger's frames among the first few (its static functions carry
+     * no hl_ prefix, so an unnamed-file frame between two of them counts as its own). */
+    size_t skip = 0;
+    for (size_t i = 0; i < sp.n && i < 12; i++)
+        if (own_frame(sp.from + i)) skip = i + 1;
+    if (skip < sp.n) {
+        sp.from += skip;
+        sp.n -= skip;
+    }
+    size_t pick = sp.n;
+    for (size_t i = 0; i < sp.n && pick == sp.n; i++)
+        if (frames[sp.from + i].file[0]) pick = i;
+    if (pick == sp.n && sp.n) pick = 0;
+    if (pick < sp.n) {
+        const hl_sym_frame_t *f = &frames[sp.from + pick];
+        if (f->file[0]) {
+            hl_out_str(o, " ");
+            hl_out_str(o, f->file);
+            if (f->line) {
+                hl_out_str(o, ":");
+                hl_out_u64(o, f->line);
+            }
+        } else if (f->module) {
+            hl_out_str(o, " (");
+            hl_out_str(o, f->module);
+            hl_out_str(o, "+");
+            hl_out_hex(o, f->foff + frame_adj[sp.from + pick]);
+            hl_out_str(o, ")");
+        }
+        if (f->has_fn) {
+            hl_out_str(o, " in ");
+            hl_out_str(o, f->fn);
+        }
+    }
+    hl_out_str(o, "\n");
 }
 
 int hl_report_function(uintptr_t ip, char *name, size_t nlen)
@@ -279,6 +421,13 @@ void hl_report(const hl_hreport_t *r)
     uint64_t ips[HL_STACK_MAX_DEPTH];
     size_t depth = hl_stack_capture_user(ips, 16, 1);
     maps_load();
+    nframes = 0;
+    nmods = 0;
+    span_t cur = add_stack(ips, depth), alloc = {0, 0}, freed = {0, 0};
+    int show_free = r->meta && r->meta->state == HL_META_FREED && r->meta->ftid;
+    if (r->meta) alloc = add_stack_id(r->meta->astack);
+    if (show_free) freed = add_stack_id(r->meta->fstack);
+    name_frames();
     hl_out_t o;
     hl_out_init(&o, 2);
     hl_out_str(&o, "heapledger: ERROR: ");
@@ -317,19 +466,20 @@ void hl_report(const hl_hreport_t *r)
         hl_out_str(&o, r->details);
         hl_out_str(&o, "\n");
     }
-    print_stack(&o, ips, depth);
+    print_span(&o, cur);
     if (r->meta) {
         hl_out_str(&o, "allocated by thread T");
         hl_out_u64(&o, r->meta->atid);
         hl_out_str(&o, " here:\n");
-        print_stack_id(&o, r->meta->astack);
-        if (r->meta->state == HL_META_FREED && r->meta->ftid) {
+        print_span(&o, alloc);
+        if (show_free) {
             hl_out_str(&o, "freed by thread T");
             hl_out_u64(&o, r->meta->ftid);
             hl_out_str(&o, " here:\n");
-            print_stack_id(&o, r->meta->fstack);
+            print_span(&o, freed);
         }
     }
+    print_summary(&o, r->kind, cur);
     hl_out_str(&o, r->abort_on_error ? "heapledger: aborting (abort_on_error=1)\n"
                                      : "heapledger: continuing (abort_on_error=0)\n");
     hl_out_flush(&o);

@@ -34,8 +34,8 @@ $(HARDEN_DIR)/bugs/%: tests/harden/bugs/%.cc
 
 .PHONY: check-harden
 check-harden: $(HARDEN_TEST) $(HARDEN_BUGS) $(LIBHL_SO) $(TEST_DIR)/stress $(BIN_DIR)/heapledger \
-	$(AN_REPLAY_REC) $(HARDEN_PROGS)
-	$(HARDEN_TEST) --jobs 2
+	$(AN_REPLAY_REC) $(HARDEN_PROGS) $(HL_SYMBOLIZER)
+	HEAPLEDGER_SYMBOLIZER=$(abspath $(HL_SYMBOLIZER)) $(HARDEN_TEST) --jobs 2
 	tests/harden/signals.sh $(abspath $(LIBHL_SO)) $(HARDEN_DIR)/signals
 	tests/harden/fds.sh $(abspath $(LIBHL_SO)) $(HARDEN_DIR)/fds
 	tests/harden/replay_absurd.sh $(BIN_DIR)/heapledger $(AN_REPLAY_REC) schemas $(HARDEN_DIR)

@@ -2,7 +2,9 @@
 # tests/harden/run_bugs.sh LIB BINDIR SRCDIR — run each buggy program of the corpus under
 # LD_PRELOAD=LIB with HEAPLEDGER_OPTIONS=harden=1 (or the program's own "OPTIONS:" line) and
 # check that it dies of SIGABRT with the first report line its source names ("EXPECT:",
-# a glob pattern).
+# a glob pattern), that a frame of main carries the program's own file:line and its
+# module+offset (the programs are built with -g; the library execs ../bin/heapledger-symbolize),
+# and that the report ends with a SUMMARY line.
 set -u
 lib=$1 bindir=$2 srcdir=$3
 fail=0 n=0
@@ -24,6 +26,13 @@ for src in "$srcdir"/*.c "$srcdir"/*.cc; do
         fail=1
     elif ! printf '%s\n' "$err" | grep -q 'in main+0x'; then
         echo "FAIL $name: the report's stacks do not name main"; printf '%s\n' "$err" | head -12
+        fail=1
+    elif ! printf '%s\n' "$err" | grep -Eq "in main\+0x[0-9a-f]+ [^ ]*$name\.cc?:[0-9]+ \(/"; then
+        echo "FAIL $name: no frame of main with $name.c:LINE and (module+offset)"
+        printf '%s\n' "$err" | head -12
+        fail=1
+    elif ! printf '%s\n' "$err" | grep -Eq "^SUMMARY: heapledger: [a-z-]+ "; then
+        echo "FAIL $name: no SUMMARY line"; printf '%s\n' "$err" | tail -4
         fail=1
     else
         echo "ok   $name: $got"

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -82,6 +83,11 @@ static void death(bug_fn bug, const char *fn, size_t size, const char *opts, con
         cr_assert(strstr(buf, "allocated by thread T"), "no allocation stack:\n%s", buf);
     if (!strcmp(kind, "double-free"))
         cr_assert(strstr(buf, "freed by thread T"), "no free stack:\n%s", buf);
+    /* Frames carry file:line (this file is built with -g; heapledger-symbolize names them). */
+    cr_assert(strstr(buf, "tests/harden/test_harden.c:"), "no frame with file:line:\n%s", buf);
+    char summary[128];
+    snprintf(summary, sizeof summary, "\nSUMMARY: heapledger: %s ", kind);
+    cr_assert(strstr(buf, summary), "no '%s' line:\n%s", summary + 1, buf);
     /* Now for real, in this process (report text goes nowhere). */
     int null = open("/dev/null", O_WRONLY);
     dup2(null, 2);
@@ -233,6 +239,178 @@ static __attribute__((noinline)) void bug_delete_size(hl_heap_t *h, size_t n)
     hl_heap_free(h, p);
 }
 
+/* Exact lines: each bug below sits at a fixed distance from its enum anchor (keep it so). */
+enum { L_ZERO = __LINE__ };
+static __attribute__((noinline)) void bug_zero_write(hl_heap_t *h, size_t n)
+{
+    char *p = hl_heap_malloc(h, n); /* L_ZERO + 3: malloc(0) */
+    p[0] = 'x';
+    hl_heap_free(h, p); /* L_ZERO + 5 */
+}
+
+enum { L_ALDEL = __LINE__ };
+static __attribute__((noinline)) void bug_delete_aligned_size(hl_heap_t *h, size_t n)
+{
+    char *p = hl_heap_memalign(h, 64, n);                    /* L_ALDEL + 3 */
+    hl_harden_check_delete(h, p, 65, 64, "operator delete"); /* L_ALDEL + 4 */
+    hl_heap_free(h, p);
+}
+
+enum { L_DF = __LINE__ };
+static __attribute__((noinline)) void bug_double_free_lines(hl_heap_t *h, size_t n)
+{
+    char *p = hl_heap_malloc(h, n); /* L_DF + 3 */
+    hl_heap_free(h, p);             /* L_DF + 4 */
+    hl_heap_free(h, p);             /* L_DF + 5 */
+}
+
+enum { L_FAR = __LINE__ };
+static __attribute__((noinline)) void bug_far_overflow(hl_heap_t *h, size_t n)
+{
+    char *p = hl_heap_malloc(h, n); /* L_FAR + 3 */
+    memset(p, 'x', n + 200);        /* 200 bytes past the end: canary, trailer, next blocks */
+    hl_heap_free(h, p);             /* L_FAR + 5 */
+}
+
+enum { L_GUARD = __LINE__ };
+static __attribute__((noinline)) void bug_guard_write(hl_heap_t *h, size_t n)
+{
+    volatile char *p = hl_heap_malloc(h, n); /* L_GUARD + 3 */
+    for (size_t i = n;; i++)
+        p[i] = 'x'; /* L_GUARD + 5: faults in the guard page */
+}
+
+/* The report of bug has every want[] line (printf patterns with the line numbers filled). */
+static void exact(bug_fn bug, size_t size, const char *const *want, size_t nwant)
+{
+    static char buf[1 << 16];
+    int st = run_child(bug, size, HARD, buf, sizeof buf);
+    cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT, "child did not abort; stderr:\n%s", buf);
+    for (size_t i = 0; i < nwant; i++)
+        cr_assert(strstr(buf, want[i]), "report lacks '%s':\n%s", want[i], buf);
+}
+
+#define SRC "tests/harden/test_harden.c:"
+Test(harden_report, zero_size_write_caught_at_free)
+{
+    char l_alloc[64], l_free[64], sum[128];
+    snprintf(l_alloc, sizeof l_alloc, SRC "%d", L_ZERO + 3);
+    snprintf(l_free, sizeof l_free, SRC "%d", L_ZERO + 5);
+    snprintf(sum, sizeof sum, "SUMMARY: heapledger: heap-overflow %s in bug_zero_write", l_free);
+    const char *want[] = {"heapledger: ERROR: heap-overflow on 0x",
+                          "(0-byte block, tiny/",
+                          "bad byte at offset 0 (0x",
+                          "0 bytes after the 0-byte block",
+                          l_alloc,
+                          l_free,
+                          sum};
+    exact(bug_zero_write, 0, want, sizeof want / sizeof want[0]);
+}
+
+Test(harden_report, aligned_sized_delete_wrong_size)
+{
+    char l_alloc[64], l_del[64], sum[128];
+    snprintf(l_alloc, sizeof l_alloc, SRC "%d", L_ALDEL + 3);
+    snprintf(l_del, sizeof l_del, SRC "%d", L_ALDEL + 4);
+    snprintf(sum, sizeof sum,
+             "SUMMARY: heapledger: size-mismatch-delete %s in bug_delete_aligned_size", l_del);
+    const char *want[] = {"heapledger: ERROR: size-mismatch-delete on 0x",
+                          "(100-byte block, ",
+                          "operator delete called with size 65 for a block of 100 bytes",
+                          l_alloc,
+                          l_del,
+                          sum};
+    exact(bug_delete_aligned_size, 100, want, sizeof want / sizeof want[0]);
+}
+
+Test(harden_report, double_free_lines_and_module_offsets)
+{
+    char l_alloc[64], l_free[64], l_again[64], sum[128];
+    snprintf(l_alloc, sizeof l_alloc, SRC "%d (/", L_DF + 3);
+    snprintf(l_free, sizeof l_free, SRC "%d (/", L_DF + 4);
+    snprintf(l_again, sizeof l_again, SRC "%d (/", L_DF + 5);
+    snprintf(sum, sizeof sum,
+             "SUMMARY: heapledger: double-free " SRC "%d in bug_double_free_lines\n", L_DF + 5);
+    const char *want[] = {
+        "in bug_double_free_lines+0x", l_alloc, l_free, l_again, "harden_tests+0x", sum};
+    exact(bug_double_free_lines, TINY, want, sizeof want / sizeof want[0]);
+}
+
+/* A far overflow destroys the inline trailer: the report still gives the true requested size,
+ * the first bad offset and the allocation stack (from the trailer's out-of-line copy). */
+static void far_overflow(size_t n, const char *tier)
+{
+    char l_alloc[64], l_free[64], sum[128], size[64], off[64], after[64];
+    snprintf(l_alloc, sizeof l_alloc, SRC "%d", L_FAR + 3);
+    snprintf(l_free, sizeof l_free, SRC "%d", L_FAR + 5);
+    snprintf(sum, sizeof sum, "SUMMARY: heapledger: heap-overflow %s in bug_far_overflow", l_free);
+    snprintf(size, sizeof size, "(%zu-byte block, %s", n, tier);
+    snprintf(off, sizeof off, "bad byte at offset %zu (0x", n);
+    snprintf(after, sizeof after, "0 bytes after the %zu-byte block", n);
+    const char *want[] = {"heapledger: ERROR: heap-overflow on 0x",
+                          size,
+                          off,
+                          after,
+                          "canary and block trailer overwritten",
+                          "allocated by thread T",
+                          l_alloc,
+                          l_free,
+                          sum};
+    exact(bug_far_overflow, n, want, sizeof want / sizeof want[0]);
+}
+
+Test(harden_report, far_overflow_tiny_is_exact)
+{
+    far_overflow(50, "tiny/");
+}
+
+Test(harden_report, far_overflow_mid_is_exact)
+{
+    far_overflow(5000, "mid/tlsf)");
+}
+
+/* A fault: the kernel's signal trampoline is named as such, the interrupted frame is looked
+ * up at the faulting instruction (not at ip - 1) and gives the line of the write. */
+Test(harden_report, guard_fault_names_the_faulting_line)
+{
+    char l_alloc[64], l_write[64], sum[128];
+    snprintf(l_alloc, sizeof l_alloc, SRC "%d", L_GUARD + 3);
+    snprintf(l_write, sizeof l_write, SRC "%d", L_GUARD + 5);
+    snprintf(sum, sizeof sum, "SUMMARY: heapledger: heap-overflow %s in bug_guard_write\n",
+             l_write);
+    const char *want[] = {"(300000-byte block, large/mmap)",
+                          "WRITE faulted",
+                          "in <signal handler called> (/",
+                          l_alloc,
+                          l_write,
+                          sum};
+    exact(bug_guard_write, LARGE, want, sizeof want / sizeof want[0]);
+}
+
+/* No helper (missing, or HEAPLEDGER_SYMBOLIZER=0): the module's own symbols name the frames,
+ * module+offset stays, the summary names the bug's function. */
+Test(harden_report, without_helper_falls_back_to_symbols)
+{
+    setenv("HEAPLEDGER_SYMBOLIZER", "/nonexistent/heapledger-symbolize", 1);
+    const char *want[] = {"in bug_double_free_lines+0x", "harden_tests+0x",
+                          "SUMMARY: heapledger: double-free (/", ") in bug_double_free_lines\n"};
+    exact(bug_double_free_lines, TINY, want, sizeof want / sizeof want[0]);
+}
+
+/* An exact aligned delete and a size-0 sized delete of a new(0) block are fine. */
+Test(harden_report, aligned_sized_delete_exact_size_is_silent)
+{
+    hl_heap_t *h = heap_with(HARD ",abort_on_error=0");
+    size_t before = hl_harden_errors();
+    char *p = hl_heap_memalign(h, 64, 100);
+    hl_harden_check_delete(h, p, 100, 64, "operator delete");
+    hl_heap_free(h, p);
+    p = hl_heap_malloc(h, 1);
+    hl_harden_check_delete(h, p, 0, 0, "operator delete");
+    hl_heap_free(h, p);
+    cr_assert_eq(hl_harden_errors(), before);
+}
+
 /* ---- death tests: kind x tier -------------------------------------------------------------- */
 
 #define DEATH(name, bug, size, opts, kind, block)                                                  \
@@ -342,7 +520,10 @@ DEATH(size_mismatch_delete_large, bug_delete_size, LARGE, HARD, "size-mismatch-d
 /* ---- correct programs stay silent ------------------------------------------------------------ */
 
 static uint64_t rng = 88172645463325252ull;
-static uint64_t next_rand(void) { return hl_test_rand(&rng); }
+static uint64_t next_rand(void)
+{
+    return hl_test_rand(&rng);
+}
 
 static size_t rand_size(void)
 {
