@@ -23,6 +23,8 @@ size_t *hl_sites_by_count(const hl_report_t *r);
 /* Number of sites with live blocks not suppressed (suppress.h). Fills *idx with the
  * indices of leaking sites, by live bytes descending (caller frees). */
 size_t hl_leak_sites(const hl_report_t *r, size_t **idx);
+/* Write s to f with < > & " escaped for HTML. */
+void hl_html_esc(FILE *f, const char *s);
 
 /* The kernel view's names: region purpose (hl_region_t, HL_KREGIONS), tier group label. */
 extern const char *const hl_kregion_names[HL_KREGIONS];

@@ -26,27 +26,6 @@
 #define MT 16
 #define MB 36
 
-static void esc(FILE *f, const char *s)
-{
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '<':
-            fputs("&lt;", f);
-            break;
-        case '>':
-            fputs("&gt;", f);
-            break;
-        case '&':
-            fputs("&amp;", f);
-            break;
-        case '"':
-            fputs("&quot;", f);
-            break;
-        default:
-            fputc(*s, f);
-        }
-    }
-}
 
 static const char *human(double v, char *buf, size_t n)
 {
@@ -178,7 +157,7 @@ static void bar_chart(FILE *f, const char *name, const char *title, int n, const
             "<svg class=\"hl-chart\" data-chart=\"%s\" data-points=\"%d\" width=\"%d\" "
             "height=\"%d\" viewBox=\"0 0 %d %d\"><text class=\"tt\" x=\"4\" y=\"13\">",
             name, bars, w, h, w, h);
-    esc(f, title);
+    hl_html_esc(f, title);
     fputs("</text>\n", f);
     if (vmax <= 0) vmax = 1;
     int top = 20, bottom = 30, left = 6;
@@ -218,7 +197,7 @@ static void flame_node(FILE *f, const hl_flame_t *fl, int32_t ix, double x, doub
             "<g class=\"hl-datum\"><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"17\" "
             "fill=\"hsl(%u,%u%%,%u%%)\"/><title>",
             x, depth * 18, w, 10 + h % 45, 60 + (h >> 8) % 30, 55 + (h >> 16) % 15);
-    esc(f, n->name);
+    hl_html_esc(f, n->name);
     fprintf(f, " — %s (%.1f%%)</title>", human((double)n->weight, wb, sizeof wb),
             100.0 * (double)n->weight / (double)fl->node[0].weight);
     if (w > 40) {
@@ -231,7 +210,7 @@ static void flame_node(FILE *f, const hl_flame_t *fl, int32_t ix, double x, doub
             label[maxc - 1] = '.';
             label[maxc] = 0;
         }
-        esc(f, label);
+        hl_html_esc(f, label);
         fputs("</text>", f);
     }
     fputs("</g>\n", f);
@@ -360,9 +339,9 @@ static void kernel_html(FILE *f, const hl_report_t *r)
 static void kv(FILE *f, const char *k, const char *v)
 {
     fputs("<tr><th>", f);
-    esc(f, k);
+    hl_html_esc(f, k);
     fputs("</th><td>", f);
-    esc(f, v);
+    hl_html_esc(f, v);
     fputs("</td></tr>\n", f);
 }
 
@@ -410,7 +389,7 @@ int hl_render_html(const char *out_path, hl_report_t *r, const hl_render_opts_t 
           f);
     fputs(css, f);
     fputs("</style></head><body>\n<h1>heapledger report: ", f);
-    esc(f, run->path);
+    hl_html_esc(f, run->path);
     fputs("</h1>\n", f);
     if (r->approximate)
         fprintf(f,
@@ -543,7 +522,7 @@ int hl_render_html(const char *out_path, hl_report_t *r, const hl_render_opts_t 
         const char *site = fr.n ? hl_frames_site(&fr) : "(no stack)";
         fprintf(f, "<tr><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td class=\"l\">",
                 r->sites[i].bytes, r->sites[i].count);
-        esc(f, site);
+        hl_html_esc(f, site);
         fputs("</td></tr>\n", f);
         hl_frames_free(&fr);
     }
@@ -571,9 +550,9 @@ int hl_render_html(const char *out_path, hl_report_t *r, const hl_render_opts_t 
     fprintf(f, "<h2>Errors: %zu</h2><table>\n", r->nerrors);
     for (size_t i = 0; i < r->nerrors && i < (size_t)top * 5; i++) {
         fprintf(f, "<tr><td class=\"l\">");
-        esc(f, r->errors[i].kind);
+        hl_html_esc(f, r->errors[i].kind);
         fprintf(f, "</td><td class=\"l\">0x%" PRIx64 "</td><td class=\"l\">", r->errors[i].addr);
-        esc(f, r->errors[i].details);
+        hl_html_esc(f, r->errors[i].details);
         fputs("</td></tr>\n", f);
     }
     fputs("</table>\n<p id=\"hl-status\"></p>\n<script>", f);

@@ -6,36 +6,16 @@
 #include <string.h>
 
 #include "arenamap.h"
+#include "render.h"
 #include "render_replay.h"
 #include "symbols.h"
 
-static void esc(FILE *f, const char *s)
-{
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '<':
-            fputs("&lt;", f);
-            break;
-        case '>':
-            fputs("&gt;", f);
-            break;
-        case '&':
-            fputs("&amp;", f);
-            break;
-        case '"':
-            fputs("&quot;", f);
-            break;
-        default:
-            fputc(*s, f);
-        }
-    }
-}
 
 static void outcome(FILE *f, const hl_report_t *r)
 {
     const hl_replay_info_t *in = r->replay;
     fprintf(f, "<h2>Replay of pid %" PRId64 "</h2>\n<p>options: <code>", in->pid);
-    esc(f, *in->options ? in->options : "(defaults)");
+    hl_html_esc(f, *in->options ? in->options : "(defaults)");
     fprintf(f, "</code>; %" PRIu64 " heap calls replayed, %" PRIu64 " skipped.</p>\n",
             in->operations, in->skipped);
     if (!in->has_failure) {
@@ -60,7 +40,7 @@ static void outcome(FILE *f, const hl_report_t *r)
     if (in->fail_stack >= 0 && r->db && hl_frames_load(r->db, in->fail_stack, &fr) == 0) {
         for (size_t i = 0; i < fr.n; i++) {
             fputs("<li><code>", f);
-            esc(f, fr.frame[i]);
+            hl_html_esc(f, fr.frame[i]);
             fputs("</code></li>\n", f);
         }
         if (!fr.n) fputs("<li>(no stack recorded)</li>\n", f);
@@ -93,7 +73,7 @@ static void fit_table(FILE *f, const hl_fit_t *fits, size_t n)
             fits[0].step, fits[0].step);
     for (size_t i = 0; i < n; i++) {
         fputs("<tr><td><code>", f);
-        esc(f, fits[i].options && *fits[i].options ? fits[i].options : "(defaults)");
+        hl_html_esc(f, fits[i].options && *fits[i].options ? fits[i].options : "(defaults)");
         if (fits[i].size)
             fprintf(f, "</code></td><td>%" PRIu64 "</td><td>%.1f</td>", fits[i].size,
                     (double)fits[i].size / 1024);

@@ -47,3 +47,26 @@ size_t hl_leak_sites(const hl_report_t *r, size_t **idx)
 
 const char *const hl_kregion_names[HL_KREGIONS] = {"other", "slab_segment", "tlsf_pool", "large",
                                                    "arena"};
+
+/* s with the HTML metacharacters < > & " as entities (text and attribute values). */
+void hl_html_esc(FILE *f, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '<':
+            fputs("&lt;", f);
+            break;
+        case '>':
+            fputs("&gt;", f);
+            break;
+        case '&':
+            fputs("&amp;", f);
+            break;
+        case '"':
+            fputs("&quot;", f);
+            break;
+        default:
+            fputc(*s, f);
+        }
+    }
+}
