@@ -131,7 +131,13 @@ out=$("$HL" collect 2>&1); check "usage: exit" 2 $?
 
 # truncated stream file: what decoded is kept, the loss is reported
 cp -r "$work/basic" "$work/trunc"
-f=$(find "$work/trunc" -name 'ch_*' -path '*64-bit/ch_*' -size +0 | head -1)
+# The stream with the fewest events is cut, so that the others keep decodable events whichever
+# CPU the program ran on (a stream of one packet cut in half loses all of its events).
+f=""; fewest=""
+for c in $(find "$work/trunc" -name 'ch_*' -path '*64-bit/ch_*' -size +0 | sort); do
+    n=$(babeltrace2 "$work/basic" 2>/dev/null | grep -c "cpu_id = ${c##*ch_} ")
+    if [ -z "$fewest" ] || [ "$n" -lt "$fewest" ]; then f=$c; fewest=$n; fi
+done
 truncate -s $(( $(stat -c %s "$f") / 2 )) "$f"
 out=$("$HL" collect "$work/trunc" -o "$work/trunc.db" -q 2>&1); rc=$?
 check "truncated: exit (partial)" 3 $rc
