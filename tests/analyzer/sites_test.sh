@@ -82,5 +82,68 @@ grep -q 'id="site-cycles"' "$dir/report.html" && grep -q 'id="slowest"' "$dir/re
     grep -q "new_slabs+" "$dir/report.html" && ok "html: per-site cycles and slowest operations" ||
     ko "html sections"
 
+# diff per site: "more" makes 100 more allocations at new_slabs() and leaks 5 of them.
+more=$dir/more.db
+"$hl" record -f -o "$more" -- "$prog" more >"$dir/record-more.out" 2>&1 && ok "record more" || ko "record more"
+"$hl" diff --json "$db" "$more" >"$dir/diff.json" && ok "diff --json" || ko "diff --json"
+if python3 - "$dir/diff.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["heapledger_diff"] == 1 and [r["label"] for r in d["runs"]] == ["A", "B"], d["runs"]
+rows = d["sites"]["rows"]
+assert d["sites"]["sort"] == "bytes" and len(rows) <= 10
+top = rows[0]
+assert top["site"].startswith("new_slabs+"), top
+a, b = top["runs"]
+assert a["count"] == 100 and b["count"] == 200 and a["leaked_blocks"] == 0, top
+assert b["delta"] == {"bytes": 350000, "count": 100, "leaked_bytes": 17500, "leaked_blocks": 5,
+                      "cycles": b["cycles"] - a["cycles"], "operations": b["operations"] - a["operations"]}, b
+big = [r for r in rows if r["site"].startswith("big_maps+")]
+assert big and big[0]["runs"][1]["delta"]["bytes"] == 0 and big[0]["runs"][1]["delta"]["count"] == 0, big
+ch = [abs(r["runs"][1]["delta"]["bytes"]) for r in rows]
+assert ch == sorted(ch, reverse=True), ch
+assert isinstance(d["runs"][1]["duration_noise"], bool) and d["runs"][1]["duration_note"]
+PY
+then ok "diff per site: new_slabs +100 allocations, +350000 bytes, +5 leaked blocks; sorted by |delta bytes|"
+else ko "diff per site (json)"; fi
+schema=$(cd "$(dirname "$0")/../.." && pwd)/schemas/diff.schema.json
+python3 - "$dir/diff.json" "$schema" <<'PY' && ok "diff --json has the keys schemas/diff.schema.json requires" || ko "diff --json schema keys"
+import json, sys
+d, s = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+def check(d, s, where):
+    for k in s.get("required", []):
+        assert k in d, f"{where}: missing {k}"
+    for k, sub in s.get("properties", {}).items():
+        if k in d and isinstance(d[k], dict) and sub.get("type") == "object":
+            check(d[k], sub, f"{where}.{k}")
+        if k in d and isinstance(d[k], list) and "items" in sub:
+            for i, item in enumerate(d[k]):
+                check(item, sub["items"], f"{where}.{k}[{i}]")
+check(d, s, "$")
+PY
+"$hl" diff "$db" "$more" --sort leaks --top 1 >"$dir/diff.txt"
+grep -A1 "^sites, by the absolute change of leaked bytes against A (1 of" "$dir/diff.txt" | grep -q "^  new_slabs+" &&
+    grep -qE "^    leaked blocks +0 +5 \(\+5\)" "$dir/diff.txt" &&
+    ok "diff text: --sort leaks --top 1 shows new_slabs, leaked blocks 0 -> 5" || ko "diff text per site"
+out=$("$hl" diff "$db" "$more" --sort size 2>&1); rc=$?
+[ $rc = 2 ] && grep -q "valid values are bytes, count, leaks, cycles" <<<"$out" && ok "diff --sort size: refused, valid values listed" || ko "diff --sort size ($rc: $out)"
+out=$("$hl" diff "$db" "$more" --top 0 2>&1); rc=$?
+[ $rc = 2 ] && grep -q "bad --top '0'" <<<"$out" && ok "diff --top 0: refused" || ko "diff --top 0 ($rc: $out)"
+
+# The duration rule on hand-made runs: another host is noise whatever the delta; on the same
+# host a delta below 25 % is noise, one of 100 % is shown (with the load caveat).
+base=$(dirname "$dir")/basic.db
+for v in host long slight; do cp "$base" "$dir/$v.db"; done
+sqlite3 "$dir/host.db" "UPDATE run SET host = 'elsewhere', end_ts = start_ts + 2 * (end_ts - start_ts)"
+sqlite3 "$dir/long.db" "UPDATE run SET end_ts = start_ts + 2 * (end_ts - start_ts)"
+sqlite3 "$dir/slight.db" "UPDATE run SET end_ts = start_ts + (end_ts - start_ts) * 11 / 10"
+"$hl" diff "$base" "$dir/host.db" "$dir/long.db" "$dir/slight.db" >"$dir/noise.txt"
+dur=$(grep "^  duration (s)" "$dir/noise.txt")
+grep -q "(+100.0% noise)  *[0-9.]* (+100.0%)  *[0-9.]* (+10.0% noise)" <<<"$dur" &&
+    grep -q "duration B vs A: another host" "$dir/noise.txt" &&
+    grep -q "duration C vs A: same host, delta of 25 % or more; the load at record time is not recorded" "$dir/noise.txt" &&
+    grep -q "duration D vs A: same host, delta below 25 %" "$dir/noise.txt" &&
+    ok "duration noise: other host, +100 % same host, +10 % same host" || ko "duration noise ($dur)"
+
 echo "analyzer sites: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
