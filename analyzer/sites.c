@@ -78,8 +78,15 @@ void hl_sitecyc_add(hl_sitecyc_t *sc, int op, int path, int64_t cycles, const hl
                     int64_t start_ts)
 {
     int64_t stack = ev->stack < 0 ? -1 : ev->stack;
+    /* A stack id past 2^56 (a damaged database) can share a key with another: probe on. */
     int fresh;
-    uint64_t *ix = hl_hmap_put(&sc->ix, key_of(stack, op, path), sc->n, &fresh);
+    uint64_t *ix;
+    for (uint64_t k = key_of(stack, op, path);; k += 0x9e3779b97f4a7c15ull) {
+        ix = hl_hmap_put(&sc->ix, k, sc->n, &fresh);
+        if (fresh) break;
+        const entry_t *o = &sc->e[*ix];
+        if (o->stack == stack && o->op == op && o->path == path) break;
+    }
     if (fresh) {
         entry_t *e = HL_VEC_PUSH(sc->e, sc->n, sc->cap);
         memset(e, 0, sizeof *e);
