@@ -13,6 +13,7 @@
 #include "suppress.h"
 #include "progress.h"
 #include "rundb.h"
+#include "sites.h"
 #include "stream.h"
 
 int64_t hl_parse_time(const char *s)
@@ -64,6 +65,18 @@ static void load_errors(sqlite3 *db, hl_report_t *r)
     sqlite3_finalize(st);
 }
 
+/* The event just fed, when metrics counted it in a path's cycle budget, goes to the per-site
+ * budget under the same op and path (sites.h). Returns the sample counter seen. */
+static uint64_t site_sample(hl_sitecyc_t *sc, const hl_metrics_t *m, const hl_event_t *ev,
+                            uint64_t seen)
+{
+    int op, path;
+    int64_t cycles;
+    uint64_t gen = hl_metrics_last_sample(m, &op, &path, &cycles);
+    if (gen != seen) hl_sitecyc_add(sc, op, path, cycles, ev, hl_metrics_report(m)->run.start_ts);
+    return gen;
+}
+
 /* One pass; *reorder set when the database's rowid order is not allocation order. */
 static hl_report_t *analyze_pass(sqlite3 *db, const char *path, const hl_analyze_opts_t *o,
                                  int by_index, int *reorder, char *err, size_t errlen)
@@ -107,6 +120,8 @@ static hl_report_t *analyze_pass(sqlite3 *db, const char *path, const hl_analyze
         hl_hmap_free(&supp);
         return NULL;
     }
+    hl_sitecyc_t *sc = hl_sitecyc_new();
+    uint64_t sample_gen = 0;
     hl_progress_t prog;
     hl_progress_begin(&prog, "analysing");
     hl_event_t ev;
@@ -125,6 +140,7 @@ static hl_report_t *analyze_pass(sqlite3 *db, const char *path, const hl_analyze
         } else if (!hl_metrics_event(m, &ev)) {
             break;
         }
+        sample_gen = site_sample(sc, m, &ev, sample_gen);
         if ((++n & 0xffff) == 0) hl_progress_update(&prog, (uint64_t)ev.seq, (uint64_t)max_seq);
     }
     if (kv && rc >= 0 && hl_kview_until(kv, INT64_MAX, err, errlen) < 0) rc = -1;
@@ -139,12 +155,14 @@ static hl_report_t *analyze_pass(sqlite3 *db, const char *path, const hl_analyze
     hl_stream_close(s);
     *reorder = rc == HL_STREAM_REORDER;
     if (rc < 0) {
+        hl_sitecyc_free(sc);
         hl_kview_close(kv);
         hl_report_free(hl_metrics_finish(m));
         hl_hmap_free(&supp);
         return NULL;
     }
     hl_report_t *r = hl_metrics_finish(m);
+    hl_sitecyc_finish(sc, r);
     hl_hmap_free(&supp);
     if (kv) hl_kview_finish(kv, r);
     r->db = db;

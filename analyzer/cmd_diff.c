@@ -11,9 +11,12 @@
 #include "analyze.h"
 #include "cmd.h"
 #include "cmd_common.h"
+#include "diffnoise.h"
 #include "hl_schema.h"
+#include "jsonw.h"
 #include "rundb.h"
 #include "safetext.h"
+#include "sitediff.h"
 
 #define MAX_RUNS 6
 
@@ -21,9 +24,15 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: heapledger diff A.db B.db [C.db ...] [--pid N] [--from T] [--to T]\n"
+            "                       [--top N] [--sort bytes|count|leaks|cycles] [--json]\n"
             "  Compare runs (e.g. one program under several option sets), up to %d. Deltas\n"
             "  are against A: percent for counts and cycles, points for fractions. --from and\n"
-            "  --to analyse the same window of every run (T since its start: 1.5s, 200ms).\n",
+            "  --to analyse the same window of every run (T since its start: 1.5s, 200ms).\n"
+            "  Then per call site: bytes, allocations, leaks and cycles, the N (--top, 10)\n"
+            "  sites whose --sort quantity (bytes) changed most. A duration delta is marked\n"
+            "  \"noise\" unless both runs are of one host and it is 25%% or more. --json: the\n"
+            "  runs, duration deltas and per-site table as one JSON document\n"
+            "  (schemas/diff.schema.json).\n",
             MAX_RUNS);
 }
 
@@ -97,6 +106,87 @@ KGETTER(k_pages_free, k->pages_heap_free)
 KGETTER(k_never, k->never_touched_bytes)
 #undef KGETTER
 #undef GETTER
+
+/* Duration (w = 0) or throughput (w = 1), each delta marked "noise" under the rule of
+ * diffnoise.h; the reason for each run under the tables (duration_notes). */
+static void timing_row(hl_report_t **r, int n, int w)
+{
+    const char *names[] = {"duration (s)", "throughput (ops/s)"};
+    double (*get[])(const hl_report_t *) = {g_duration, g_tput};
+    {
+        printf("  %-24s", names[w]);
+        double a = get[w](r[0]);
+        for (int k = 0; k < n; k++) {
+            const char *why;
+            char val[32], d[40] = "";
+            double v = get[w](r[k]);
+            snprintf(val, sizeof val, w ? "%.0f" : "%.3f", v);
+            if (k && a > 0 && isfinite(v))
+                snprintf(d, sizeof d, " (%+.1f%%%s)", 100.0 * (v - a) / a,
+                         hl_duration_noisy(r[0], r[k], &why) ? " noise" : "");
+            char buf[80];
+            snprintf(buf, sizeof buf, "%s%s", val, d);
+            printf(" %*s", k ? 26 : 14, buf);
+        }
+        printf("\n");
+    }
+}
+
+static void duration_notes(hl_report_t **r, int n)
+{
+    for (int k = 1; k < n; k++) {
+        const char *why;
+        hl_duration_noisy(r[0], r[k], &why);
+        printf("  duration %c vs A: %s\n", 'A' + k, why);
+    }
+}
+
+static void diff_json(hl_report_t **r, int n, const hl_sitediff_t *sd, int top)
+{
+    hl_json_t j;
+    hl_json_init(&j, stdout);
+    hl_json_obj(&j);
+    hl_json_key(&j, "heapledger_diff");
+    hl_json_i64(&j, 1);
+    hl_json_key(&j, "runs");
+    hl_json_arr(&j);
+    for (int k = 0; k < n; k++) {
+        char lab[2] = {(char)('A' + k), 0};
+        hl_json_obj(&j);
+        hl_json_key(&j, "label");
+        hl_json_str(&j, lab);
+        hl_json_key(&j, "database");
+        hl_json_str(&j, r[k]->run.path);
+        hl_json_key(&j, "host");
+        hl_json_str(&j, r[k]->run.host);
+        hl_json_key(&j, "options");
+        hl_json_str(&j, r[k]->run.options);
+        hl_json_key(&j, "duration_s");
+        hl_json_num(&j, r[k]->duration_s);
+        hl_json_key(&j, "operations");
+        hl_json_u64(&j, r[k]->allocs + r[k]->frees + r[k]->reallocs);
+        hl_json_key(&j, "approximate");
+        hl_json_bool(&j, r[k]->approximate);
+        if (k) {
+            const char *why;
+            int noisy = hl_duration_noisy(r[0], r[k], &why);
+            hl_json_key(&j, "duration_delta");
+            hl_json_frac(&j, r[0]->duration_s > 0
+                                 ? (r[k]->duration_s - r[0]->duration_s) / r[0]->duration_s
+                                 : -1);
+            hl_json_key(&j, "duration_noise");
+            hl_json_bool(&j, noisy);
+            hl_json_key(&j, "duration_note");
+            hl_json_str(&j, why);
+        }
+        hl_json_obj_end(&j);
+    }
+    hl_json_arr_end(&j);
+    hl_json_key(&j, "sites");
+    hl_sitediff_json(&j, sd, top);
+    hl_json_obj_end(&j);
+    printf("\n");
+}
 
 /* The kernel view side by side (docs/metrics.md, "Kernel view"), when every run has it. */
 static void kernel_rows(hl_report_t **r, int n)
@@ -202,6 +292,8 @@ static void paths(hl_report_t **r, int n, int op)
 
 int hl_cmd_diff(int argc, char **argv)
 {
+    int top = 10, json = 0; /* per-site table: rows, JSON document */
+    hl_sd_key_t sort = HL_SD_BYTES;
     const char *path[MAX_RUNS];
     const char *from_arg = "";
     int n = 0;
@@ -220,8 +312,31 @@ int hl_cmd_diff(int argc, char **argv)
             const char *a = argv[i++];
             if (hl_cli_time("diff", a, argv[i], a[2] == 'f' ? &ao.from_ns : &ao.to_ns)) return 2;
             if (a[2] == 'f') from_arg = argv[i];
+        } else if (!strcmp(argv[i], "--top") && i + 1 < argc) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (*end || v <= 0 || v > 1000000) {
+                fprintf(stderr,
+                        "heapledger diff: bad --top '%s': give a number of sites, 1 or more\n",
+                        hl_safe(argv[i]));
+                return 2;
+            }
+            top = (int)v;
+        } else if (!strcmp(argv[i], "--sort") && i + 1 < argc) {
+            int k = hl_sd_key_parse(argv[++i]);
+            if (k < 0) {
+                fprintf(stderr,
+                        "heapledger diff: bad --sort '%s': valid values are bytes, count, leaks, "
+                        "cycles\n",
+                        hl_safe(argv[i]));
+                return 2;
+            }
+            sort = (hl_sd_key_t)k;
+        } else if (!strcmp(argv[i], "--json")) {
+            json = 1;
         } else if (argv[i][0] == '-') {
-            static const char *const known[] = {"--pid", "--from", "--to", "--help", NULL};
+            static const char *const known[] = {"--pid",  "--from", "--to",   "--top",
+                                                "--sort", "--json", "--help", NULL};
             hl_cli_bad_option("diff", argv[i], known);
             return 2;
         } else if (n < MAX_RUNS) {
@@ -252,7 +367,10 @@ int hl_cmd_diff(int argc, char **argv)
             rc = 1;
         }
     }
-    if (!rc) {
+    hl_sitediff_t *sd = rc ? NULL : hl_sitediff_new(r, n, sort);
+    if (!rc && json) {
+        diff_json(r, n, sd, top);
+    } else if (!rc) {
         printf("heapledger diff\n");
         for (int k = 0; k < n; k++)
             printf("  %c  %s  (%s)\n", 'A' + k, hl_safe(r[k]->run.path),
@@ -272,9 +390,9 @@ int hl_cmd_diff(int argc, char **argv)
         for (int k = 1; k < n; k++)
             printf(" %26c", 'A' + k);
         printf("\n");
-        row("duration (s)", r, n, g_duration, K_SECONDS);
+        timing_row(r, n, 0);
         row("operations", r, n, g_ops, K_COUNT);
-        row("throughput (ops/s)", r, n, g_tput, K_COUNT);
+        timing_row(r, n, 1);
         row("failed allocations", r, n, g_failed, K_COUNT);
         row("peak requested (B)", r, n, g_peak_R, K_COUNT);
         row("peak usable (B)", r, n, g_peak_U, K_COUNT);
@@ -291,7 +409,11 @@ int hl_cmd_diff(int argc, char **argv)
         for (int op = 1; op <= 3; op++)
             paths(r, n, op);
         kernel_rows(r, n);
+        printf("\n");
+        duration_notes(r, n);
+        hl_sitediff_text(stdout, sd, top);
     }
+    hl_sitediff_free(sd);
     for (int k = 0; k < n; k++) {
         hl_report_free(r[k]);
         if (db[k]) sqlite3_close(db[k]);

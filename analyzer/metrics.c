@@ -51,6 +51,10 @@ struct hl_metrics_s {
     int next_sample;
     uint64_t R_max_interval;
     uint64_t slab_size;
+    /* The last operation counted in a path's budget (hl_metrics_last_sample). */
+    uint64_t sample_gen;
+    int sample_op, sample_path;
+    int64_t sample_cycles;
 };
 
 static uint64_t parse_size(const char *s)
@@ -159,6 +163,10 @@ static void path_sample(hl_metrics_t *m, int op, int path, int64_t cycles)
 {
     if (op < 1 || op > 3) return;
     if (path < 0 || path >= HL_MAX_PATHS) path = HL_MAX_PATHS - 1;
+    m->sample_gen++;
+    m->sample_op = op;
+    m->sample_path = path;
+    m->sample_cycles = cycles;
     hl_path_stat_t *ps = &m->ps[op][path];
     ps->op = op;
     ps->path = path;
@@ -350,6 +358,14 @@ int64_t hl_metrics_peak_seq(const hl_metrics_t *m)
     return m->r->peak_seq;
 }
 
+uint64_t hl_metrics_last_sample(const hl_metrics_t *m, int *op, int *path, int64_t *cycles)
+{
+    *op = m->sample_op;
+    *path = m->sample_path;
+    *cycles = m->sample_cycles;
+    return m->sample_gen;
+}
+
 const hl_report_t *hl_metrics_report(const hl_metrics_t *m)
 {
     return m->r;
@@ -512,6 +528,8 @@ void hl_report_free(hl_report_t *r)
     free(r->paths);
     free(r->sites);
     free(r->leak_sizes);
+    free(r->site_cycles);
+    free(r->slowest);
     for (size_t i = 0; i < r->nerrors; i++) {
         free(r->errors[i].kind);
         free(r->errors[i].details);

@@ -29,6 +29,10 @@ void hl_metrics_set_held(hl_metrics_t *m, uint64_t held);
 void hl_metrics_set_external(hl_metrics_t *m, double ext);
 /* Current peak seq (so a caller can compute something at the peak afterwards). */
 int64_t hl_metrics_peak_seq(const hl_metrics_t *m);
+/* The last operation counted in a path's cycle budget: its op, path (as in the report's
+ * paths) and cycles (-1 untimed). Returns a counter that grows by one per such operation, so
+ * a caller sees whether the event just fed was one (sites.h). */
+uint64_t hl_metrics_last_sample(const hl_metrics_t *m, int *op, int *path, int64_t *cycles);
 /* The report being filled (run, window and pid are set; the rest is in progress). */
 const hl_report_t *hl_metrics_report(const hl_metrics_t *m);
 /* Finish and hand over the report; the accumulator is freed. */

@@ -4,7 +4,9 @@
  * KEY(element), a uint64_t. 11 bits a pass; a pass whose digit is the same for every element
  * is skipped (the high bits of addresses, of cycle counts), so it is O(n) where qsort's
  * callbacks dominated the analysis. Stable; one scratch array of n elements, abort() when it
- * cannot be allocated.
+ * cannot be allocated. Below HL_RADIX_SMALL elements an insertion sort (stable too) runs
+ * instead: each pass clears a 16 KiB count array, far more than sorting a few elements costs
+ * (the per-site cycle samples are mostly such small arrays).
  */
 #ifndef HL_RADIXSORT_H
 #define HL_RADIXSORT_H
@@ -13,10 +15,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define HL_RADIX_SMALL 64
+
 #define HL_RADIX_SORT(name, type, KEY)                                                             \
     static void name(type *a, size_t n)                                                            \
     {                                                                                              \
         if (n < 2) return;                                                                         \
+        if (n < HL_RADIX_SMALL) {                                                                  \
+            for (size_t i = 1; i < n; i++) {                                                       \
+                type x = a[i];                                                                     \
+                size_t j = i;                                                                      \
+                for (; j > 0 && (uint64_t)KEY(a[j - 1]) > (uint64_t)KEY(x); j--)                   \
+                    a[j] = a[j - 1];                                                               \
+                a[j] = x;                                                                          \
+            }                                                                                      \
+            return;                                                                                \
+        }                                                                                          \
         type *tmp = malloc(n * sizeof *tmp), *src = a, *dst = tmp;                                 \
         if (!tmp) abort();                                                                         \
         for (unsigned shift = 0; shift < 64; shift += 11) {                                        \

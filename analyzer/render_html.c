@@ -336,6 +336,81 @@ static void kernel_html(FILE *f, const hl_report_t *r)
     fputs("</table>\n", f);
 }
 
+/* Cycles per call site and path, and the slowest operations with their stacks
+ * (docs/metrics.md, "Cycles per call site"). */
+static void site_label(FILE *f, sqlite3 *db, int64_t stack, int whole)
+{
+    hl_frames_t fr = {0};
+    if (stack >= 0) hl_frames_load(db, stack, &fr);
+    if (!fr.n) {
+        fputs(stack < 0 ? "(no stack)" : "(stack without frames)", f);
+    } else if (!whole) {
+        esc(f, hl_frames_site(&fr));
+    } else {
+        fputs("<details><summary>", f);
+        esc(f, hl_frames_site(&fr));
+        fputs("</summary>", f);
+        for (size_t i = 0; i < fr.n; i++) {
+            fprintf(f, "%s#%zu ", i ? "<br>" : "", i);
+            esc(f, fr.frame[i]);
+        }
+        fputs("</details>", f);
+    }
+    hl_frames_free(&fr);
+}
+
+static void site_cycles_html(FILE *f, const hl_report_t *r, int top)
+{
+    if (!r->has_site_cycles) return;
+    fprintf(f,
+            "<h2 id=\"site-cycles\">Cycles per call site and path</h2>\n<p>Up to %d sites of each "
+            "path, by cycles; share: of the path's cycles.</p>\n<table><tr><th>op</th><th>path</th>"
+            "<th>count</th><th>timed</th><th>share</th><th>p50</th><th>p99</th><th>mean</th>"
+            "<th>cycles</th><th>site</th></tr>\n",
+            top);
+    size_t shown = 0;
+    for (size_t i = 0; i < r->nsite_cycles; i++) {
+        const hl_site_cycles_t *s = &r->site_cycles[i];
+        if (i && (s->op != s[-1].op || s->path != s[-1].path)) shown = 0;
+        if (shown++ >= (size_t)top) continue;
+        fprintf(f,
+                "<tr><td class=\"l\">%s</td><td class=\"l\">%s</td><td>%" PRIu64 "</td><td>%" PRIu64
+                "</td>",
+                hl_op_name((unsigned)s->op), hl_path_name((unsigned)s->path), s->count, s->timed);
+        if (s->share >= 0)
+            fprintf(f, "<td>%.2f%%</td>", s->share * 100);
+        else
+            fputs("<td>-</td>", f);
+        if (s->timed)
+            fprintf(f, "<td>%.0f</td><td>%.0f</td><td>%.1f</td><td>%" PRIu64 "</td>", s->p50,
+                    s->p99, s->mean, s->cycles);
+        else
+            fputs("<td>-</td><td>-</td><td>-</td><td>-</td>", f);
+        fputs("<td class=\"l\">", f);
+        site_label(f, r->db, s->stack, 0);
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</table>\n", f);
+    fprintf(f, "<h3 id=\"slowest\">Slowest operations</h3>\n<table><tr><th>#</th><th>op</th>"
+               "<th>path</th><th>cycles</th><th>ns</th><th>bytes</th><th>at (s)</th><th>pid</th>"
+               "<th>tid</th><th>stack</th></tr>\n");
+    for (size_t i = 0; i < r->nslowest && i < (size_t)top; i++) {
+        const hl_slow_op_t *o = &r->slowest[i];
+        char ns[32] = "n/a";
+        if (r->run.tsc_hz > 0)
+            snprintf(ns, sizeof ns, "%.0f", (double)o->cycles * 1e9 / (double)r->run.tsc_hz);
+        fprintf(f,
+                "<tr><td>%zu</td><td class=\"l\">%s</td><td class=\"l\">%s</td><td>%" PRId64
+                "</td><td>%s</td><td>%" PRIu64 "</td><td>%.6f</td><td>%" PRId64 "</td><td>%" PRId64
+                "</td><td class=\"l\">",
+                i + 1, hl_op_name((unsigned)o->op), hl_path_name((unsigned)o->path), o->cycles, ns,
+                o->size, (double)o->ts / 1e9, o->pid, o->tid);
+        site_label(f, r->db, o->stack, 1);
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</table>\n", f);
+}
+
 static void kv(FILE *f, const char *k, const char *v)
 {
     fputs("<tr><th>", f);
@@ -491,6 +566,7 @@ int hl_render_html(const char *out_path, hl_report_t *r, const hl_render_opts_t 
         bar_chart(f, name, title, last, v, hl_labels, "#4e79a7", 360, 150);
     }
     fputs("</div>\n", f);
+    site_cycles_html(f, r, top);
 
     fputs("<h2>Request sizes</h2>\n", f);
     {

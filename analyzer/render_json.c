@@ -113,6 +113,71 @@ static void site_obj(hl_json_t *j, sqlite3 *db, const hl_site_t *s)
     hl_json_obj_end(j);
 }
 
+/* "site_cycles" (up to top sites per path, by cycles) and "slowest" (up to top operations):
+ * docs/metrics.md, "Cycles per call site". Absent when not computed (replay). */
+static void site_cycles_obj(hl_json_t *j, const hl_report_t *r, int top)
+{
+    if (!r->has_site_cycles) return;
+    hl_json_key(j, "site_cycles");
+    hl_json_arr(j);
+    size_t shown = 0;
+    for (size_t i = 0; i < r->nsite_cycles; i++) {
+        const hl_site_cycles_t *s = &r->site_cycles[i];
+        if (i && (s->op != s[-1].op || s->path != s[-1].path)) shown = 0;
+        if (shown++ >= (size_t)top) continue;
+        hl_json_obj(j);
+        hl_json_key(j, "op");
+        hl_json_str(j, hl_op_name((unsigned)s->op));
+        hl_json_key(j, "path");
+        hl_json_str(j, hl_path_name((unsigned)s->path));
+        stack_id(j, "stack", s->stack);
+        kv_u64(j, "count", s->count);
+        kv_u64(j, "timed", s->timed);
+        kv_u64(j, "cycles", s->cycles);
+        hl_json_key(j, "share");
+        hl_json_frac(j, s->share);
+        const char *k[] = {"p50", "p99", "mean"};
+        double v[] = {s->p50, s->p99, s->mean};
+        for (int q = 0; q < 3; q++) {
+            hl_json_key(j, k[q]);
+            if (s->timed)
+                hl_json_num(j, v[q]);
+            else
+                hl_json_null(j);
+        }
+        frames(j, r->db, s->stack);
+        hl_json_obj_end(j);
+    }
+    hl_json_arr_end(j);
+    hl_json_key(j, "slowest");
+    hl_json_arr(j);
+    for (size_t i = 0; i < r->nslowest && i < (size_t)top; i++) {
+        const hl_slow_op_t *o = &r->slowest[i];
+        hl_json_obj(j);
+        hl_json_key(j, "op");
+        hl_json_str(j, hl_op_name((unsigned)o->op));
+        hl_json_key(j, "path");
+        hl_json_str(j, hl_path_name((unsigned)o->path));
+        hl_json_key(j, "cycles");
+        hl_json_i64(j, o->cycles);
+        hl_json_key(j, "ns");
+        hl_json_frac(j, r->run.tsc_hz > 0 ? (double)o->cycles * 1e9 / (double)r->run.tsc_hz : -1);
+        hl_json_key(j, "seq");
+        hl_json_i64(j, o->seq);
+        hl_json_key(j, "ts_ns");
+        hl_json_i64(j, o->ts);
+        hl_json_key(j, "pid");
+        hl_json_i64(j, o->pid);
+        hl_json_key(j, "tid");
+        hl_json_i64(j, o->tid);
+        kv_u64(j, "size", o->size);
+        stack_id(j, "stack", o->stack);
+        frames(j, r->db, o->stack);
+        hl_json_obj_end(j);
+    }
+    hl_json_arr_end(j);
+}
+
 static void kfault(hl_json_t *j, const hl_kfault_t *x)
 {
     kv_u64(j, "pages", x->pages);
@@ -403,6 +468,7 @@ void hl_render_json(FILE *f, hl_report_t *r, const hl_render_opts_t *o)
         hl_json_obj_end(&j);
     }
     hl_json_arr_end(&j);
+    site_cycles_obj(&j, r, top);
 
     hl_json_key(&j, "size_buckets");
     hl_json_arr(&j);

@@ -91,6 +91,66 @@ static void path_label(char *buf, size_t n, int path)
         snprintf(buf, n, "path#%d", path);
 }
 
+/* Cycles per call site and path, then the slowest operations with their stacks
+ * (docs/metrics.md, "Cycles per call site"): up to top sites per path, top operations. */
+static void site_cycles_section(FILE *f, const hl_report_t *r, int top)
+{
+    if (!r->has_site_cycles) return;
+    fprintf(f, "\ncycles per call site and path (up to %d sites per path, by cycles)\n", top);
+    fprintf(f, "  %-8s %-16s %10s %10s %7s %8s %8s %9s %14s  site\n", "op", "path", "count",
+            "timed", "share", "p50", "p99", "mean", "cycles");
+    for (size_t i = 0; i < r->nsite_cycles;) {
+        const hl_site_cycles_t *g = &r->site_cycles[i];
+        size_t j = i, shown = 0;
+        uint64_t rest_sites = 0;
+        double rest_share = 0;
+        for (; j < r->nsite_cycles && r->site_cycles[j].op == g->op &&
+               r->site_cycles[j].path == g->path;
+             j++) {
+            const hl_site_cycles_t *s = &r->site_cycles[j];
+            if (shown >= (size_t)top) {
+                rest_sites++;
+                rest_share += s->share > 0 ? s->share : 0;
+                continue;
+            }
+            char name[32];
+            path_label(name, sizeof name, s->path);
+            fprintf(f, "  %-8s %-16s %10" PRIu64 " %10" PRIu64 " ", hl_op_name((unsigned)s->op),
+                    name, s->count, s->timed);
+            if (s->share >= 0)
+                fprintf(f, "%6.2f%%", s->share * 100);
+            else
+                fprintf(f, "%7s", "-");
+            if (s->timed)
+                fprintf(f, " %8.0f %8.0f %9.1f %14" PRIu64 "  ", s->p50, s->p99, s->mean,
+                        s->cycles);
+            else
+                fprintf(f, " %8s %8s %9s %14s  ", "-", "-", "-", "-");
+            site_line(f, r->db, s->stack);
+            shown++;
+        }
+        if (rest_sites)
+            fprintf(f, "  %-8s %-16s ... %" PRIu64 " more sites: %.2f%% of the path's cycles\n", "",
+                    "", rest_sites, rest_share * 100);
+        i = j;
+    }
+    size_t n = r->nslowest < (size_t)top ? r->nslowest : (size_t)top;
+    fprintf(f, "\nslowest operations (%zu of the %zu slowest kept)\n", n, r->nslowest);
+    for (size_t i = 0; i < n; i++) {
+        const hl_slow_op_t *o = &r->slowest[i];
+        char name[32];
+        path_label(name, sizeof name, o->path);
+        fprintf(f, "  %zu. %s %s: %" PRId64 " cycles", i + 1, hl_op_name((unsigned)o->op), name,
+                o->cycles);
+        if (r->run.tsc_hz > 0)
+            fprintf(f, " (%.0f ns)", (double)o->cycles * 1e9 / (double)r->run.tsc_hz);
+        fprintf(
+            f, ", %" PRIu64 " bytes, pid %" PRId64 " tid %" PRId64 " at %.6f s (seq %" PRId64 ")\n",
+            o->size, o->pid, o->tid, (double)o->ts / 1e9, o->seq);
+        print_stack(f, r->db, o->stack, "      ");
+    }
+}
+
 /* The kernel view (docs/metrics.md, "Kernel view"). */
 static void kernel_section(FILE *f, const hl_report_t *r)
 {
@@ -249,6 +309,7 @@ void hl_render_text(FILE *f, hl_report_t *r, const hl_render_opts_t *o)
 
     for (int op = 1; op <= 3; op++)
         if (r->op_count[op]) paths_table(f, r, op);
+    site_cycles_section(f, r, o && o->top > 0 ? o->top : 10);
 
     fprintf(f, "\nlatency by request size (cycles)\n");
     fprintf(f, "  %-16s %10s %10s %10s %10s %10s %10s %10s\n", "size", "allocs", "alloc p50",

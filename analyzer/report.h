@@ -91,6 +91,29 @@ typedef struct hl_kregion_s {
 
 #define HL_KREGIONS 5 /* hl_region_t: other, slab_segment, tlsf_pool, large, arena */
 
+/* Cycles of one call site on one path (sites.h; docs/metrics.md, "Cycles per call site"). */
+typedef struct hl_site_cycles_s {
+    int op, path;
+    int64_t stack;         /* the site: stack id of the call, -1 none recorded */
+    uint64_t count;        /* operations of this site on this path */
+    uint64_t timed;        /* those with a cycle count */
+    uint64_t cycles;       /* their cycles summed */
+    double share;          /* cycles / all cycles of the path (-1: the path has none) */
+    double p50, p99, mean; /* cycles per operation (0 when timed = 0) */
+} hl_site_cycles_t;
+
+/* One of the slowest operations (most cycles). */
+typedef struct hl_slow_op_s {
+    int op, path;
+    int64_t cycles;
+    int64_t seq, ts; /* ts in ns since the start of the run */
+    int64_t pid, tid;
+    uint64_t size; /* requested bytes (a free: of the block freed) */
+    int64_t stack;
+} hl_slow_op_t;
+
+#define HL_SLOWEST_MAX 100 /* slowest operations kept; the renderers show --top of them */
+
 /* The kernel's view of the run (kernel_event, heapledger record --kernel); NULL in the report
  * when the run has no kernel events. Definitions in docs/metrics.md, "Kernel view". */
 typedef struct hl_kernel_report_s {
@@ -219,6 +242,14 @@ typedef struct hl_report_s {
 
     hl_error_rec_t *errors;
     size_t nerrors;
+
+    /* Cycles per call site and path (sites.h): sorted by op, then path (as paths), then
+     * cycles descending; NULL / 0 when not computed (replay). */
+    hl_site_cycles_t *site_cycles;
+    size_t nsite_cycles;
+    hl_slow_op_t *slowest; /* cycles descending, then seq; at most HL_SLOWEST_MAX */
+    size_t nslowest;
+    int has_site_cycles; /* 1: the two above were computed */
 
     hl_replay_info_t *replay;   /* NULL for a recorded run */
     hl_kernel_report_t *kernel; /* NULL: the run has no kernel events */

@@ -2,10 +2,15 @@
  *
  * Two audiences:
  *  - A program preloaded with libheapledger.so needs nothing from here: malloc & co. are
- *    replaced. It may call the few heapledger_* functions (declared weak-safe: test for them
- *    with `if (heapledger_version)` when the library may be absent).
- *  - Tests, benchmarks and the analyzer's what-if replay create heap objects of their own
- *    with hl_heap_create() and use the hl_heap_* family on them.
+ *    replaced. It may call the few heapledger_* functions: they are declared weak here, so a
+ *    program that includes this header links without the library (pkg-config heapledger:
+ *    no library) and tests for them with `if (heapledger_version)`; they are non-NULL only
+ *    when libheapledger.so is loaded (preloaded, or linked in through heapledger-preload,
+ *    which replaces the whole process's malloc). Linked against libheapledger_core alone they
+ *    stay NULL: the heap objects have no default heap.
+ *  - Programs of their own, tests, benchmarks and the analyzer's what-if replay create heap
+ *    objects with hl_heap_create() and use the hl_heap_* family on them (pkg-config
+ *    heapledger-core: libheapledger_core.so or .a; the program's malloc is left alone).
  */
 #ifndef HEAPLEDGER_H
 #define HEAPLEDGER_H
@@ -112,12 +117,19 @@ void hl_heap_path_counts(hl_heap_t *heap, uint64_t *counts, size_t n);
 
 /* --- functions a traced program may call ------------------------------------------------- */
 
+/* Weak declarations for programs; the library itself (HL_BUILDING_LIBRARY) defines them. */
+#ifdef HL_BUILDING_LIBRARY
+#define HEAPLEDGER_WEAK
+#else
+#define HEAPLEDGER_WEAK __attribute__((weak))
+#endif
+
 /* Version string of the library, e.g. "0.1.0". */
-const char *heapledger_version(void);
+HEAPLEDGER_WEAK const char *heapledger_version(void);
 /* Print the default heap's counters to stderr (the same text as stats=1 at exit). */
-void heapledger_print_stats(void);
+HEAPLEDGER_WEAK void heapledger_print_stats(void);
 /* Check the default heap; returns the number of broken invariants. */
-size_t heapledger_check_heap(void);
+HEAPLEDGER_WEAK size_t heapledger_check_heap(void);
 
 #pragma GCC visibility pop
 

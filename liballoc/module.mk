@@ -3,8 +3,9 @@
 # Three builds of the same sources:
 #   pic   -> build/lib/libheapledger.so and libheapledger.a (tracepoints compiled in when the
 #            LTTng backend liballoc/trace_lttng.c exists)
-#   core  -> build/lib/libheapledger_core.a (heap-object API, no malloc shim, no tracing: for
-#            tests, benchmarks and the analyzer's replay) and libheapledger-notrace.so
+#   core  -> build/lib/libheapledger_core.a and libheapledger_core.so (heap-object API, no
+#            malloc shim, no tracing: for programs of their own, tests, benchmarks and the
+#            analyzer's replay) and libheapledger-notrace.so
 #   asan  -> objects for the unit tests under ASan+UBSan
 
 # symbolizer.c is a program of its own (heapledger-symbolize, below), not part of the library.
@@ -12,7 +13,7 @@ ALLOC_SRCS := $(filter-out liballoc/trace_lttng.c liballoc/symbolizer.c,$(wildca
 ALLOC_CORE_SRCS := $(filter-out liballoc/shim.c,$(ALLOC_SRCS))
 ALLOC_TRACE_SRCS := $(wildcard liballoc/trace_lttng.c)
 
-ALLOC_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -fno-builtin-malloc \
+ALLOC_CFLAGS := $(BASE_CFLAGS) -DHL_BUILDING_LIBRARY -fPIC -fvisibility=hidden -fno-builtin-malloc \
 	-fno-builtin-calloc -fno-builtin-free -fno-builtin-realloc
 ALLOC_PIC_CFLAGS := $(ALLOC_CFLAGS) $(if $(ALLOC_TRACE_SRCS),-DHL_TRACE_LTTNG)
 # Libraries every build needs (stack capture), and those of the tracing backend.
@@ -28,6 +29,7 @@ ALLOC_ASAN_OBJS := $(patsubst liballoc/%.c,$(OBJ_DIR)/liballoc/asan/%.o,$(ALLOC_
 LIBHL_SO      := $(LIB_DIR)/libheapledger.so
 LIBHL_A       := $(LIB_DIR)/libheapledger.a
 LIBHL_CORE_A  := $(LIB_DIR)/libheapledger_core.a
+LIBHL_CORE_SO := $(LIB_DIR)/libheapledger_core.so
 LIBHL_NOTRACE := $(LIB_DIR)/libheapledger-notrace.so
 
 $(OBJ_DIR)/liballoc/pic/%.o: liballoc/%.c
@@ -58,6 +60,13 @@ $(LIBHL_CORE_A): $(ALLOC_CORE_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
+# The heap-object API as a shared library: its exports are heapledger.h's hl_heap_* and
+# hl_options_* (heapledger_core.map), so linking it takes over nothing of the program.
+$(LIBHL_CORE_SO): $(ALLOC_CORE_OBJS) liballoc/heapledger_core.map
+	@mkdir -p $(dir $@)
+	$(CC) -shared -o $@ $(ALLOC_CORE_OBJS) -Wl,-z,now -Wl,-soname,libheapledger_core.so \
+	    -Wl,--version-script,liballoc/heapledger_core.map $(LIBHL_CORE_LIBS)
+
 $(LIB_DIR)/libheapledger_asan.a: $(ALLOC_ASAN_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
@@ -74,19 +83,32 @@ $(HL_SYMBOLIZER): liballoc/symbolizer.c
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -o $@ $< -ldw -lelf
 
-ALL_TARGETS += $(LIBHL_SO) $(LIBHL_A) $(LIBHL_CORE_A) $(LIBHL_NOTRACE) $(HL_SYMBOLIZER)
+ALL_TARGETS += $(LIBHL_SO) $(LIBHL_A) $(LIBHL_CORE_A) $(LIBHL_CORE_SO) $(LIBHL_NOTRACE) $(HL_SYMBOLIZER)
 
-# The pkg-config file names PREFIX: it is written by the install itself, so that a later
-# install with another PREFIX never ships a stale one.
+# The pkg-config files name PREFIX: they are written by the install itself, so that a later
+# install with another PREFIX never ships a stale one (docs/allocator.md, "Install"):
+#   heapledger.pc          the header only (a program run under LD_PRELOAD: links nothing)
+#   heapledger-core.pc     the heap-object API, libheapledger_core.{so,a}
+#   heapledger-preload.pc  the malloc replacement linked in on purpose, libheapledger.{so,a}
+# RPATH=1 (default) puts -Wl,-rpath,PREFIX/lib in their Libs; RPATH=0 leaves it out (then
+# PREFIX/lib must be known to the dynamic linker: ldconfig).
+RPATH ?= 1
+HL_RPATH_FLAG := -Wl,-rpath,$${libdir}
+HL_PC_RPATH = $(if $(filter 1,$(RPATH)),$(HL_RPATH_FLAG))
+HL_PCS := heapledger heapledger-core heapledger-preload
 .PHONY: install-liballoc
-install-liballoc: $(LIBHL_SO) $(LIBHL_A) $(HL_SYMBOLIZER) liballoc/heapledger.pc.in
+install-liballoc: $(LIBHL_SO) $(LIBHL_A) $(LIBHL_CORE_A) $(LIBHL_CORE_SO) $(HL_SYMBOLIZER) \
+		$(patsubst %,liballoc/%.pc.in,$(HL_PCS))
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 755 $(LIBHL_SO) $(DESTDIR)$(PREFIX)/lib/
-	install -m 644 $(LIBHL_A) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIBHL_SO) $(LIBHL_CORE_SO) $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 $(LIBHL_A) $(LIBHL_CORE_A) $(DESTDIR)$(PREFIX)/lib/
 	install -D -m 755 $(HL_SYMBOLIZER) $(DESTDIR)$(PREFIX)/bin/heapledger-symbolize
 	install -m 644 liballoc/heapledger.h $(DESTDIR)$(PREFIX)/include/
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' liballoc/heapledger.pc.in \
-	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/heapledger.pc
+	for pc in $(HL_PCS); do \
+	  sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' \
+	      -e 's|@RPATH@|$(HL_PC_RPATH)|g' -e 's|  *-l| -l|' liballoc/$$pc.pc.in \
+	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$pc.pc || exit 1; \
+	done
 INSTALL_TARGETS += install-liballoc
 
 -include $(ALLOC_PIC_OBJS:.o=.d) $(ALLOC_CORE_OBJS:.o=.d) $(ALLOC_ASAN_OBJS:.o=.d)

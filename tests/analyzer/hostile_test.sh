@@ -59,6 +59,7 @@ for db in "$dir"/*.db; do
     run "$c.window" text report "$db" --from 3us --to 8us --top 3
     run "$c.history" text history "$db" 0x10010
     run "$c.diff" text diff "$db" "$db"
+    run "$c.diff-json" json diff "$db" "$db" --json --sort cycles
     run "$c.replay" text replay "$db"
     run "$c.replay-json" json replay "$db" --json --arena 64K
 done

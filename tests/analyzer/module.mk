@@ -109,6 +109,18 @@ analyzer-e2e: $(AN_LEAKY) $(BIN_DIR)/heapledger
 
 analyzer-check: analyzer-e2e
 
+# Cycles per call site and the slowest operations on a recording whose slow paths are known.
+AN_SITES_PROG := $(AN_TEST_DIR)/sites_prog
+$(AN_SITES_PROG): tests/analyzer/sites_prog.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -O1 -fno-omit-frame-pointer -o $@ $<
+
+.PHONY: analyzer-sites
+analyzer-sites: $(AN_SITES_PROG) $(BIN_DIR)/heapledger
+	tests/analyzer/sites_test.sh $(BIN_DIR)/heapledger $(AN_SITES_PROG) $(AN_TEST_DIR)
+
+analyzer-check: analyzer-sites
+
 # Benchmark (make bench): a synthetic run of AN_BENCH_EVENTS events (tests/analyzer/gen_big.c),
 # then `heapledger report` on it: wall time, CPU per thread, peak RSS, events per second.
 AN_GEN_BIG := $(AN_TEST_DIR)/gen_big
