@@ -95,9 +95,9 @@ static hl_report_t *analyze_pass(sqlite3 *db, const char *path, const hl_analyze
     /* Suppressed stacks first: one scan of the frame table. */
     hl_hmap_t supp = {0};
     hl_supp_t *builtin = o->supp ? NULL : hl_supp_new();
-    int sc = hl_supp_classify(o->supp ? o->supp : builtin, db, &supp);
+    int classified = hl_supp_classify(o->supp ? o->supp : builtin, db, &supp);
     hl_supp_free(builtin);
-    if (sc < 0) {
+    if (classified < 0) {
         snprintf(err, errlen, "%s: reading frames: %s", path, sqlite3_errmsg(db));
         hl_run_free(&run);
         hl_hmap_free(&supp);

@@ -345,14 +345,14 @@ static void site_label(FILE *f, sqlite3 *db, int64_t stack, int whole)
     if (!fr.n) {
         fputs(stack < 0 ? "(no stack)" : "(stack without frames)", f);
     } else if (!whole) {
-        esc(f, hl_frames_site(&fr));
+        hl_html_esc(f, hl_frames_site(&fr));
     } else {
         fputs("<details><summary>", f);
-        esc(f, hl_frames_site(&fr));
+        hl_html_esc(f, hl_frames_site(&fr));
         fputs("</summary>", f);
         for (size_t i = 0; i < fr.n; i++) {
             fprintf(f, "%s#%zu ", i ? "<br>" : "", i);
-            esc(f, fr.frame[i]);
+            hl_html_esc(f, fr.frame[i]);
         }
         fputs("</details>", f);
     }
