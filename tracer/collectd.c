@@ -8,9 +8,12 @@
  * backoff (0.25 s doubling to 8 s) and follows the sessions again once it is back (a session
  * whose follower lost its connection is followed again into a new file). SIGTERM/SIGINT
  * stop every follower cleanly: the live blocks are written, the files are marked
- * 'interrupted', and collectd exits 0.
+ * 'interrupted', and collectd exits 0. With --relay-dir (the relay daemon's -o directory, on
+ * this machine), a session that ended is ingested again from the relay's on-disk copy, which
+ * holds it from its first event (collectd_prefix.c).
  */
 #include "cmd.h"
+#include "collectd_prefix.h"
 #include "ingest_internal.h"
 
 #include <ctype.h>
@@ -36,7 +39,9 @@ static void on_signal(int sig)
 typedef struct follower_s {
     struct follower_s *next;
     char *url, *db;
-    char *host; /* the traced host, as the relay daemon names it */
+    char *host;            /* the traced host, as the relay daemon names it */
+    char *session;         /* the session name */
+    const char *relay_dir; /* --relay-dir, NULL */
     pthread_t th;
     volatile int done;
     int joined;
@@ -48,6 +53,7 @@ typedef struct follower_s {
 typedef struct daemon_s {
     follower_t *list;
     const char *dir;
+    const char *relay_dir;
     int commit_ms;
     int quiet;
 } daemon_t;
@@ -80,6 +86,11 @@ static void *follow_main(void *p)
         logf_("%s: %s: %llu events, %llu blocks%s%s", f->url, f->db,
               (unsigned long long)f->res.events, (unsigned long long)f->res.blocks,
               f->rc == 1 ? " (connection lost: " : "", f->rc == 1 ? f->res.error : "");
+    if (f->rc == 0 && !stop_flag && f->relay_dir) { /* the session ended: complete it */
+        char msg[1024];
+        hl_prefix_complete(f->relay_dir, f->host, f->session, f->db, &stop_flag, msg, sizeof msg);
+        logf_("%s", msg);
+    }
     f->retry = f->rc == 1 && !stop_flag;
     f->done = 1;
     return NULL;
@@ -117,11 +128,14 @@ static void on_session(const char *url, const char *host, const char *session, v
     if (!f) return;
     f->url = strdup(url);
     f->host = strdup(host);
+    f->session = strdup(session);
+    f->relay_dir = d->relay_dir;
     f->db = db_name(d->dir, host, session);
     f->commit_ms = d->commit_ms;
-    if (!f->url || !f->db) {
+    if (!f->url || !f->db || !f->host || !f->session) {
         free(f->url);
         free(f->host);
+        free(f->session);
         free(f->db);
         free(f);
         return;
@@ -134,6 +148,7 @@ static void on_session(const char *url, const char *host, const char *session, v
         logf_("cannot start a thread for %s", url);
         free(f->url);
         free(f->host);
+        free(f->session);
         free(f->db);
         free(f);
         return;
@@ -154,7 +169,7 @@ static void sleep_ms(int ms)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: heapledger collectd --url net://HOST[:PORT] [--dir DIR] [--poll-ms N]\n"
-               "                           [--commit-ms N]\n"
+               "                           [--commit-ms N] [--relay-dir DIR]\n"
                "\n"
                "Follow every session an lttng-relayd offers (live port, default 5344) and stream\n"
                "each into its own run database DIR/HOST-SESSION.db as events arrive. Survives a\n"
@@ -164,21 +179,28 @@ static void usage(FILE *f)
                "  -u, --url URL       relay daemon live URL (required)\n"
                "  -d, --dir DIR       directory for the databases (default: .)\n"
                "  -p, --poll-ms N     how often to look for new sessions (default 1000)\n"
-               "  -c, --commit-ms N   commit interval of each database (default 1000)\n");
+               "  -c, --commit-ms N   commit interval of each database (default 1000)\n"
+               "  -r, --relay-dir DIR the relay daemon's output directory (its -o) on this\n"
+               "                      machine: a session that ended is made complete from the\n"
+               "                      relay's copy (every event from the first, module maps)\n");
 }
 
 int hl_cmd_collectd(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"url", required_argument, NULL, 'u'},     {"dir", required_argument, NULL, 'd'},
-        {"poll-ms", required_argument, NULL, 'p'}, {"commit-ms", required_argument, NULL, 'c'},
-        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+        {"url", required_argument, NULL, 'u'},
+        {"dir", required_argument, NULL, 'd'},
+        {"poll-ms", required_argument, NULL, 'p'},
+        {"commit-ms", required_argument, NULL, 'c'},
+        {"relay-dir", required_argument, NULL, 'r'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     daemon_t d = {.dir = ".", .commit_ms = 1000};
     const char *url = NULL;
     int poll_ms = 1000, c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "u:d:p:c:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "u:d:p:c:r:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'u':
             url = optarg;
@@ -191,6 +213,9 @@ int hl_cmd_collectd(int argc, char **argv)
             break;
         case 'c':
             d.commit_ms = atoi(optarg);
+            break;
+        case 'r':
+            d.relay_dir = optarg;
             break;
         case 'h':
             usage(stdout);
@@ -213,6 +238,13 @@ int hl_cmd_collectd(int argc, char **argv)
     struct stat sb;
     if (stat(d.dir, &sb) != 0 || !S_ISDIR(sb.st_mode) || access(d.dir, W_OK) != 0) {
         fprintf(stderr, "heapledger collectd: %s: not a writable directory\n", d.dir);
+        return 1;
+    }
+    if (d.relay_dir && (stat(d.relay_dir, &sb) != 0 || !S_ISDIR(sb.st_mode))) {
+        fprintf(stderr,
+                "heapledger collectd: --relay-dir %s: not a directory (give the relay daemon's "
+                "output directory, its -o; default $HOME/lttng-traces)\n",
+                d.relay_dir);
         return 1;
     }
     if (poll_ms < 50) poll_ms = 50;
@@ -254,6 +286,7 @@ int hl_cmd_collectd(int argc, char **argv)
         if (f->rc < 0) rc = 1;
         free(f->url);
         free(f->host);
+        free(f->session);
         free(f->db);
         free(f);
     }
