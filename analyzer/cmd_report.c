@@ -8,6 +8,7 @@
 #include "analyze.h"
 #include "cmd.h"
 #include "cmd_common.h"
+#include "cmd_summary.h"
 #include "render.h"
 #include "rundb.h"
 #include "safetext.h"
@@ -19,7 +20,9 @@ static void usage(FILE *f)
                "  Utilisation, fragmentation, cycle budgets per path, leaks, sites and errors of\n"
                "  a recorded run. T is a time since the start of the run: 1.5, 1.5s, 200ms,\n"
                "  30us or 1000ns; a window that starts past the end of the run is an error.\n"
-               "  See docs/analyze.md and docs/metrics.md.\n");
+               "  See docs/analyze.md and docs/metrics.md.\n"
+               "       heapledger report --summary DIR [--json | --html OUT.html]\n"
+               "  One row per run database in DIR (the fleet view, docs/collect.md).\n");
 }
 
 int hl_cmd_report(int argc, char **argv)
@@ -31,6 +34,7 @@ int hl_cmd_report(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--summary")) return hl_cmd_summary(argc, argv);
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return 0;
@@ -59,8 +63,8 @@ int hl_cmd_report(int argc, char **argv)
             }
             i++;
         } else if (a[0] == '-') {
-            static const char *const known[] = {"--json", "--html", "--pid",  "--from",
-                                                "--to",   "--top",  "--help", NULL};
+            static const char *const known[] = {"--json", "--html", "--pid",     "--from", "--to",
+                                                "--top",  "--help", "--summary", NULL};
             hl_cli_bad_option("report", a, known);
             return 2;
         } else if (!db_path) {

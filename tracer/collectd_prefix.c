@@ -75,9 +75,10 @@ static long long db_events(const char *db)
     return n;
 }
 
-/* The host as the relay names it (collect would put this machine's), and where the events
- * came from. */
-static int db_mark(const char *db, const char *host, const char *copy, long long live_events)
+/* The host as the relay names it (collect would put this machine's), the session name, and
+ * where the events came from. */
+static int db_mark(const char *db, const char *host, const char *session, const char *copy,
+                   long long live_events)
 {
     sqlite3 *h = NULL;
     int ok = sqlite3_open(db, &h) == SQLITE_OK;
@@ -90,8 +91,8 @@ static int db_mark(const char *db, const char *host, const char *copy, long long
     st = NULL;
     char live[32];
     snprintf(live, sizeof live, "%lld", live_events);
-    const char *kv[][2] = {{"completed_from", copy}, {"live_events", live}};
-    for (int i = 0; ok && i < 2; i++) {
+    const char *kv[][2] = {{"completed_from", copy}, {"live_events", live}, {"session", session}};
+    for (int i = 0; ok && i < 3; i++) {
         ok = sqlite3_prepare_v2(h, "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", -1, &st,
                                 NULL) == SQLITE_OK &&
              sqlite3_bind_text(st, 1, kv[i][0], -1, SQLITE_STATIC) == SQLITE_OK &&
@@ -154,7 +155,7 @@ int hl_prefix_complete(const char *relay_dir, const char *host, const char *sess
                  copy, full, live, db);
         return -1;
     }
-    if (db_mark(tmp, host, copy, live) || rename(tmp, db)) {
+    if (db_mark(tmp, host, session, copy, live) || rename(tmp, db)) {
         unlink(tmp);
         snprintf(msg, len, "cannot replace %s by its completed copy: %s", db, strerror(errno));
         return -1;
