@@ -47,6 +47,7 @@ typedef struct follower_s {
     int joined;
     int rc, retry; /* retry: ended on a lost connection: follow again if listed */
     int commit_ms;
+    int resume; /* db is an 'interrupted' database of an earlier collectd: replace it */
     hl_ingest_result_t res;
 } follower_t;
 
@@ -79,6 +80,7 @@ static void *follow_main(void *p)
     follower_t *f = p;
     hl_ingest_opts_t o = HL_INGEST_OPTS_INIT;
     o.host = f->host && f->host[0] ? f->host : NULL;
+    o.force = f->resume;
     f->rc = hl_ingest_live(f->url, f->db, &o, &stop_flag, f->commit_ms, &f->res);
     if (f->rc < 0)
         logf_("%s: %s", f->url, f->res.error);
@@ -86,9 +88,16 @@ static void *follow_main(void *p)
         logf_("%s: %s: %llu events, %llu blocks%s%s", f->url, f->db,
               (unsigned long long)f->res.events, (unsigned long long)f->res.blocks,
               f->rc == 1 ? " (connection lost: " : "", f->rc == 1 ? f->res.error : "");
-    if (f->rc == 0 && !stop_flag && f->relay_dir) { /* the session ended: complete it */
-        char msg[1024];
-        hl_prefix_complete(f->relay_dir, f->host, f->session, f->db, &stop_flag, msg, sizeof msg);
+    if (f->rc >= 0 && f->rc <= 1 && !stop_flag && f->relay_dir) {
+        /* The session ended (complete it), or the relay daemon went away (what it wrote before
+         * is all there will be: the traced host's consumer daemon does not reconnect). */
+        char msg[1024], lost[512];
+        snprintf(lost, sizeof lost,
+                 "the connection to the relay daemon was lost: the events the traced host sent "
+                 "after that are missing (%.300s)",
+                 f->res.error);
+        hl_prefix_complete(f->relay_dir, f->host, f->session, f->db, f->rc ? lost : NULL,
+                           &stop_flag, msg, sizeof msg);
         logf_("%s", msg);
     }
     f->retry = f->rc == 1 && !stop_flag;
@@ -97,7 +106,8 @@ static void *follow_main(void *p)
 }
 
 /* DIR/HOST-SESSION.db, made of safe characters, with -N added when it exists. */
-static char *db_name(const char *dir, const char *host, const char *session)
+static char *db_name(const char *dir, const char *host, const char *session, int resume,
+                     int *resumed)
 {
     char base[512];
     snprintf(base, sizeof base, "%s-%s", host[0] ? host : "host", session[0] ? session : "session");
@@ -113,6 +123,12 @@ static char *db_name(const char *dir, const char *host, const char *session)
         }
         struct stat sb;
         if (stat(path, &sb) != 0 && errno == ENOENT) return path;
+        /* With --relay-dir a session's database is made whole at its end whatever the live
+         * view missed: one left 'interrupted' by a stopped collectd is taken over. */
+        if (resume && hl_prefix_resumable(path)) {
+            *resumed = 1;
+            return path;
+        }
     }
     free(path);
     return NULL;
@@ -130,7 +146,7 @@ static void on_session(const char *url, const char *host, const char *session, v
     f->host = strdup(host);
     f->session = strdup(session);
     f->relay_dir = d->relay_dir;
-    f->db = db_name(d->dir, host, session);
+    f->db = db_name(d->dir, host, session, d->relay_dir != NULL, &f->resume);
     f->commit_ms = d->commit_ms;
     if (!f->url || !f->db || !f->host || !f->session) {
         free(f->url);
@@ -143,7 +159,8 @@ static void on_session(const char *url, const char *host, const char *session, v
     /* A follower being retried is replaced by the new one. */
     for (follower_t *o = d->list; o; o = o->next)
         if (!strcmp(o->url, url)) o->retry = 0;
-    logf_("following %s into %s", url, f->db);
+    logf_("following %s into %s%s", url, f->db,
+          f->resume ? " (replacing the database an earlier collectd left interrupted)" : "");
     if (pthread_create(&f->th, NULL, follow_main, f) != 0) {
         logf_("cannot start a thread for %s", url);
         free(f->url);

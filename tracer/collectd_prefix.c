@@ -78,7 +78,7 @@ static long long db_events(const char *db)
 /* The host as the relay names it (collect would put this machine's), the session name, and
  * where the events came from. */
 static int db_mark(const char *db, const char *host, const char *session, const char *copy,
-                   long long live_events)
+                   long long live_events, const char *lost)
 {
     sqlite3 *h = NULL;
     int ok = sqlite3_open(db, &h) == SQLITE_OK;
@@ -91,8 +91,12 @@ static int db_mark(const char *db, const char *host, const char *session, const 
     st = NULL;
     char live[32];
     snprintf(live, sizeof live, "%lld", live_events);
-    const char *kv[][2] = {{"completed_from", copy}, {"live_events", live}, {"session", session}};
-    for (int i = 0; ok && i < 3; i++) {
+    const char *kv[][2] = {{"completed_from", copy},
+                           {"live_events", live},
+                           {"session", session},
+                           {"ingest_status", "partial"},
+                           {"ingest_warning", lost}};
+    for (int i = 0; ok && i < (lost ? 5 : 3); i++) {
         ok = sqlite3_prepare_v2(h, "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", -1, &st,
                                 NULL) == SQLITE_OK &&
              sqlite3_bind_text(st, 1, kv[i][0], -1, SQLITE_STATIC) == SQLITE_OK &&
@@ -105,8 +109,26 @@ static int db_mark(const char *db, const char *host, const char *session, const 
     return ok ? 0 : -1;
 }
 
+int hl_prefix_resumable(const char *db)
+{
+    sqlite3 *h = NULL;
+    int r = 0;
+    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+        sqlite3_stmt *st = NULL;
+        if (sqlite3_prepare_v2(h, "SELECT value FROM meta WHERE key = 'ingest_status'", -1, &st,
+                               NULL) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW) {
+            const char *v = (const char *)sqlite3_column_text(st, 0);
+            r = v && !strcmp(v, "interrupted");
+        }
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(h);
+    return r;
+}
+
 int hl_prefix_complete(const char *relay_dir, const char *host, const char *session, const char *db,
-                       const volatile int *stop, char *msg, size_t len)
+                       const char *lost, const volatile int *stop, char *msg, size_t len)
 {
     char copy[4096];
     if (hl_prefix_find(relay_dir, host, session, copy, sizeof copy)) {
@@ -155,13 +177,16 @@ int hl_prefix_complete(const char *relay_dir, const char *host, const char *sess
                  copy, full, live, db);
         return -1;
     }
-    if (db_mark(tmp, host, session, copy, live) || rename(tmp, db)) {
+    if (db_mark(tmp, host, session, copy, live, lost) || rename(tmp, db)) {
         unlink(tmp);
         snprintf(msg, len, "cannot replace %s by its completed copy: %s", db, strerror(errno));
         return -1;
     }
     snprintf(msg, len,
              "%s: completed from the relay's copy %s: %lld events (the live view had %lld)%s", db,
-             copy, full, live, code == 3 ? " (the copy was damaged: partial)" : "");
+             copy, full, live,
+             lost        ? " (partial: the relay daemon went away)"
+             : code == 3 ? " (the copy was damaged: partial)"
+                         : "");
     return 0;
 }

@@ -11,10 +11,16 @@ int hl_prefix_find(const char *relay_dir, const char *host, const char *session,
                    size_t len);
 
 /* Ingest that copy (heapledger collect, a child process) and replace db by the result when it
- * holds at least the events of db; run.host is set to host, meta completed_from and
- * live_events say what happened. *stop (collectd's signal flag) ends the child. Returns 0
- * (db replaced) or -1 (db unchanged); msg gets a log line either way. */
+ * holds at least the events of db; run.host is set to host, meta completed_from, live_events
+ * and session say what happened. lost: NULL when the session ended, else why the relay's
+ * copy stops early (the database is then marked 'partial' with lost as its warning). *stop
+ * (collectd's signal flag) ends the child. Returns 0 (db replaced) or -1 (db unchanged); msg
+ * gets a log line either way. */
 int hl_prefix_complete(const char *relay_dir, const char *host, const char *session, const char *db,
-                       const volatile int *stop, char *msg, size_t len);
+                       const char *lost, const volatile int *stop, char *msg, size_t len);
+
+/* Was db left 'interrupted' by a collectd that stopped (so that a new collectd following the
+ * same session may replace it rather than start HOST-SESSION-2.db)? */
+int hl_prefix_resumable(const char *db);
 
 #endif

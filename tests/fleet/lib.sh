@@ -19,7 +19,7 @@ stop_relayd() { [ -n "$relayd_pid" ] && kill "$relayd_pid" 2>/dev/null && wait "
 # start_collectd DIR RELAYDIR LOG
 start_collectd() {
     "$HL" collectd --url net://127.0.0.1:$L --dir "$1" --relay-dir "$2" --poll-ms 100 \
-        --commit-ms 200 2>>"$3" &
+        --commit-ms 200 >/dev/null 2>>"$3" &
     cd_pid=$!
 }
 stop_collectd() { [ -n "$cd_pid" ] && kill "$cd_pid" 2>/dev/null && wait "$cd_pid" 2>/dev/null; cd_pid=""; }

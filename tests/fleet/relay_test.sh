@@ -34,6 +34,11 @@ check "from the start: status" complete "$(q $db "select value from meta where k
 check "from the start: equals offline record" "$ref" "$(facts $db)"
 check "from the start: run.host" "$(hostname)" "$(q $db 'select host from run')"
 
+# The fleet view over collectd's directory: host and session from the relay.
+out=$("$HL" report --summary "$work/cd" 2>&1)
+printf '%s\n' "$out" | grep -q "^$host  *fleet1  *ingest_gen" && pass "report --summary: host, session, command" \
+    || fail "report --summary: $out"
+
 # 2. collectd attaches late (after 1.2 s: the statedump and the first events were sent before):
 #    the live view misses them, the finished database has them all.
 stop_collectd
@@ -52,10 +57,45 @@ live=$(q $db "select value from meta where key='live_events'")
 grep -q "completed from the relay's copy $work/relay/$host/fleet2-" "$work/cd2.log" \
     && pass "log: completed from the relay's copy" || fail "log: $(cat $work/cd2.log)"
 
-# 3. exit status rules: the program's status, 125 when the relay cannot be reached.
+# 3. collectd restarted in the middle of a session: the new collectd takes over the database
+#    the stopped one left 'interrupted'; at the end it is whole (no duplicates, no gap).
+stop_collectd
+start_collectd "$work/cd2" "$work/relay" "$work/cd3.log"
+"$HL" record --relay net://127.0.0.1:$C:$D -o fleet4 -- "$GEN" slow >/dev/null 2>&1 &
+rec=$!
+db=$work/cd2/$host-fleet4.db
+wait_for test -f "$db"; sleep 0.5
+stop_collectd
+check "collectd stopped mid-session: status" interrupted "$(q $db "select value from meta where key='ingest_status'")"
+start_collectd "$work/cd2" "$work/relay" "$work/cd3.log"
+wait $rec; check "collectd restart: record exit" 0 $?
+wait_for completed "$db" || fail "collectd restart: not completed: $(cat $work/cd3.log)"
+check "collectd restart: one database for the session" "$host-fleet4.db" "$(cd $work/cd2 && ls *.db | grep "^$host-fleet4")"
+check "collectd restart: equals offline record" "$ref" "$(facts $db)"
+grep -q "replacing the database an earlier collectd left interrupted" "$work/cd3.log" \
+    && pass "log: interrupted database taken over" || fail "log: $(cat $work/cd3.log)"
+
+# 4. relayd restarted in the middle of a session: the database holds what the relay received
+#    (its on-disk copy) and says that the rest is missing.
+"$HL" record --relay net://127.0.0.1:$C:$D -o fleet5 -- "$GEN" slow >/dev/null 2>&1 &
+rec=$!
+db=$work/cd2/$host-fleet5.db
+wait_for test -f "$db"; sleep 0.3
+stop_relayd
+start_relayd "$work/relay" || fail "relayd restart"
+wait $rec
+wait_for completed "$db" || fail "relayd restart: not completed: $(cat $work/cd3.log)"
+check "relayd restart: status" partial "$(q $db "select value from meta where key='ingest_status'")"
+case $(q $db "select value from meta where key='ingest_warning'") in "the connection to the relay daemon was lost: the events the traced host sent after that are missing"*)
+    pass "relayd restart: the warning says what is missing";; *) fail "relayd restart: warning $(q $db "select value from meta where key='ingest_warning'")";; esac
+[ "$(q $db 'select events from run')" -ge "$(q $db "select value from meta where key='live_events'")" ] \
+    && pass "relayd restart: at least the live view's events" || fail "relayd restart: fewer events than the live view"
+check "relayd restart: module maps arrived (symbolised frames or none)" 0 "$(q $db 'select count(*) from frame where function is null')"
+stop_collectd
+
+# 5. exit status rules: the program's status, 125 when the relay cannot be reached.
 "$HL" record --relay net://127.0.0.1:$C:$D -o fleet3 -- sh -c 'exit 7' >/dev/null 2>&1
 check "program status passed through" 7 $?
-stop_collectd
 out=$("$HL" record --relay net://127.0.0.1:$L:$L -o nobody -- true 2>&1); rc=$?
 check "relay unreachable: exit" 125 $rc
 case $out in *"is an lttng-relayd listening there?"*) pass "relay unreachable: message";; *) fail "relay unreachable: $out";; esac
