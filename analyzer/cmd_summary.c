@@ -29,6 +29,7 @@ typedef struct fleet_row_s {
     char *error; /* NULL: read; else why not */
     double duration_s;
     uint64_t events, peak, leak_bytes, leak_blocks, errors;
+    char *note;        /* read but not analysed (no allocation events): why */
     char *error_kinds; /* most frequent kinds, "" when none */
     char worst[48];    /* "op/path", "" when no path was timed */
     double worst_p99;
@@ -86,6 +87,23 @@ static char *session_name(sqlite3 *db, const char *file, const char *host)
     return strdup(same ? base + h + 1 : base);
 }
 
+/* The columns that come from the run row and the database, not from the analysis. */
+static void row_base(sqlite3 *db, fleet_row_t *row, const hl_run_t *run)
+{
+    row->host = dup_or_empty(run->host);
+    row->session = session_name(db, row->file, row->host);
+    row->command = dup_or_empty(run->command);
+    if (!row->command[0]) { /* a streamed session: the process names stand for the command */
+        free(row->command);
+        row->command = query_text(db, "SELECT group_concat(procname, ',') FROM (SELECT DISTINCT "
+                                      "procname FROM process WHERE procname IS NOT NULL)");
+    }
+    row->status = query_text(db, "SELECT value FROM meta WHERE key = 'ingest_status'");
+    row->error_kinds =
+        query_text(db, "SELECT group_concat(kind, ',') FROM (SELECT kind, count(*) "
+                       "AS n FROM error GROUP BY kind ORDER BY n DESC, kind LIMIT 3)");
+}
+
 static void row_read(const char *dir, fleet_row_t *row)
 {
     char path[4096], err[512];
@@ -97,23 +115,24 @@ static void row_read(const char *dir, fleet_row_t *row)
     }
     hl_analyze_opts_t ao = {0, -1, -1};
     hl_report_t *r = hl_analyze(db, path, &ao, err, sizeof err);
+    hl_run_t run;
+    char err2[512];
+    if (!r && hl_run_load(db, path, 0, &run, err2, sizeof err2) == 0) {
+        /* A run without allocations (a streamed session cut short): a row with its note. */
+        row_base(db, row, &run);
+        row->note = strdup(err);
+        row->events = (uint64_t)(run.events > 0 ? run.events : 0);
+        row->errors = (uint64_t)(run.errors > 0 ? run.errors : 0);
+        hl_run_free(&run);
+        sqlite3_close(db);
+        return;
+    }
     if (!r) {
         row->error = strdup(err);
         sqlite3_close(db);
         return;
     }
-    row->host = dup_or_empty(r->run.host);
-    row->session = session_name(db, row->file, row->host);
-    row->command = dup_or_empty(r->run.command);
-    if (!row->command[0]) { /* a streamed session: the process names stand for the command */
-        free(row->command);
-        row->command = query_text(db, "SELECT group_concat(procname, ',') FROM (SELECT DISTINCT "
-                                      "procname FROM process WHERE procname IS NOT NULL)");
-    }
-    row->status = query_text(db, "SELECT value FROM meta WHERE key = 'ingest_status'");
-    row->error_kinds =
-        query_text(db, "SELECT group_concat(kind, ',') FROM (SELECT kind, count(*) "
-                       "AS n FROM error GROUP BY kind ORDER BY n DESC, kind LIMIT 3)");
+    row_base(db, row, &r->run);
     row->duration_s = r->duration_s;
     row->events = r->events;
     row->peak = r->peak_R;
@@ -133,6 +152,7 @@ static void row_free(fleet_row_t *row)
     free(row->command);
     free(row->status);
     free(row->error);
+    free(row->note);
     free(row->error_kinds);
 }
 
@@ -218,6 +238,7 @@ static void render_text(FILE *f, const char *dir, const fleet_row_t *rows, size_
                 hl_safe(r->session), hl_safe(cmd), r->status[0] ? hl_safe(r->status) : "-", dur,
                 peak, leak, r->errors, worst);
         if (r->errors) fprintf(f, "%-16s   errors: %s\n", "", hl_safe(r->error_kinds));
+        if (r->note) fprintf(f, "%-16s   note: %s\n", "", hl_safe(r->note));
     }
     for (size_t i = 0; i < n; i++)
         if (rows[i].error)
@@ -260,6 +281,11 @@ static void render_json(FILE *f, const char *dir, const fleet_row_t *rows, size_
         hl_json_u64(&j, r->errors);
         hl_json_key(&j, "error_kinds");
         hl_json_str(&j, r->error_kinds);
+        hl_json_key(&j, "note");
+        if (r->note)
+            hl_json_str(&j, r->note);
+        else
+            hl_json_null(&j);
         hl_json_key(&j, "worst_path");
         if (r->worst[0]) {
             hl_json_obj(&j);

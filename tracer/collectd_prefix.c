@@ -127,8 +127,8 @@ int hl_prefix_resumable(const char *db)
     return r;
 }
 
-int hl_prefix_complete(const char *relay_dir, const char *host, const char *session, const char *db,
-                       const char *lost, const volatile int *stop, char *msg, size_t len)
+static int complete(const char *relay_dir, const char *host, const char *session, const char *db,
+                    const char *lost, const volatile int *stop, char *msg, size_t len)
 {
     char copy[4096];
     if (hl_prefix_find(relay_dir, host, session, copy, sizeof copy)) {
@@ -189,4 +189,27 @@ int hl_prefix_complete(const char *relay_dir, const char *host, const char *sess
              : code == 3 ? " (the copy was damaged: partial)"
                          : "");
     return 0;
+}
+
+/* A live database kept as it was still says, when the relay went away, what is missing. */
+static void mark_lost(const char *db, const char *lost)
+{
+    sqlite3 *h = NULL;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_open(db, &h) == SQLITE_OK &&
+        sqlite3_prepare_v2(h,
+                           "INSERT OR REPLACE INTO meta(key, value) VALUES ('ingest_warning', ?)",
+                           -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_bind_text(st, 1, lost, -1, SQLITE_STATIC) == SQLITE_OK)
+        sqlite3_step(st);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+}
+
+int hl_prefix_complete(const char *relay_dir, const char *host, const char *session, const char *db,
+                       const char *lost, const volatile int *stop, char *msg, size_t len)
+{
+    int rc = complete(relay_dir, host, session, db, lost, stop, msg, len);
+    if (rc != 0 && lost) mark_lost(db, lost);
+    return rc;
 }
