@@ -8,6 +8,7 @@
 #include "analyze.h"
 #include "cmd.h"
 #include "cmd_common.h"
+#include "cmd_summary.h"
 #include "render.h"
 #include "rundb.h"
 #include "safetext.h"
@@ -23,7 +24,9 @@ static void usage(FILE *f)
                "  --suppressions FILE: leaks that are not the program's, one\n"
                "  rule a line (leak:FUNCTION-GLOB, module:GLOB, file:GLOB; # comments); the C\n"
                "  runtime's own blocks are suppressed without it. See docs/analyze.md and\n"
-               "  docs/metrics.md.\n");
+               "  docs/metrics.md.\n"
+               "       heapledger report --summary DIR [--json | --html OUT.html]\n"
+               "  One row per run database in DIR (the fleet view, docs/collect.md).\n");
 }
 
 static int report(int argc, char **argv, hl_supp_t *supp)
@@ -37,6 +40,7 @@ static int report(int argc, char **argv, hl_supp_t *supp)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--summary")) return hl_cmd_summary(argc, argv);
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return 0;
@@ -71,8 +75,8 @@ static int report(int argc, char **argv, hl_supp_t *supp)
             }
             i++;
         } else if (a[0] == '-') {
-            static const char *const known[] = {"--json", "--html", "--pid",  "--from",
-                                                "--to",   "--top",  "--help", NULL};
+            static const char *const known[] = {"--json", "--html", "--pid",     "--from", "--to",
+                                                "--top",  "--help", "--summary", NULL};
             hl_cli_bad_option("report", a, known);
             return 2;
         } else if (!db_path) {

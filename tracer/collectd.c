@@ -8,9 +8,12 @@
  * backoff (0.25 s doubling to 8 s) and follows the sessions again once it is back (a session
  * whose follower lost its connection is followed again into a new file). SIGTERM/SIGINT
  * stop every follower cleanly: the live blocks are written, the files are marked
- * 'interrupted', and collectd exits 0.
+ * 'interrupted', and collectd exits 0. With --relay-dir (the relay daemon's -o directory, on
+ * this machine), a session that ended is ingested again from the relay's on-disk copy, which
+ * holds it from its first event (collectd_prefix.c).
  */
 #include "cmd.h"
+#include "collectd_prefix.h"
 #include "ingest_internal.h"
 
 #include <ctype.h>
@@ -36,18 +39,22 @@ static void on_signal(int sig)
 typedef struct follower_s {
     struct follower_s *next;
     char *url, *db;
-    char *host; /* the traced host, as the relay daemon names it */
+    char *host;            /* the traced host, as the relay daemon names it */
+    char *session;         /* the session name */
+    const char *relay_dir; /* --relay-dir, NULL */
     pthread_t th;
     volatile int done;
     int joined;
     int rc, retry; /* retry: ended on a lost connection: follow again if listed */
     int commit_ms;
+    int resume; /* db is an 'interrupted' database of an earlier collectd: replace it */
     hl_ingest_result_t res;
 } follower_t;
 
 typedef struct daemon_s {
     follower_t *list;
     const char *dir;
+    const char *relay_dir;
     int commit_ms;
     int quiet;
 } daemon_t;
@@ -73,6 +80,7 @@ static void *follow_main(void *p)
     follower_t *f = p;
     hl_ingest_opts_t o = HL_INGEST_OPTS_INIT;
     o.host = f->host && f->host[0] ? f->host : NULL;
+    o.force = f->resume;
     f->rc = hl_ingest_live(f->url, f->db, &o, &stop_flag, f->commit_ms, &f->res);
     if (f->rc < 0)
         logf_("%s: %s", f->url, f->res.error);
@@ -80,13 +88,26 @@ static void *follow_main(void *p)
         logf_("%s: %s: %llu events, %llu blocks%s%s", f->url, f->db,
               (unsigned long long)f->res.events, (unsigned long long)f->res.blocks,
               f->rc == 1 ? " (connection lost: " : "", f->rc == 1 ? f->res.error : "");
+    if (f->rc >= 0 && f->rc <= 1 && !stop_flag && f->relay_dir) {
+        /* The session ended (complete it), or the relay daemon went away (what it wrote before
+         * is all there will be: the traced host's consumer daemon does not reconnect). */
+        char msg[1024], lost[512];
+        snprintf(lost, sizeof lost,
+                 "the connection to the relay daemon was lost: the events the traced host sent "
+                 "after that are missing (%.300s)",
+                 f->res.error);
+        hl_prefix_complete(f->relay_dir, f->host, f->session, f->db, f->rc ? lost : NULL,
+                           &stop_flag, msg, sizeof msg);
+        logf_("%s", msg);
+    }
     f->retry = f->rc == 1 && !stop_flag;
     f->done = 1;
     return NULL;
 }
 
 /* DIR/HOST-SESSION.db, made of safe characters, with -N added when it exists. */
-static char *db_name(const char *dir, const char *host, const char *session)
+static char *db_name(const char *dir, const char *host, const char *session, int resume,
+                     int *resumed)
 {
     char base[512];
     snprintf(base, sizeof base, "%s-%s", host[0] ? host : "host", session[0] ? session : "session");
@@ -102,6 +123,12 @@ static char *db_name(const char *dir, const char *host, const char *session)
         }
         struct stat sb;
         if (stat(path, &sb) != 0 && errno == ENOENT) return path;
+        /* With --relay-dir a session's database is made whole at its end whatever the live
+         * view missed: one left 'interrupted' by a stopped collectd is taken over. */
+        if (resume && hl_prefix_resumable(path)) {
+            *resumed = 1;
+            return path;
+        }
     }
     free(path);
     return NULL;
@@ -117,11 +144,14 @@ static void on_session(const char *url, const char *host, const char *session, v
     if (!f) return;
     f->url = strdup(url);
     f->host = strdup(host);
-    f->db = db_name(d->dir, host, session);
+    f->session = strdup(session);
+    f->relay_dir = d->relay_dir;
+    f->db = db_name(d->dir, host, session, d->relay_dir != NULL, &f->resume);
     f->commit_ms = d->commit_ms;
-    if (!f->url || !f->db) {
+    if (!f->url || !f->db || !f->host || !f->session) {
         free(f->url);
         free(f->host);
+        free(f->session);
         free(f->db);
         free(f);
         return;
@@ -129,11 +159,13 @@ static void on_session(const char *url, const char *host, const char *session, v
     /* A follower being retried is replaced by the new one. */
     for (follower_t *o = d->list; o; o = o->next)
         if (!strcmp(o->url, url)) o->retry = 0;
-    logf_("following %s into %s", url, f->db);
+    logf_("following %s into %s%s", url, f->db,
+          f->resume ? " (replacing the database an earlier collectd left interrupted)" : "");
     if (pthread_create(&f->th, NULL, follow_main, f) != 0) {
         logf_("cannot start a thread for %s", url);
         free(f->url);
         free(f->host);
+        free(f->session);
         free(f->db);
         free(f);
         return;
@@ -154,7 +186,7 @@ static void sleep_ms(int ms)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: heapledger collectd --url net://HOST[:PORT] [--dir DIR] [--poll-ms N]\n"
-               "                           [--commit-ms N]\n"
+               "                           [--commit-ms N] [--relay-dir DIR]\n"
                "\n"
                "Follow every session an lttng-relayd offers (live port, default 5344) and stream\n"
                "each into its own run database DIR/HOST-SESSION.db as events arrive. Survives a\n"
@@ -164,21 +196,28 @@ static void usage(FILE *f)
                "  -u, --url URL       relay daemon live URL (required)\n"
                "  -d, --dir DIR       directory for the databases (default: .)\n"
                "  -p, --poll-ms N     how often to look for new sessions (default 1000)\n"
-               "  -c, --commit-ms N   commit interval of each database (default 1000)\n");
+               "  -c, --commit-ms N   commit interval of each database (default 1000)\n"
+               "  -r, --relay-dir DIR the relay daemon's output directory (its -o) on this\n"
+               "                      machine: a session that ended is made complete from the\n"
+               "                      relay's copy (every event from the first, module maps)\n");
 }
 
 int hl_cmd_collectd(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"url", required_argument, NULL, 'u'},     {"dir", required_argument, NULL, 'd'},
-        {"poll-ms", required_argument, NULL, 'p'}, {"commit-ms", required_argument, NULL, 'c'},
-        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+        {"url", required_argument, NULL, 'u'},
+        {"dir", required_argument, NULL, 'd'},
+        {"poll-ms", required_argument, NULL, 'p'},
+        {"commit-ms", required_argument, NULL, 'c'},
+        {"relay-dir", required_argument, NULL, 'r'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     daemon_t d = {.dir = ".", .commit_ms = 1000};
     const char *url = NULL;
     int poll_ms = 1000, c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "u:d:p:c:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "u:d:p:c:r:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'u':
             url = optarg;
@@ -191,6 +230,9 @@ int hl_cmd_collectd(int argc, char **argv)
             break;
         case 'c':
             d.commit_ms = atoi(optarg);
+            break;
+        case 'r':
+            d.relay_dir = optarg;
             break;
         case 'h':
             usage(stdout);
@@ -213,6 +255,13 @@ int hl_cmd_collectd(int argc, char **argv)
     struct stat sb;
     if (stat(d.dir, &sb) != 0 || !S_ISDIR(sb.st_mode) || access(d.dir, W_OK) != 0) {
         fprintf(stderr, "heapledger collectd: %s: not a writable directory\n", d.dir);
+        return 1;
+    }
+    if (d.relay_dir && (stat(d.relay_dir, &sb) != 0 || !S_ISDIR(sb.st_mode))) {
+        fprintf(stderr,
+                "heapledger collectd: --relay-dir %s: not a directory (give the relay daemon's "
+                "output directory, its -o; default $HOME/lttng-traces)\n",
+                d.relay_dir);
         return 1;
     }
     if (poll_ms < 50) poll_ms = 50;
@@ -254,6 +303,7 @@ int hl_cmd_collectd(int argc, char **argv)
         if (f->rc < 0) rc = 1;
         free(f->url);
         free(f->host);
+        free(f->session);
         free(f->db);
         free(f);
     }

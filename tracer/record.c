@@ -64,6 +64,7 @@ typedef struct record_args_s {
     int kernel;          /* --kernel */
     int force;           /* --force */
     const char *keep;    /* --keep-trace DIR */
+    const char *relay;   /* --relay net://HOST[:PORT]: stream to a relay daemon (-o: session) */
     char **argv;         /* the program and its arguments */
 } record_args_t;
 
@@ -73,22 +74,27 @@ static volatile sig_atomic_t rec_pending; /* signal received before the fork */
 
 static void record_usage(FILE *f)
 {
-    fprintf(f, "usage: heapledger record [-o FILE.db] [--options STR] [--stacks N] [--lossy]\n"
-               "                         [--keep-trace DIR] [--kernel] [--force] -- CMD [ARGS...]\n"
-               "\n"
-               "Run CMD with the heapledger allocator preloaded, record every allocation and free\n"
-               "with LTTng-UST (lossless unless --lossy), and store the run in a SQLite database.\n"
-               "\n"
-               "  -o FILE.db         database to write (default: heapledger-CMD-PID.db)\n"
-               "  --options STR      HEAPLEDGER_OPTIONS for the program (e.g. harden=1,arena=4M)\n"
-               "  --stacks N         call-stack depth per event, 0 = none (default 16, max 64)\n"
-               "  --lossy            drop events when buffers are full instead of blocking\n"
-               "  --keep-trace DIR   write the LTTng trace to DIR and keep it\n"
-               "  --kernel           also record mmap/munmap/brk/madvise, page faults and RSS\n"
-               "  -f, --force        overwrite FILE.db if it exists\n"
-               "\n"
-               "Exit status: CMD's (128+N if killed by signal N); 125 if recording failed,\n"
-               "126/127 if CMD cannot be run / is not found. See heapledger-record(1).\n");
+    fprintf(f,
+            "usage: heapledger record [-o FILE.db] [--options STR] [--stacks N] [--lossy]\n"
+            "                         [--keep-trace DIR] [--kernel] [--force] -- CMD [ARGS...]\n"
+            "       heapledger record --relay net://HOST[:PORT] [-o SESSION] [--options STR]\n"
+            "                         [--stacks N] [--lossy] -- CMD [ARGS...]\n"
+            "\n"
+            "Run CMD with the heapledger allocator preloaded, record every allocation and free\n"
+            "with LTTng-UST (lossless unless --lossy), and store the run in a SQLite database.\n"
+            "\n"
+            "  -o FILE.db         database to write (default: heapledger-CMD-PID.db)\n"
+            "  --options STR      HEAPLEDGER_OPTIONS for the program (e.g. harden=1,arena=4M)\n"
+            "  --stacks N         call-stack depth per event, 0 = none (default 16, max 64)\n"
+            "  --lossy            drop events when buffers are full instead of blocking\n"
+            "  --keep-trace DIR   write the LTTng trace to DIR and keep it\n"
+            "  --kernel           also record mmap/munmap/brk/madvise, page faults and RSS\n"
+            "  -f, --force        overwrite FILE.db if it exists\n"
+            "  --relay URL        stream the recording to lttng-relayd at URL (for heapledger\n"
+            "                     collectd) instead of writing a database; -o names the session\n"
+            "\n"
+            "Exit status: CMD's (128+N if killed by signal N); 125 if recording failed,\n"
+            "126/127 if CMD cannot be run / is not found. See heapledger-record(1).\n");
 }
 
 static int record_parse(int argc, char **argv, record_args_t *a)
@@ -101,6 +107,7 @@ static int record_parse(int argc, char **argv, record_args_t *a)
         {"keep-trace", required_argument, NULL, 'k'},
         {"kernel", no_argument, NULL, 'K'},
         {"force", no_argument, NULL, 'f'},
+        {"relay", required_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -127,6 +134,9 @@ static int record_parse(int argc, char **argv, record_args_t *a)
             break;
         case 'f':
             a->force = 1;
+            break;
+        case 'R':
+            a->relay = optarg;
             break;
         case 'h':
             record_usage(stdout);
@@ -545,6 +555,44 @@ static int record_check_output(const char *out, int force)
     return 0;
 }
 
+/* --relay: where the recording goes and the database collectd will make of it (collectd.c
+ * names it HOST-SESSION.db, unsafe characters as '_', after the host name the session
+ * daemon reports to the relay daemon: this machine's). */
+static void record_relay_announce(const hl_session_t *s)
+{
+    char host[256] = "host";
+    if (gethostname(host, sizeof host - 1) || !host[0]) snprintf(host, sizeof host, "host");
+    char base[512];
+    snprintf(base, sizeof base, "%s-%s", host, s->name);
+    for (char *p = base; *p; p++)
+        if (!(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z') && !(*p >= '0' && *p <= '9') &&
+            *p != '-' && *p != '_' && *p != '.')
+            *p = '_';
+    fprintf(stderr,
+            "heapledger record: streaming to %s as session %s of host %s; heapledger collectd "
+            "stores it as %s.db\n",
+            s->relay, s->name, host, base);
+}
+
+/* --relay, after the program: the session was stopped and destroyed (every event reached the
+ * relay daemon, unless a daemon died). Returns the exit status. */
+static int record_relay_end(const hl_session_t *s, int code, uint64_t discarded, const char *died)
+{
+    if (died) {
+        fprintf(stderr,
+                "heapledger record: the recording is incomplete: the %s died while the program "
+                "ran (or the session did not end cleanly); the relay holds what was sent "
+                "before\n",
+                died);
+        return code ? code : HL_EXIT_TOOL;
+    }
+    if (discarded)
+        fprintf(stderr, "heapledger record: LTTng reported %llu events discarded\n",
+                (unsigned long long)discarded);
+    fprintf(stderr, "heapledger record: session %s streamed to %s and ended\n", s->name, s->relay);
+    return code;
+}
+
 /* Everything a recording holds that must be released however it ends. */
 typedef struct record_ctx_s {
     hl_reaper_t reaper;
@@ -586,10 +634,12 @@ static int record_setup(const record_args_t *a, record_ctx_t *c, char *marker, s
     hl_reaper_note(&c->reaper, "isolated", isolated ? "1" : "0");
     snprintf(marker, mlen, "HEAPLEDGER_RECORDING=%d.%d", (int)getpid(), (int)c->reaper.pid);
     hl_reaper_note(&c->reaper, "marker", marker);
-    if (record_trace_dir(a, c->trace, sizeof c->trace)) return -1;
-    c->have_trace = 1;
-    c->keep_trace = a->keep != NULL;
-    if (!c->keep_trace) hl_reaper_note(&c->reaper, "trace", c->trace);
+    if (!a->relay) { /* --relay: the trace goes to the relay daemon, no directory here */
+        if (record_trace_dir(a, c->trace, sizeof c->trace)) return -1;
+        c->have_trace = 1;
+        c->keep_trace = a->keep != NULL;
+        if (!c->keep_trace) hl_reaper_note(&c->reaper, "trace", c->trace);
+    }
     if (hl_sessiond_prepare(&c->sessiond, isolated, err, sizeof err)) {
         fprintf(stderr, "heapledger record: %s\n", err);
         return -1;
@@ -633,7 +683,22 @@ int hl_cmd_record(int argc, char **argv)
                 rc == HL_EXIT_NOTFOUND ? "command not found" : "permission denied");
         return rc;
     }
-    if (record_check_output(a.out, a.force) || record_check_keep(a.keep)) return 2;
+    if (a.relay) {
+        hl_session_t chk;
+        hl_session_init(&chk, "", 0);
+        if (a.keep || a.kernel || a.force) {
+            fprintf(stderr, "heapledger record: --relay streams the trace to the relay daemon: "
+                            "--keep-trace, --kernel and --force do not apply (drop them, or record "
+                            "locally without --relay)\n");
+            return 2;
+        }
+        if (hl_session_set_relay(&chk, a.relay, a.out)) {
+            fprintf(stderr, "heapledger record: %s\n", chk.err);
+            return 2;
+        }
+    } else if (record_check_output(a.out, a.force) || record_check_keep(a.keep)) {
+        return 2;
+    }
     hl_record_libs_t libs;
     if (hl_record_find_libs(&libs, err, sizeof err)) {
         fprintf(stderr, "heapledger record: %s\n", err);
@@ -650,6 +715,7 @@ int hl_cmd_record(int argc, char **argv)
 
     hl_session_t s;
     hl_session_init(&s, c.trace, a.lossy);
+    if (a.relay) hl_session_set_relay(&s, a.relay, a.out); /* checked above */
     if (hl_session_create(&s) || hl_session_start(&s)) {
         fprintf(stderr, "heapledger record: %s\n", s.err);
         hl_session_destroy(&s);
@@ -663,6 +729,7 @@ int hl_cmd_record(int argc, char **argv)
         hl_session_destroy(&s);
         return record_finish(&c, 128 + rec_pending);
     }
+    if (a.relay) record_relay_announce(&s);
     record_watch_t w = {&c.sessiond, &c.reaper, hl_sessiond_consumerd(&c.sessiond),
                         marker,      NULL,      0};
     struct timespec t0, t1;
@@ -676,8 +743,10 @@ int hl_cmd_record(int argc, char **argv)
 
     uint64_t discarded = 0, lost = 0;
     if (!w.died) {
-        if (hl_session_stop(&s, &discarded, &lost) || hl_session_destroy(&s))
+        if (hl_session_stop(&s, &discarded, &lost) || hl_session_destroy(&s)) {
             fprintf(stderr, "heapledger record: %s\n", s.err);
+            if (a.relay) w.died = "session (not ended cleanly)";
+        }
     }
     /* The trace is complete on disk: the daemon's shutdown overlaps the ingest. */
     hl_sessiond_terminate(&c.sessiond);
@@ -695,6 +764,7 @@ int hl_cmd_record(int argc, char **argv)
     if (lost)
         fprintf(stderr, "heapledger record: LTTng lost %llu packets\n", (unsigned long long)lost);
 
+    if (a.relay) return record_finish(&c, record_relay_end(&s, code, discarded, w.died));
     char db[4096];
     if (a.out)
         snprintf(db, sizeof db, "%s", a.out);

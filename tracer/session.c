@@ -29,6 +29,10 @@
 #define HL_METADATA_SWITCH_US 200000
 #define HL_META_SWITCH_US     1000000
 
+/* Live sessions (--relay): how often the consumer sends what the buffers hold to the relay
+ * daemon, i.e. the latency of collectd's view. */
+#define HL_LIVE_TIMER_US 200000
+
 /* The meta channel: rare events (stacks, mappings, errors, config, thread names, module
  * maps); blocking like the main one, smaller. */
 #define HL_META_SUBBUF_SIZE  (1ull << 20)
@@ -82,6 +86,38 @@ void hl_session_init(hl_session_t *s, const char *dir, int lossy)
     s->subbuf_size = HL_SUBBUF_SIZE;
     s->subbuf_count = HL_SUBBUF_COUNT;
     s->lossy = lossy;
+}
+
+int hl_session_set_relay(hl_session_t *s, const char *url, const char *name)
+{
+    if (strncmp(url, "net://", 6) && strncmp(url, "net4://", 7) && strncmp(url, "net6://", 7)) {
+        snprintf(s->err, sizeof s->err,
+                 "--relay %s: expected net://HOST[:PORT] (the relay daemon's control port, "
+                 "default 5342; net://HOST:CTRL:DATA gives both ports)",
+                 url);
+        return -1;
+    }
+    if (strlen(url) >= sizeof s->relay) {
+        snprintf(s->err, sizeof s->err, "--relay: URL too long");
+        return -1;
+    }
+    if (name) {
+        size_t n = strlen(name);
+        int ok = n > 0 && n < sizeof s->name && name[0] != '.' && name[0] != '-';
+        for (const char *c = name; ok && *c; c++)
+            ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+                 *c == '_' || *c == '-' || *c == '.';
+        if (!ok) {
+            snprintf(s->err, sizeof s->err,
+                     "-o %s: with --relay, -o names the session (letters, digits, '_', '-', "
+                     "'.'; at most %zu characters, not starting with '.' or '-')",
+                     name, sizeof s->name - 1);
+            return -1;
+        }
+        snprintf(s->name, sizeof s->name, "%s", name);
+    }
+    snprintf(s->relay, sizeof s->relay, "%s", url);
+    return 0;
 }
 
 static void session_domain(struct lttng_domain *dom)
@@ -151,7 +187,13 @@ int hl_session_create(hl_session_t *s)
 {
     char url[4200];
     snprintf(url, sizeof url, "file://%s", s->dir);
-    int rc = lttng_create_session(s->name, url);
+    int rc = s->relay[0] ? lttng_create_session_live(s->name, s->relay, HL_LIVE_TIMER_US)
+                         : lttng_create_session(s->name, url);
+    if (rc < 0 && s->relay[0])
+        return fail(s, rc,
+                    "cannot create the live session %s streaming to %s (is an lttng-relayd "
+                    "listening there? docs/collect.md)",
+                    s->name, s->relay);
     if (rc < 0) return fail(s, rc, "cannot create LTTng session %s in %s", s->name, s->dir);
     s->created = 1;
     struct lttng_domain dom;

@@ -1,7 +1,8 @@
 /* tracer/session.h — one LTTng recording session for `heapledger record`, via liblttng-ctl.
  *
  * Layout of what it sets up (user-space domain, per-UID buffers):
- *   session  <name>, output <dir> (local files; the UST trace lands in <dir>/ust/uid/…)
+ *   session  <name>, output <dir> (local files; the UST trace lands in <dir>/ust/uid/…),
+ *            or, with relay[] set, a live session streaming to that relay daemon URL
  *   channel  "heapledger": subbuf_count × subbuf_size per CPU, no context;
  *            events heapledger:alloc, free, realloc (vpid/vtid are in their payload)
  *   channel  "heapledger_meta": 4 × 1 MiB per CPU, contexts vpid, vtid; events the other
@@ -26,12 +27,17 @@ typedef struct hl_session_s {
     uint64_t subbuf_size;  /* bytes, power of two (default 8 MiB) */
     uint64_t subbuf_count; /* power of two (default 8) */
     int lossy;             /* 1: discard when buffers are full instead of blocking */
+    char relay[512];       /* net://HOST[:CTRL[:DATA]]: live session to a relay daemon ("" =
+                              local files in dir); set with hl_session_set_relay */
     int created;           /* the daemon knows the session (destroy needed) */
     char err[512];
 } hl_session_t;
 
 /* Fill defaults and a unique name; dir must be set by the caller before create. */
 void hl_session_init(hl_session_t *s, const char *dir, int lossy);
+/* Stream to a relay daemon instead of dir, as session name (NULL: keep the unique one).
+ * Returns 0, or -1 with a message (bad URL or name). */
+int hl_session_set_relay(hl_session_t *s, const char *url, const char *name);
 /* Create the session, channel, contexts and events. On error the partial session is
  * destroyed. */
 int hl_session_create(hl_session_t *s);

@@ -69,6 +69,10 @@ stop_relayd
 sleep 1
 kill -0 $cd_pid 2>/dev/null && pass "collectd survives relayd stop" || fail "collectd died with relayd"
 start_relayd || fail "relayd restart"
+# The live reader starts at the live position: the session must start only once collectd is
+# connected again (its backoff may have grown to seconds on a loaded machine).
+wait_for grep -q "relay daemon reachable again" "$work/collectd.log" \
+    && pass "collectd reconnects after relayd restart" || fail "collectd did not reconnect: $(cat $work/collectd.log)"
 s2="hlcd2_$$"
 live_session $s2 || fail "creating $s2"
 "$GEN" slow

@@ -1,0 +1,37 @@
+# tests/fleet/lib.sh — helpers for the fleet tests (sourced): our own lttng-relayd on
+# 127.0.0.1 with random ports, our own collectd, checks on the databases with sqlite3.
+fails=0
+pass() { echo "  ok   $*"; }
+fail() { echo "  FAIL $*"; fails=$((fails + 1)); }
+check() { if [ "$2" = "$3" ]; then pass "$1 = $3"; else fail "$1: expected '$2', got '$3'"; fi; }
+q() { sqlite3 "$1" "$2" 2>&1; }
+relayd_pid=""; cd_pid=""
+pick_ports() { local b=$((20000 + RANDOM % 20000)); C=$b; D=$((b + 1)); L=$((b + 2)); }
+# start_relayd OUTDIR [NETNS-EXEC...] — our relayd, its live port answering
+start_relayd() {
+    lttng-relayd -C tcp://127.0.0.1:$C -D tcp://127.0.0.1:$D -L tcp://127.0.0.1:$L \
+        -o "$1" >/dev/null 2>&1 &
+    relayd_pid=$!
+    for _ in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/$L) 2>/dev/null && return 0; sleep 0.1; done
+    return 1
+}
+stop_relayd() { [ -n "$relayd_pid" ] && kill "$relayd_pid" 2>/dev/null && wait "$relayd_pid" 2>/dev/null; relayd_pid=""; }
+# start_collectd DIR RELAYDIR LOG
+start_collectd() {
+    "$HL" collectd --url net://127.0.0.1:$L --dir "$1" --relay-dir "$2" --poll-ms 100 \
+        --commit-ms 200 >/dev/null 2>>"$3" &
+    cd_pid=$!
+}
+stop_collectd() { [ -n "$cd_pid" ] && kill "$cd_pid" 2>/dev/null && wait "$cd_pid" 2>/dev/null; cd_pid=""; }
+# wait_for CMD… — up to 20 s
+wait_for() { for _ in $(seq 200); do "$@" && return 0; sleep 0.1; done; return 1; }
+status_is() { [ -f "$1" ] && [ "$(sqlite3 "$1" "select value from meta where key='ingest_status'" 2>/dev/null)" = "$2" ]; }
+completed() { [ -f "$1" ] && [ -n "$(sqlite3 "$1" "select value from meta where key='completed_from'" 2>/dev/null)" ]; }
+# The facts a database must share with its offline recording.
+facts() {
+    sqlite3 "$1" "select (select events from run), (select count(*) from block),
+        (select count(*) from live_at_exit), (select coalesce(sum(size),0) from live_at_exit),
+        (select count(*) from orphan_free), (select count(*) from stack),
+        (select count(*) from frame where function is not null),
+        (select group_concat(function, ',') from (select function from frame where depth = 0 order by function))" || echo "no database $1"
+}

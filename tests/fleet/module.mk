@@ -1,0 +1,19 @@
+# tests/fleet/ — the tracing daemon for a fleet: `record --relay` streaming to our own
+# lttng-relayd on 127.0.0.1, `collectd --relay-dir`, three traced hosts in network namespaces
+# of their own (hosts_test.sh, root), and the fleet view `report --summary`.
+
+.PHONY: check-fleet
+check-fleet: $(BIN_DIR)/heapledger $(TEST_DIR)/ingest/ingest_gen
+	@tests/fleet/relay_test.sh $(BIN_DIR)/heapledger $(TEST_DIR)/ingest/ingest_gen
+	@tests/fleet/hosts_test.sh $(BIN_DIR)/heapledger $(TEST_DIR)/ingest/ingest_gen
+
+CHECK_TARGETS += check-fleet
+
+# A program with known leaks and a double free, recorded by summary_test.sh.
+FLEET_PROG := $(TEST_DIR)/fleet/fleet_prog
+$(FLEET_PROG): tests/fleet/fleet_prog.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -O0 -o $@ $<
+ALL_TARGETS += $(FLEET_PROG)
+check-fleet: $(FLEET_PROG)
+	@tests/fleet/summary_test.sh $(BIN_DIR)/heapledger $(FLEET_PROG)
