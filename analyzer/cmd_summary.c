@@ -113,7 +113,8 @@ static void row_read(const char *dir, fleet_row_t *row)
         row->error = strdup(err);
         return;
     }
-    hl_analyze_opts_t ao = {0, -1, -1, NULL}; /* the built-in suppressions: leaked = the program's */
+    hl_analyze_opts_t ao = {0, -1, -1,
+                            NULL}; /* the built-in suppressions: leaked = the program's */
     hl_report_t *r = hl_analyze(db, path, &ao, err, sizeof err);
     hl_run_t run;
     char err2[512];
