@@ -44,14 +44,19 @@ t_tmp_symlink() {
     rm -rf "$d" && mkdir -p "$d/lib" && cp "$WORK"/lib/* "$d/lib/"
     # Inside: private /tmp and /var/run/lttng; plant the link, record, look at the victim;
     # then stop any daemon left in this namespace (an old build leaves one running).
+    # The tree itself may live under /tmp (a CI clone): the real /tmp is first bound below a
+    # private tmpfs on /mnt, and paths under /tmp are reached through it.
     timeout -k 5 60 unshare -m bash -c '
-        mount --make-rslave / && mount -t tmpfs hl-t /tmp && mkdir -p /var/run/lttng &&
+        mount --make-rslave / && mount -t tmpfs hl-m /mnt && mkdir /mnt/tmp &&
+            mount --bind /tmp /mnt/tmp && mount -t tmpfs hl-t /tmp && mkdir -p /var/run/lttng &&
             mount -t tmpfs hl-l /var/run/lttng || exit 99
+        remap() { case $1 in /tmp/*) echo "/mnt/tmp/${1#/tmp/}" ;; *) echo "$1" ;; esac; }
+        hl=$(remap "$1") d=$(remap "$2") emit=$(remap "$3")
         echo "must stay" >/tmp/victim
         ln -s /tmp/victim /tmp/heapledger-sessiond-$(id -u).log
-        HEAPLEDGER_LIBDIR=$2/lib "$1" record -o "$2/x.db" -- "$3" 10 1 >"$2/out" 2>"$2/err"
-        echo "record $?" >"$2/result"
-        echo "victim $(cat /tmp/victim)" >>"$2/result"
+        HEAPLEDGER_LIBDIR=$d/lib "$hl" record -o "$d/x.db" -- "$emit" 10 1 >"$d/out" 2>"$d/err"
+        echo "record $?" >"$d/result"
+        echo "victim $(cat /tmp/victim)" >>"$d/result"
         for p in $(pgrep --ns $$ --nslist mnt -x lttng-sessiond); do kill $p; done
         sleep 0.5
         for p in $(pgrep --ns $$ --nslist mnt lttng-); do kill -9 $p; done
