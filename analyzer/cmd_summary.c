@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "analyze.h"
+#include "render.h"
 #include "hl_schema.h"
 #include "jsonw.h"
 #include "rundb.h"
@@ -322,27 +323,7 @@ static void render_json(FILE *f, const char *dir, const fleet_row_t *rows, size_
 /* Text made safe (hl_safe) and then HTML-escaped. */
 static void html_text(FILE *f, const char *s)
 {
-    for (const char *p = hl_safe(s ? s : ""); *p; p++) {
-        switch (*p) {
-        case '<':
-            fputs("&lt;", f);
-            break;
-        case '>':
-            fputs("&gt;", f);
-            break;
-        case '&':
-            fputs("&amp;", f);
-            break;
-        case '"':
-            fputs("&quot;", f);
-            break;
-        case '\'':
-            fputs("&#39;", f);
-            break;
-        default:
-            fputc(*p, f);
-        }
-    }
+    hl_html_esc(f, hl_safe(s ? s : ""));
 }
 
 static int render_html(const char *out, const char *dir, const fleet_row_t *rows, size_t n)

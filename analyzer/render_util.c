@@ -48,7 +48,7 @@ size_t hl_leak_sites(const hl_report_t *r, size_t **idx)
 const char *const hl_kregion_names[HL_KREGIONS] = {"other", "slab_segment", "tlsf_pool", "large",
                                                    "arena"};
 
-/* s with the HTML metacharacters < > & " as entities (text and attribute values). */
+/* s with the HTML metacharacters < > & " ' as entities (text and attribute values). */
 void hl_html_esc(FILE *f, const char *s)
 {
     for (; s && *s; s++) {
@@ -64,6 +64,9 @@ void hl_html_esc(FILE *f, const char *s)
             break;
         case '"':
             fputs("&quot;", f);
+            break;
+        case '\'':
+            fputs("&#39;", f);
             break;
         default:
             fputc(*s, f);

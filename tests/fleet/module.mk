@@ -2,8 +2,9 @@
 # lttng-relayd on 127.0.0.1, `collectd --relay-dir`, three traced hosts in network namespaces
 # of their own (hosts_test.sh, root), and the fleet view `report --summary`.
 
-.PHONY: check-fleet
-check-fleet: $(BIN_DIR)/heapledger $(TEST_DIR)/ingest/ingest_gen
+.PHONY: check-fleet check-fleet-relay check-fleet-summary
+check-fleet: check-fleet-relay check-fleet-summary
+check-fleet-relay: $(BIN_DIR)/heapledger $(TEST_DIR)/ingest/ingest_gen
 	@tests/fleet/relay_test.sh $(BIN_DIR)/heapledger $(TEST_DIR)/ingest/ingest_gen
 	@tests/fleet/hosts_test.sh $(BIN_DIR)/heapledger $(TEST_DIR)/ingest/ingest_gen
 
@@ -15,5 +16,5 @@ $(FLEET_PROG): tests/fleet/fleet_prog.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -O0 -o $@ $<
 ALL_TARGETS += $(FLEET_PROG)
-check-fleet: $(FLEET_PROG)
+check-fleet-summary: $(BIN_DIR)/heapledger $(FLEET_PROG)
 	@tests/fleet/summary_test.sh $(BIN_DIR)/heapledger $(FLEET_PROG)
