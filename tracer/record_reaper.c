@@ -1,5 +1,6 @@
 /* tracer/record_reaper.c — cleanup after a record that died (record_reaper.h). */
 #include "record_reaper.h"
+#include "procstat.h"
 #include "record_ns.h"
 
 #include <dirent.h>
@@ -58,21 +59,13 @@ static int reap_has_marker(pid_t pid, const char *marker)
     return 0;
 }
 
+/* The parent of a running process; -1 when it is gone or a zombie (a zombie no longer runs). */
 static pid_t reap_ppid(pid_t pid)
 {
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0) return -1;
-    buf[n] = 0;
-    char *r = strrchr(buf, ')');
-    int pp = -1;
-    char state = 0;
-    if (!r || sscanf(r + 2, "%c %d", &state, &pp) != 2) return -1;
-    return state == 'Z' ? -1 : (pid_t)pp; /* a zombie no longer runs */
+    pid_t pp;
+    char state;
+    if (hl_proc_stat(pid, &pp, &state, NULL, 0) != 0) return -1;
+    return state == 'Z' ? -1 : pp;
 }
 
 /* Every live pid of the machine (but ours) into pids[]; returns the count. */

@@ -1,5 +1,6 @@
 /* tracer/sessiond.c — the private session daemon of one recording (see sessiond.h). */
 #include "sessiond.h"
+#include "procstat.h"
 #include "record_ns.h"
 
 #include <dirent.h>
@@ -162,26 +163,6 @@ int hl_sessiond_wait_ready(hl_sessiond_t *d, char *err, size_t errlen)
     return -1;
 }
 
-/* Parent pid and command name of a process from /proc/PID/stat; 0 on success. */
-static int proc_stat(pid_t pid, pid_t *ppid, char *comm, size_t len)
-{
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0) return -1;
-    buf[n] = 0;
-    char *l = strchr(buf, '('), *r = strrchr(buf, ')');
-    if (!l || !r || r < l) return -1;
-    snprintf(comm, len, "%.*s", (int)(r - l - 1), l + 1);
-    int pp = 0;
-    if (sscanf(r + 2, "%*c %d", &pp) != 1) return -1;
-    *ppid = pp;
-    return 0;
-}
-
 pid_t hl_sessiond_consumerd(hl_sessiond_t *d)
 {
     if (!d->pid) return 0;
@@ -192,7 +173,7 @@ pid_t hl_sessiond_consumerd(hl_sessiond_t *d)
     while (!found && (e = readdir(dir))) {
         pid_t pid = (pid_t)atoi(e->d_name), ppid;
         char comm[64];
-        if (pid > 0 && proc_stat(pid, &ppid, comm, sizeof comm) == 0 && ppid == d->pid &&
+        if (pid > 0 && hl_proc_stat(pid, &ppid, NULL, comm, sizeof comm) == 0 && ppid == d->pid &&
             strcmp(comm, "lttng-consumerd") == 0) {
             /* -u (user space, 64-bit) is the one that writes our trace. */
             char path[64], cmd[256];
@@ -249,7 +230,7 @@ void hl_sessiond_stop(hl_sessiond_t *d)
     if (d->consumerd) { /* orphaned when the session daemon died: it has no more work */
         pid_t ppid;
         char comm[64];
-        if (proc_stat(d->consumerd, &ppid, comm, sizeof comm) == 0 &&
+        if (hl_proc_stat(d->consumerd, &ppid, NULL, comm, sizeof comm) == 0 &&
             strcmp(comm, "lttng-consumerd") == 0)
             kill(d->consumerd, SIGKILL);
         d->consumerd = 0;
