@@ -112,13 +112,20 @@ static void stack_find_self(void)
  * a pipe2 and two closes per capture that needed a validation (libunwind caches four
  * validated pages per thread). */
 static __thread int in_unwinder __attribute__((tls_model("initial-exec")));
+/* This thread's outermost unwinder call holds unw_pipe.open_lock. */
+static __thread int opener __attribute__((tls_model("initial-exec")));
 static struct {
     pthread_mutex_t lock; /* serialises closers (and pipe2's bookkeeping) */
     _Atomic int users;    /* unwinder calls running */
     _Atomic int closing;  /* a closer is deciding or closing: starting calls wait */
     _Atomic int opened;   /* a pipe was made since the last close */
+    /* Held by an outermost unwinder call that starts while no pipe is open: libunwind opens
+     * its pipe without a lock of its own (two threads that both find it closed each make one
+     * and the array keeps only the last: the other pair would stay open for good), so only one
+     * call at a time may be the one that opens it. Taken before `lock`. */
+    pthread_mutex_t open_lock;
     int *fds;             /* libunwind's pipe array, as its pipe2 call passed it; NULL until seen */
-} unw_pipe = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} unw_pipe = {.lock = PTHREAD_MUTEX_INITIALIZER, .open_lock = PTHREAD_MUTEX_INITIALIZER};
 
 __attribute__((visibility("default"))) int pipe2(int fds[2], int flags)
 {
@@ -146,7 +153,10 @@ static int unwind_enter(void)
     atomic_fetch_add(&unw_pipe.users, 1);
     while (atomic_load(&unw_pipe.closing))
         sched_yield();
-    in_unwinder++;
+    if (in_unwinder++ == 0 && !atomic_load(&unw_pipe.opened)) {
+        pthread_mutex_lock(&unw_pipe.open_lock);
+        opener = 1;
+    }
     return saved;
 }
 
@@ -166,7 +176,10 @@ static void close_pipe_locked(void)
 
 static void unwind_leave(int saved_errno)
 {
-    in_unwinder--;
+    if (--in_unwinder == 0 && opener) {
+        opener = 0;
+        pthread_mutex_unlock(&unw_pipe.open_lock);
+    }
     if (atomic_fetch_sub(&unw_pipe.users, 1) == 1 && atomic_load(&unw_pipe.opened)) {
         pthread_mutex_lock(&unw_pipe.lock);
         close_pipe_locked();
@@ -177,15 +190,19 @@ static void unwind_leave(int saved_errno)
 
 static void unwind_fork_prepare(void)
 {
+    pthread_mutex_lock(&unw_pipe.open_lock);
     pthread_mutex_lock(&unw_pipe.lock);
 }
 static void unwind_fork_parent(void)
 {
     pthread_mutex_unlock(&unw_pipe.lock);
+    pthread_mutex_unlock(&unw_pipe.open_lock);
 }
 static void unwind_fork_child(void)
 {
     pthread_mutex_init(&unw_pipe.lock, NULL);
+    pthread_mutex_init(&unw_pipe.open_lock, NULL);
+    opener = 0; /* the forking thread's hold is gone with the reset lock */
     atomic_store(&unw_pipe.users, 0); /* the threads inside an unwinder call are gone */
     close_pipe_locked();
 }
