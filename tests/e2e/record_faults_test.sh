@@ -23,6 +23,10 @@ WORK=$(mktemp -d /tmp/hl-record-faults.XXXXXX)
 mkdir -p "$WORK/lib"
 cp "$ROOT/$BUILD/tests/e2e/stub/libheapledger.so" "$ROOT/$BUILD/lib/libheapledger-tp.so" "$WORK/lib/"
 export HEAPLEDGER_LIBDIR=$WORK/lib
+# Copies that user nobody can run whatever the tree's own directories allow (a clone below a
+# 0700 directory): the cases run as nobody use these.
+mkdir -p "$WORK/bin" && cp "$HL" "$WORK/bin/heapledger" && cp "$EMIT" "$WORK/bin/tp_emit"
+NOBODY_HL=$WORK/bin/heapledger NOBODY_EMIT=$WORK/bin/tp_emit
 pass=0 fail=0
 failed=()
 BG=()
@@ -108,9 +112,9 @@ t_sigkill_user() {
     need_root || return 0
     command -v setpriv >/dev/null || { SKIPPED="setpriv missing"; return 0; }
     local d=$WORK/killuser
-    mkdir -p "$d/tmp" && chmod 777 "$d" "$d/tmp" && chmod o+rx "$WORK" "$WORK/lib" && chmod o+r "$WORK"/lib/*
+    mkdir -p "$d/tmp" && chmod 777 "$d" "$d/tmp" && chmod o+rx "$WORK" "$WORK/lib" "$WORK/bin" && chmod o+r "$WORK"/lib/*
     setpriv --reuid=65534 --regid=65534 --clear-groups env TMPDIR="$d/tmp" HOME=/nonexistent \
-        "$HL" record -o "$d/x.db" -- sh -c "$EMIT 500 1 sleep & exec $EMIT 500 1 sleep" \
+        "$NOBODY_HL" record -o "$d/x.db" -- sh -c "$NOBODY_EMIT 500 1 sleep & exec $NOBODY_EMIT 500 1 sleep" \
         >"$d/out" 2>"$d/err" &
     local r=$!
     BG+=("$r")
@@ -183,9 +187,9 @@ t_output() {
     "$HL" record -o "$d/missing/x.db" -- true >"$d/out" 2>"$d/err"
     contains "$d/err" "cannot write $d/missing/x.db: $d/missing does not exist" || return 1
     if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then # a directory nobody cannot write
-        mkdir -p "$d/ro" && chmod 755 "$d/ro" && chmod o+rx "$WORK" "$d" "$WORK/lib" && chmod o+r "$WORK"/lib/*
+        mkdir -p "$d/ro" && chmod 755 "$d/ro" && chmod o+rx "$WORK" "$d" "$WORK/lib" "$WORK/bin" && chmod o+r "$WORK"/lib/*
         setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent \
-            "$HL" record -o "$d/ro/x.db" -- touch "$d/ran" >"$d/out" 2>"$d/err"
+            "$NOBODY_HL" record -o "$d/ro/x.db" -- touch "$d/ran" >"$d/out" 2>"$d/err"
         check "exit status (unwritable)" 2 $? || return 1
         contains "$d/err" "cannot write $d/ro/x.db: directory $d/ro: Permission denied" || return 1
         [ ! -e "$d/ran" ] || { note "FAIL: the program ran (unwritable)"; return 1; }
