@@ -47,7 +47,8 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 check: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) all
-	@$(MAKE) --no-print-directory -k $(CHECK_TARGETS) ; rc=$$?; \
+	@rm -f $(BUILD)/check/summary.txt
+	@BUILD=$(BUILD) MAKE="$(MAKE)" mk/check.sh $(CHECK_TARGETS) ; rc=$$?; \
 	 if [ $$rc -eq 0 ]; then echo "check: all suites passed"; else echo "check: FAILED"; fi; exit $$rc
 
 bench: deps
