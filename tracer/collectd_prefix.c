@@ -191,18 +191,26 @@ static int complete(const char *relay_dir, const char *host, const char *session
     return 0;
 }
 
-/* A live database kept as it was still says, when the relay went away, what is missing. */
-static void mark_lost(const char *db, const char *lost)
+/* A live database kept as it was still says why it was not completed, what the live view
+ * received and, when the relay went away, what is missing. */
+static void mark_kept(const char *db, const char *why, const char *lost)
 {
+    char live[32];
+    snprintf(live, sizeof live, "%lld", db_events(db));
+    const char *kv[][2] = {
+        {"completion_failed", why}, {"live_events", live}, {"ingest_warning", lost}};
     sqlite3 *h = NULL;
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_open(db, &h) == SQLITE_OK &&
-        sqlite3_prepare_v2(h,
-                           "INSERT OR REPLACE INTO meta(key, value) VALUES ('ingest_warning', ?)",
-                           -1, &st, NULL) == SQLITE_OK &&
-        sqlite3_bind_text(st, 1, lost, -1, SQLITE_STATIC) == SQLITE_OK)
-        sqlite3_step(st);
-    sqlite3_finalize(st);
+    if (sqlite3_open(db, &h) == SQLITE_OK) {
+        for (int i = 0; i < (lost ? 3 : 2); i++) {
+            sqlite3_stmt *st = NULL;
+            if (sqlite3_prepare_v2(h, "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", -1,
+                                   &st, NULL) == SQLITE_OK &&
+                sqlite3_bind_text(st, 1, kv[i][0], -1, SQLITE_STATIC) == SQLITE_OK &&
+                sqlite3_bind_text(st, 2, kv[i][1], -1, SQLITE_STATIC) == SQLITE_OK)
+                sqlite3_step(st);
+            sqlite3_finalize(st);
+        }
+    }
     sqlite3_close(h);
 }
 
@@ -210,6 +218,6 @@ int hl_prefix_complete(const char *relay_dir, const char *host, const char *sess
                        const char *lost, const volatile int *stop, char *msg, size_t len)
 {
     int rc = complete(relay_dir, host, session, db, lost, stop, msg, len);
-    if (rc != 0 && lost) mark_lost(db, lost);
+    if (rc != 0) mark_kept(db, msg, lost);
     return rc;
 }

@@ -27,6 +27,9 @@ stop_collectd() { [ -n "$cd_pid" ] && kill "$cd_pid" 2>/dev/null && wait "$cd_pi
 wait_for() { for _ in $(seq 200); do "$@" && return 0; sleep 0.1; done; return 1; }
 status_is() { [ -f "$1" ] && [ "$(sqlite3 "$1" "select value from meta where key='ingest_status'" 2>/dev/null)" = "$2" ]; }
 completed() { [ -f "$1" ] && [ -n "$(sqlite3 "$1" "select value from meta where key='completed_from'" 2>/dev/null)" ]; }
+# finished DB — collectd is done with it: completed from the relay's copy, or kept as the live
+# view with the reason (meta.completion_failed)
+finished() { [ -f "$1" ] && [ -n "$(sqlite3 "$1" "select value from meta where key in ('completed_from', 'completion_failed')" 2>/dev/null)" ]; }
 # The facts a database must share with its offline recording.
 facts() {
     sqlite3 "$1" "select (select events from run), (select count(*) from block),
@@ -34,4 +37,13 @@ facts() {
         (select count(*) from orphan_free), (select count(*) from stack),
         (select count(*) from frame where function is not null),
         (select group_concat(function, ',') from (select function from frame where depth = 0 order by function))" || echo "no database $1"
+}
+# relay_copied RELAYDIR HOST SESSION — the relay daemon's on-disk copy of the session holds its
+# metadata and stream data (so a relay restart after this point leaves a copy to complete from)
+relay_copied() {
+    local m
+    for m in "$1/$2/$3"-*/ust/uid/*/64-bit/metadata; do
+        [ -s "$m" ] && [ -n "$(find "$(dirname "$m")" -maxdepth 1 -name 'heapledger_*' -size +0 -print -quit)" ] && return 0
+    done
+    return 1
 }
