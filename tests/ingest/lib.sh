@@ -1,5 +1,6 @@
 # tests/ingest/lib.sh — helpers for the ingest end-to-end tests (sourced).
-# Real components: lttng-sessiond (started if none answers), lttng CLI sessions with unique
+# Real components: lttng-sessiond (the test's own: tests/ingest/module.mk runs each script
+# under tests/own_sessiond.sh; one is started if none answers), lttng CLI sessions with unique
 # names, sqlite3 on the produced databases.
 
 fails=0

@@ -89,15 +89,15 @@ check-ingest: $(BIN_DIR)/heapledger $(INGEST_GEN) $(INGEST_DB_TEST) $(INGEST_MAP
 	@$(INGEST_DB_TEST) --short-filename
 	@$(INGEST_MAP_TEST) --short-filename
 	@$(INGEST_LEDGER_TEST) --short-filename
-	@tests/ingest/run_tests.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
-	@tests/ingest/corrupt_test.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
-	@tests/ingest/interrupt_test.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
-	@tests/ingest/counts_test.sh $(BIN_DIR)/heapledger $(INGEST_GEN) $(INGEST_COUNTS) $(INGEST_SUMMARY)
-	@tests/ingest/symbols_test.sh $(BIN_DIR)/heapledger $(INGEST_CXX) tests/ingest/cxx_prog.cc \
+	@tests/own_sessiond.sh tests/ingest/run_tests.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
+	@tests/own_sessiond.sh tests/ingest/corrupt_test.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
+	@tests/own_sessiond.sh tests/ingest/interrupt_test.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
+	@tests/own_sessiond.sh tests/ingest/counts_test.sh $(BIN_DIR)/heapledger $(INGEST_GEN) $(INGEST_COUNTS) $(INGEST_SUMMARY)
+	@tests/own_sessiond.sh tests/ingest/symbols_test.sh $(BIN_DIR)/heapledger $(INGEST_CXX) tests/ingest/cxx_prog.cc \
 	    $(TEST_DIR)/ingest $(INGEST_SYMCHECK)
 
 bench-ingest: $(BIN_DIR)/heapledger $(INGEST_GEN)
-	@tests/ingest/bench_ingest.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
+	@tests/own_sessiond.sh tests/ingest/bench_ingest.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
 
 CHECK_TARGETS += check-ingest
 BENCH_TARGETS += bench-ingest
