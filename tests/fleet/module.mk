@@ -18,3 +18,10 @@ $(FLEET_PROG): tests/fleet/fleet_prog.c
 ALL_TARGETS += $(FLEET_PROG)
 check-fleet-summary: $(BIN_DIR)/heapledger $(FLEET_PROG)
 	@tests/fleet/summary_test.sh $(BIN_DIR)/heapledger $(FLEET_PROG)
+
+# collectd's throughput and memory with 1, 2 and 4 sessions at once (make bench).
+.PHONY: bench-fleet
+bench-fleet: $(BIN_DIR)/heapledger $(TEST_DIR)/ingest/ingest_gen
+	@mkdir -p $(BUILD)/bench
+	@tests/fleet/bench.sh $(BIN_DIR)/heapledger $(TEST_DIR)/ingest/ingest_gen $(BUILD)/bench/fleet.md
+BENCH_TARGETS += bench-fleet
