@@ -185,6 +185,8 @@ case "$rc:$msg" in
 esac
 msg=$("$CLI" attach --pid 0 2>&1); rc=$?
 case "$rc:$msg" in 2:*"--pid wants a process id"*) pass "attach --pid 0 refused" ;; *) fail "attach --pid 0: $rc '$msg'" ;; esac
+msg=$("$CLI" attach --pid 1 --relay net://127.0.0.1 2>&1); rc=$?
+case "$rc:$msg" in 2:*"--relay does not apply"*"report --summary DIR"*) pass "attach --relay: says why not and what to do" ;; *) fail "attach --relay: $rc '$msg'" ;; esac
 msg=$("$CLI" attach --pid 999999999 2>&1); rc=$?
 case "$rc:$msg" in 2:*|1:*"no process"*) pass "attach to a missing pid refused" ;; *) fail "attach missing pid: $rc '$msg'" ;; esac
 

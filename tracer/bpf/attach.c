@@ -212,17 +212,13 @@ typedef struct opts_s {
 
 static int parse(int argc, char **argv, opts_t *o)
 {
-    enum { OPT_LIB = 256, OPT_NO_STACKS, OPT_KERNEL };
+    enum { OPT_LIB = 256, OPT_NO_STACKS, OPT_KERNEL, OPT_RELAY };
     static const struct option longs[] = {
-        {"pid", required_argument, NULL, 'p'},
-        {"output", required_argument, NULL, 'o'},
-        {"duration", required_argument, NULL, 'd'},
-        {"force", no_argument, NULL, 'f'},
-        {"lib", required_argument, NULL, OPT_LIB},
-        {"no-stacks", no_argument, NULL, OPT_NO_STACKS},
-        {"kernel", no_argument, NULL, OPT_KERNEL},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"pid", required_argument, NULL, 'p'},      {"output", required_argument, NULL, 'o'},
+        {"duration", required_argument, NULL, 'd'}, {"force", no_argument, NULL, 'f'},
+        {"lib", required_argument, NULL, OPT_LIB},  {"no-stacks", no_argument, NULL, OPT_NO_STACKS},
+        {"kernel", no_argument, NULL, OPT_KERNEL},  {"relay", required_argument, NULL, OPT_RELAY},
+        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     *o = (opts_t){.stacks = 1, .duration = -1};
     optind = 1;
@@ -262,6 +258,15 @@ static int parse(int argc, char **argv, opts_t *o)
         case OPT_KERNEL:
             o->kernel = 1;
             break;
+        case OPT_RELAY:
+            /* attach reads the process through uprobes, not LTTng: there is no trace to stream.
+             * Say so and how the database joins a fleet, rather than ignore the option. */
+            fprintf(stderr,
+                    "heapledger attach: --relay does not apply: attach reads the process through "
+                    "uprobes (BPF), not LTTng, so nothing streams to a relay daemon; write the "
+                    "database here (-o HOST-NAME.db) and copy it into collectd's --dir, where "
+                    "heapledger report --summary DIR lists it with the streamed ones\n");
+            return 2;
         case 'h':
             usage(stdout);
             return 0;
