@@ -238,9 +238,11 @@ def check(path, leak_func, leak_line):
 
         # Zoom: click a frame below the root; it spans the width, its siblings are gone.
         width = b.js('+document.querySelector("svg[data-chart=flame-sites]").getAttribute("width")')
-        pick = [d for d in bytes_drawn[1:] if 20 < d[2] < width * 0.9]
-        if not pick:
-            pick = [d for d in bytes_drawn[1:] if d[2] > 20]
+        # The widest frame narrower than the graph (a frame as wide as the graph would zoom
+        # to the same drawing); names drawn more than once are ambiguous to click.
+        names = [d[0] for d in bytes_drawn]
+        pick = sorted((d for d in bytes_drawn[1:] if 3 < d[2] < width * 0.95 and
+                       names.count(d[0]) == 1), key=lambda d: -d[2])
         target = pick[0][0] if pick else None
         ok('a frame to zoom into (%s)' % target, target is not None, bytes_drawn[:6])
         if target:
