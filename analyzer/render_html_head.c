@@ -124,6 +124,8 @@ static void temporaries_card(FILE *f, const hl_report_t *r)
 {
     uint64_t all = r->allocs + r->reallocs;
     card_open(f, "head-temp", "flame", "Temporaries", 0);
+    /* The page's script opens the flame graph on this metric when the card is clicked. */
+    fputs("<span hidden data-flame-metric=\"temporaries\"></span>", f);
     fprintf(f,
             "<span class=\"big\">%" PRIu64 "</span><span class=\"sub\">allocations freed before "
             "their thread allocated again (%.1f%% of %" PRIu64 ")</span>",

@@ -193,6 +193,12 @@
     pending = requestAnimationFrame(function () { pending = 0; flames.forEach(function (f) { f.draw(); }); });
   });
   window.hlFlames = flames;
+  /* A headline card that names a metric opens the first flame graph on it. */
+  document.querySelectorAll('a.card').forEach(function (a) {
+    var m = a.querySelector('[data-flame-metric]');
+    if (m && flames.length)
+      a.addEventListener('click', function () { flames[0].setMetric(m.getAttribute('data-flame-metric')); });
+  });
 
   /* Sortable tables. */
   document.querySelectorAll('table.sortable').forEach(function (t) {

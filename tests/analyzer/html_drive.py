@@ -201,6 +201,13 @@ def check(path, leak_func, leak_line):
         top = b.js('[location.hash, document.getElementById("leaks").getBoundingClientRect().top]')
         ok('clicking the leak card goes to #leaks', top[0] == '#leaks' and abs(top[1]) < 60, top)
 
+        b.click('#head-temp')
+        state = b.js('[location.hash, document.querySelector(".flamebox[data-flame=flame-sites]")'
+                     '.getAttribute("data-metric")]')
+        ok('the temporaries card opens the flame graph on temporaries',
+           state == ['#flame', 'temporaries'], state)
+        b.click('.flamebox[data-flame=flame-sites] button[data-m=bytes]')
+
         # The leak table: function and file:line columns; sorting.
         if leak_func:
             rows = b.js(FIRST_COL + '("leaks-table",0)')
