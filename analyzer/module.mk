@@ -23,3 +23,6 @@ HL_CLI_OBJS += $(filter $(OBJ_DIR)/analyzer/cmd_%.o,$(ANALYZER_OBJS)) $(ANALYZER
 HL_CLI_LIBS += -lsqlite3 -lm -lunwind -lpthread
 ALL_TARGETS += $(ANALYZER_LIB)
 -include $(ANALYZER_OBJS:.o=.d)
+
+# The HTML report's style and script are built into render_html_asset.o (.incbin).
+$(OBJ_DIR)/analyzer/render_html_asset.o: analyzer/assets/report.css analyzer/assets/report.js

@@ -91,9 +91,17 @@ analyzer-replay: $(AN_REPLAY_REC) $(BIN_DIR)/heapledger
 
 analyzer-check: analyzer-replay
 
+# The HTML report in headless Chromium: hand-made runs, then a real recording of html_prog
+# driven like a reader (tests/analyzer/html_drive.py).
+AN_HTML_PROG := $(AN_TEST_DIR)/html_prog
+$(AN_HTML_PROG): tests/analyzer/html_prog.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -O0 -fno-omit-frame-pointer -o $@ $< -lpthread
+
 .PHONY: analyzer-html
-analyzer-html: $(AN_DBS) $(BIN_DIR)/heapledger
-	tests/analyzer/html_test.sh $(BIN_DIR)/heapledger $(AN_TEST_DIR)
+analyzer-html: $(AN_DBS) $(BIN_DIR)/heapledger $(AN_HTML_PROG)
+	tests/analyzer/html_test.sh $(BIN_DIR)/heapledger $(AN_TEST_DIR) $(AN_HTML_PROG) \
+	    tests/analyzer/html_prog.c
 
 analyzer-check: analyzer-html
 
