@@ -115,7 +115,8 @@ static fg_chunk_t *chunk_new(void)
         munmap(base, CHUNK_BYTES);
         return NULL;
     }
-    hl_trace_emit_os(1, base, CHUNK_BYTES, "guarded");
+    /* No os_map event for the reservation: address space, not memory; each run's pages are
+     * the program's blocks, traced as their allocations. */
     fg_chunk_t *c = &fg.chunks[fg.nchunks];
     c->base = base;
     c->desc = (fg_desc_t *)t;

@@ -643,6 +643,8 @@ Test(harden, options_parse)
     cr_assert_eq(hl_options_parse(&o, "harden=full", err, sizeof err), 0);
     cr_assert(o.harden && o.check_free && o.guard == 2); /* harden=full: guard=all */
     cr_assert_eq(hl_options_parse(&o, "harden=3", err, sizeof err), -1);
+    cr_assert_eq(hl_options_parse(&o, "harden=fulll", err, sizeof err), -1);
+    cr_assert_str_eq(err, "bad value in option 'harden=fulll' (harden takes 0, 1 or full)");
     cr_assert_eq(hl_options_parse(&o, "rotate=yes", err, sizeof err), -1);
     hl_options_default(&o);
     cr_assert_eq(hl_options_parse(&o, "harden=1,harden=0", err, sizeof err), 0);
