@@ -61,6 +61,8 @@ check-harden: $(HARDEN_TEST) $(HARDEN_BUGS) $(HARDEN_FULL) $(LIBHL_SO) $(TEST_DI
 	@# 8 threads, cross-thread reallocs and frees (the stress that once reported a false
 	@# use-after-free), a few seconds; bench-harden-stress runs it for minutes
 	HEAPLEDGER_OPTIONS=harden=1 LD_PRELOAD=$(abspath $(LIBHL_SO)) $(TEST_DIR)/stress 1 8 25000
+	@# harden=full: guarded runs freed and reallocated across threads, thread churn, fork
+	HEAPLEDGER_OPTIONS=harden=full LD_PRELOAD=$(abspath $(LIBHL_SO)) $(TEST_DIR)/stress 1 4 2000
 
 # Minutes: the cross-thread stress under harden=1 with 8 threads (part of `make bench`).
 .PHONY: bench-harden-stress
