@@ -1,9 +1,13 @@
 /* liballoc/fault.c — SIGSEGV/SIGBUS handler of hardened mode.
  *
- * Guard pages after large blocks and freed large blocks kept PROT_NONE make late or
- * out-of-bounds accesses fault. The handler asks hl_harden_on_fault() whether the address
- * is such a page (page map lookup, no pointer chasing outside our own pages); if so the
- * access is reported as heap-overflow or use-after-free and the process aborts. A fault
+ * Guard pages after large blocks, freed large blocks kept PROT_NONE and guarded page runs
+ * (fullguard.h: harden=full, guard=all|sample:N) make late or out-of-bounds accesses fault.
+ * The handler asks hl_fullguard_on_fault() and hl_harden_on_fault() whether the address is
+ * such a page (chunk bounds and out-of-line tables, page map: no pointer chasing outside our
+ * own pages); if so the access is reported as heap-overflow, heap-underflow or
+ * use-after-free — READ or WRITE from the page fault's error code (REG_ERR bit 1), the stack
+ * at the access unwound from the signal context (hl_fault_stack: its first frame is the
+ * faulting instruction, not the signal trampoline) — and the process aborts. A fault
  * inside free/realloc/malloc_usable_size on the byte before the pointer given (the header
  * byte every free reads first) is a wild pointer into unmapped memory: reported as
  * invalid-free (-realloc, -usable-size).
@@ -35,9 +39,12 @@
  * NULL, &old) in a hardened process shows heapledger's handler instead of SIG_DFL
  * (docs/hardening.md).
  */
+#include "fullguard.h"
 #include "harden.h"
 
+#define UNW_LOCAL_ONLY
 #include <errno.h>
+#include <libunwind.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -46,6 +53,22 @@
 
 static struct sigaction old_segv, old_bus;
 static int installed;
+/* The interrupted context while this thread examines a fault (hl_fault_stack). */
+static __thread void *fault_uc __attribute__((tls_model("initial-exec")));
+
+size_t hl_fault_stack(uint64_t *ips, size_t max)
+{
+    if (!fault_uc || !max) return 0;
+    unw_cursor_t cur;
+    if (unw_init_local2(&cur, (unw_context_t *)fault_uc, UNW_INIT_SIGNAL_FRAME) != 0) return 0;
+    size_t n = 0;
+    do {
+        unw_word_t ip = 0;
+        if (unw_get_reg(&cur, UNW_REG_IP, &ip) != 0 || !ip) break;
+        ips[n++] = ip;
+    } while (n < max && unw_step(&cur) > 0);
+    return n;
+}
 
 static struct sigaction *old_of(int sig)
 {
@@ -104,7 +127,10 @@ static void on_fault(int sig, siginfo_t *si, void *uc_arg)
         is_write = (uc->uc_mcontext.gregs[REG_ERR] & 2) != 0;
         ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
 #endif
-        if (hl_harden_on_fault(si->si_addr, is_write)) return; /* not reached: the report aborts */
+        fault_uc = uc_arg;
+        if (hl_fullguard_on_fault(si->si_addr, is_write)) return; /* not reached: it aborts */
+        if (hl_harden_on_fault(si->si_addr, is_write)) return;    /* idem */
+        fault_uc = NULL; /* a wild pointer in free: the stack from the handler names it */
         if (sig == SIGSEGV && ip && hl_harden_on_wild_fault(si->si_addr, ip)) return; /* idem */
     }
     chain(sig, si, uc_arg);

@@ -13,6 +13,7 @@
  * looked up only on hardened slow paths.
  */
 #include "harden.h"
+#include "fullguard.h"
 #include "pagemap.h"
 #include "quarantine.h"
 #include "stack.h"
@@ -55,7 +56,8 @@ void hl_harden_set_all(hl_options_t *o, uint32_t on)
     o->canary = on;
     o->poison = on;
     o->quarantine = on ? HL_DEFAULT_QUARANTINE : 0;
-    o->guard = on ? 1 : 0;
+    o->guard = on ? 3 : 0; /* large blocks, and one request in N on a guarded run */
+    o->guard_sample = on ? HL_DEFAULT_SAMPLE : 0;
 }
 
 static int word_is(const char *v, size_t len, const char *w)
@@ -190,6 +192,7 @@ void hl_harden_destroy(hl_heap_t *h)
         }
     hl_unlock(&states_lock);
     if (h->arena_base && !h->arena_owned) hl_pagemap_unregister(h->arena_base, h->arena_size);
+    hl_fullguard_destroy(h); /* fullguard hook */
     if (st) {
         /* The heap's memory goes away with it (large mappings are still on its list). */
         hl_quarantine_fini(&st->q);
@@ -697,16 +700,9 @@ size_t hl_harden_pad(const hl_heap_t *h, size_t n)
     return m;
 }
 
-void *hl_harden_alloc_guarded(hl_heap_t *h, size_t req, hl_opinfo_t *info)
+void *hl_harden_alloc_guarded(hl_heap_t *h, size_t req, size_t align, hl_opinfo_t *info)
 {
-    static uint64_t counter;
-    if (h->arena_base || req > h->mid_max || req > SIZE_MAX / 2)
-        return NULL; /* no mappings in a fixed arena; large blocks are guarded anyway */
-    if (h->opt.guard == 3 &&
-        __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED) % h->opt.guard_sample != 0)
-        return NULL;
-    void *p = hl_large_alloc(h, req + HL_HARDEN_PAD + hl_page_size, 16, info);
-    return p ? hl_harden_on_alloc(h, p, req, info) : NULL;
+    return hl_fullguard_alloc(h, req, align, info); /* fullguard hook (fullguard.c) */
 }
 
 void *hl_harden_on_alloc(hl_heap_t *h, void *vp, size_t req, hl_opinfo_t *info)
@@ -793,6 +789,10 @@ static void release_all(hl_heap_t *h, void **out, size_t n)
 int hl_harden_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
 {
     if (releasing) return 1;
+    if (hl_fullguard_owns(p)) { /* fullguard hook */
+        hl_fullguard_free(h, p, info);
+        return 0;
+    }
     hblk_t b;
     loc_t l = locate(h, p, &b);
     info->tier = (uint8_t)b.tier;
@@ -878,6 +878,7 @@ int hl_harden_drain(hl_heap_t *h)
 void *hl_harden_realloc(hl_heap_t *h, void *p, size_t n, hl_opinfo_t *info)
 {
     if (!p) return hl_malloc_fast(h, n, info);
+    if (hl_fullguard_owns(p)) return hl_fullguard_realloc(h, p, n, info); /* fullguard hook */
     hblk_t b;
     loc_t l = locate(h, p, &b);
     if (l != LOC_OK) {
@@ -902,6 +903,7 @@ void *hl_harden_realloc(hl_heap_t *h, void *p, size_t n, hl_opinfo_t *info)
 size_t hl_harden_usable(hl_heap_t *h, const void *p)
 {
     if (!p) return 0;
+    if (hl_fullguard_owns(p)) return hl_fullguard_usable(h, p); /* fullguard hook */
     hblk_t b;
     loc_t l = locate(h, (void *)p, &b);
     if (l != LOC_OK) {
@@ -914,6 +916,10 @@ size_t hl_harden_usable(hl_heap_t *h, const void *p)
 void hl_harden_check_delete(hl_heap_t *h, void *p, size_t size, size_t align, const char *what)
 {
     if (!p || !h->opt.harden) return;
+    if (hl_fullguard_owns(p)) { /* fullguard hook */
+        hl_fullguard_check_delete(h, p, size, what);
+        return;
+    }
     hblk_t b;
     if (locate(h, p, &b) != LOC_OK) return; /* the free that follows reports it */
     size_t req = b.meta->req;
@@ -1008,6 +1014,7 @@ size_t hl_harden_check(hl_heap_t *h, int verbose)
     }
     hstate_t *st = state_of(h);
     if (st) hl_quarantine_walk(&st->q, check_quarantined, &c);
+    c.errors += hl_fullguard_check(h); /* fullguard hook */
     return c.errors;
 }
 
@@ -1077,4 +1084,9 @@ int hl_harden_on_wild_fault(const void *addr, uintptr_t ip)
         return 1;
     }
     return 0;
+}
+
+uint32_t hl_harden_stack(const hl_heap_t *h)
+{
+    return capture(h);
 }

@@ -62,9 +62,13 @@ void hl_harden_destroy(hl_heap_t *h);
 /* Request size to ask the tiers for, for an n-byte request; n <= HL_REQUEST_MAX (alloc_slow
  * refuses larger ones first), else SIZE_MAX, which no tier serves. */
 size_t hl_harden_pad(const hl_heap_t *h, size_t n);
-/* guard=all|sample:N: serve this request from a mapping of its own with a guard page after
- * it (always, or every Nth request); NULL when it is not picked (or in a fixed arena). */
-void *hl_harden_alloc_guarded(hl_heap_t *h, size_t req, hl_opinfo_t *info);
+/* guard=all|sample:N: serve this request from a guarded page run, right-aligned to its guard
+ * page (fullguard.h; always, or about one request in N); NULL when it is not picked (or in a
+ * fixed arena, or beyond the mapping budget). */
+void *hl_harden_alloc_guarded(hl_heap_t *h, size_t req, size_t align, hl_opinfo_t *info);
+/* Capture the caller's stack for a block's trailer: its id, 0 when stacks are off (or while
+ * the unwinder's own allocations are served). */
+uint32_t hl_harden_stack(const hl_heap_t *h);
 /* Finish a fresh block p of the padded request (info filled by the tier): trailer, canary,
  * guard page, allocated bit, poison check of a reused slot. Sets info->usable = req. */
 void *hl_harden_on_alloc(hl_heap_t *h, void *p, size_t req, hl_opinfo_t *info);
@@ -142,5 +146,8 @@ size_t hl_symbolize(hl_sym_frame_t *f, size_t n, const char *self_module);
 /* ---- signals (fault.c) ----------------------------------------------------------------- */
 /* Install the SIGSEGV/SIGBUS handler once (chains to the previous one for other faults). */
 void hl_fault_install(void);
+/* While this thread's fault handler examines a fault: the stack at the faulting access,
+ * unwound from the signal context (ips[0] is the faulting instruction itself); else 0. */
+size_t hl_fault_stack(uint64_t *ips, size_t max);
 
 #endif

@@ -349,8 +349,8 @@ static void *alloc_slow(hl_heap_t *h, size_t n, size_t align, hl_opinfo_t *info)
     if (!hl_tls_of(h)->heap)
         hl_tls_bind(h);
     void *p;
-    if (h->opt.guard >= 2 && align <= HL_ALIGN && /* hardening hook: guard=all|sample:N */
-        (p = hl_harden_alloc_guarded(h, req, info)) != NULL)
+    if (h->opt.guard >= 2 && /* hardening hook: guard=all|sample:N */
+        (p = hl_harden_alloc_guarded(h, req, align, info)) != NULL)
         return p;
     for (int attempt = 0;; attempt++) {
         if (align <= HL_ALIGN && h->tiny_max && n <= h->tiny_max)

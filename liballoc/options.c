@@ -49,15 +49,17 @@ static const opt_t table[] = {
      "tiny tier: 1 on, 0 off (TLSF serves small requests too); default on, off in arena mode"},
     {"trim_keep", OPT_UINT, F(trim_keep), 4, 0, 0, "a number",
      "empty slabs kept before their pages go back to the OS"},
-    {"decay", OPT_UINT, F(decay_ms), HL_DEFAULT_DECAY_MS, 0, 0, "a number of milliseconds (0 = off)",
+    {"decay", OPT_UINT, F(decay_ms), HL_DEFAULT_DECAY_MS, 0, 0,
+     "a number of milliseconds (0 = off)",
      "ms a freed large mapping or an empty TLSF pool is kept for reuse (0: released at once)"},
     {"stats", OPT_BOOL, F(stats), 0, 0, 0, BOOL,
      "print per-tier, per-class and per-path counters at exit"},
     {"stacks", OPT_UINT, F(stacks), 16, 0, 0, "a number of frames (0 = none)",
      "call-stack depth for tracing and error reports"},
     /* Hardened mode (harden.c, docs/hardening.md). */
-    {"harden", OPT_HARDEN, F(harden), 0, 0, 0, BOOL,
-     "turn on every check: check_free, canary, poison, quarantine=1M, guard=large"},
+    {"harden", OPT_HARDEN, F(harden), 0, 0, 0, "0, 1 or full",
+     "1: every check (check_free, canary, poison, quarantine=1M, guard=sample:1000); full: the "
+     "same with guard=all (every block on its own guarded page run)"},
     {"check_free", OPT_BOOL, F(check_free), 0, 0, 0, BOOL,
      "exact validation of free/realloc/usable_size"},
     {"canary", OPT_BOOL, F(canary), 0, 0, 0, BOOL,
@@ -86,9 +88,10 @@ static void set_field(hl_options_t *o, const opt_t *d, uint64_t v)
     char *f = (char *)o + d->offset;
     if (d->kind == OPT_SIZE || d->kind == OPT_POW2)
         *(size_t *)f = (size_t)v;
-    else if (d->kind == OPT_HARDEN)
-        hl_harden_set_all(o, (uint32_t)v);
-    else
+    else if (d->kind == OPT_HARDEN) {
+        hl_harden_set_all(o, v != 0);
+        if (v == 2) o->guard = 2; /* harden=full: guard=all */
+    } else
         *(uint32_t *)f = (uint32_t)v;
 }
 
@@ -209,7 +212,8 @@ static int bad(char *err, size_t errlen, const char *what, const char *item, siz
 
 static int in_range(const opt_t *d, uint64_t v)
 {
-    if (d->kind == OPT_BOOL || d->kind == OPT_HARDEN) return v <= 1;
+    if (d->kind == OPT_BOOL) return v <= 1;
+    if (d->kind == OPT_HARDEN) return v <= 2; /* 2: harden=full */
     if (d->kind == OPT_UINT && v > UINT32_MAX) return 0;
     if (!v) return 1;
     if (d->kind == OPT_POW2 && (v & (v - 1))) return 0;
@@ -235,6 +239,10 @@ static int parse_item(hl_options_t *o, const char *s, size_t len, char *err, siz
         if (eq && d->kind == OPT_GUARD) {
             if (hl_harden_parse_guard(o, val, vlen) != 0)
                 return bad(err, errlen, "bad value in option", s, len, d);
+            return 0;
+        }
+        if (eq && d->kind == OPT_HARDEN && vlen == 4 && memcmp(val, "full", 4) == 0) {
+            set_field(o, d, 2);
             return 0;
         }
         if (eq) {
@@ -319,8 +327,19 @@ size_t hl_options_format(const hl_options_t *o, char *buf, size_t len)
             num[--k] = (char)('0' + v % 10);
             v /= 10;
         } while (v);
-        const char *parts[] = {n ? "," : "", d->name, "=", num + k};
-        for (size_t p = 0; p < 4; p++)
+        const char *parts[] = {n ? "," : "", d->name, "=", num + k, ""};
+        if (d->kind == OPT_GUARD && o->guard == 3) { /* sample:N, as it parses back */
+            k = (int)sizeof num;
+            num[--k] = 0;
+            v = o->guard_sample;
+            do {
+                num[--k] = (char)('0' + v % 10);
+                v /= 10;
+            } while (v);
+            parts[3] = "sample:";
+            parts[4] = num + k;
+        }
+        for (size_t p = 0; p < 5; p++)
             for (const char *c = parts[p]; *c; c++)
                 if (n + 1 < len) buf[n++] = *c;
         if (len) buf[n < len ? n : len - 1] = 0;

@@ -224,11 +224,11 @@ static int is_sigreturn(uint64_t ip)
 
 /* Add a stack's frames. An ip is looked up at ip - 1: a caller's frame holds a return
  * address, which points after the call (and may be the first byte of the next line); the
- * frame interrupted by a signal is looked up at its ip. */
-static span_t add_stack(const uint64_t *ips, size_t depth)
+ * frame interrupted by a signal is looked up at its ip (the first one when `interrupted`: a
+ * stack unwound from a signal context). */
+static span_t add_stack(const uint64_t *ips, size_t depth, int interrupted)
 {
     span_t sp = {nframes, 0};
-    int interrupted = 0;
     for (size_t i = 0; i < depth && nframes < HL_SYM_MAX_FRAMES; i++, sp.n++) {
         hl_sym_frame_t *f = &frames[nframes];
         memset(f, 0, sizeof *f);
@@ -251,7 +251,7 @@ static span_t add_stack_id(uint32_t id)
 {
     size_t depth = 0;
     const uint64_t *ips = id ? hl_stack_lookup(id, &depth) : NULL;
-    return add_stack(ips, ips ? depth : 0);
+    return add_stack(ips, ips ? depth : 0, 0);
 }
 
 /* Name every frame: the helper process (function, file:line from debug information), and
@@ -419,11 +419,13 @@ void hl_report(const hl_hreport_t *r)
     report_lock_take();
     __atomic_add_fetch(&error_count, 1, __ATOMIC_RELAXED);
     uint64_t ips[HL_STACK_MAX_DEPTH];
-    size_t depth = hl_stack_capture_user(ips, 16, 1);
+    size_t depth = hl_fault_stack(ips, 16); /* a faulting access: the stack at the access */
+    int at_fault = depth != 0;
+    if (!at_fault) depth = hl_stack_capture_user(ips, 16, 1);
     maps_load();
     nframes = 0;
     nmods = 0;
-    span_t cur = add_stack(ips, depth), alloc = {0, 0}, freed = {0, 0};
+    span_t cur = add_stack(ips, depth, at_fault), alloc = {0, 0}, freed = {0, 0};
     int show_free = r->meta && r->meta->state == HL_META_FREED && r->meta->ftid;
     if (r->meta) alloc = add_stack_id(r->meta->astack);
     if (show_free) freed = add_stack_id(r->meta->fstack);

@@ -9,6 +9,17 @@ HARDEN_BUGS_CXX := $(wildcard tests/harden/bugs/*.cc)
 HARDEN_BUGS := $(patsubst tests/harden/bugs/%.c,$(HARDEN_DIR)/bugs/%,$(HARDEN_BUGS_C)) \
                $(patsubst tests/harden/bugs/%.cc,$(HARDEN_DIR)/bugs/%,$(HARDEN_BUGS_CXX))
 
+# harden=full: programs whose bug faults at the access (tests/harden/full/, full_guard.sh).
+HARDEN_FULL := $(patsubst tests/harden/full/%.c,$(HARDEN_DIR)/full/%,$(wildcard tests/harden/full/*.c)) \
+               $(patsubst tests/harden/full/%.cc,$(HARDEN_DIR)/full/%,$(wildcard tests/harden/full/*.cc))
+$(HARDEN_DIR)/full/%: tests/harden/full/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O0 -g -fno-builtin -w -o $@ $<
+
+$(HARDEN_DIR)/full/%: tests/harden/full/%.cc
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 -O0 -g -w -o $@ $<
+
 # Transparency: signals the program raises or is sent, and descriptors (signals.c, fds.c).
 HARDEN_PROGS := $(HARDEN_DIR)/signals $(HARDEN_DIR)/fds
 $(HARDEN_DIR)/signals: tests/harden/signals.c
@@ -33,7 +44,7 @@ $(HARDEN_DIR)/bugs/%: tests/harden/bugs/%.cc
 	$(CXX) -std=c++17 -O0 -g -fsized-deallocation -w -o $@ $<
 
 .PHONY: check-harden
-check-harden: $(HARDEN_TEST) $(HARDEN_BUGS) $(LIBHL_SO) $(TEST_DIR)/stress $(BIN_DIR)/heapledger \
+check-harden: $(HARDEN_TEST) $(HARDEN_BUGS) $(HARDEN_FULL) $(LIBHL_SO) $(TEST_DIR)/stress $(BIN_DIR)/heapledger \
 	$(AN_REPLAY_REC) $(HARDEN_PROGS) $(HL_SYMBOLIZER)
 	HEAPLEDGER_SYMBOLIZER=$(abspath $(HL_SYMBOLIZER)) $(HARDEN_TEST) --jobs 2
 	tests/harden/signals.sh $(abspath $(LIBHL_SO)) $(HARDEN_DIR)/signals
@@ -41,6 +52,8 @@ check-harden: $(HARDEN_TEST) $(HARDEN_BUGS) $(LIBHL_SO) $(TEST_DIR)/stress $(BIN
 	tests/harden/replay_absurd.sh $(BIN_DIR)/heapledger $(AN_REPLAY_REC) schemas $(HARDEN_DIR)
 	tests/harden/run_bugs.sh $(abspath $(LIBHL_SO)) $(HARDEN_DIR)/bugs tests/harden/bugs
 	tests/harden/real_programs.sh $(abspath $(LIBHL_SO))
+	tests/harden/full_guard.sh $(abspath $(LIBHL_SO)) $(HARDEN_DIR)/full tests/harden/full
+	tests/harden/real_programs.sh $(abspath $(LIBHL_SO)) harden=full,check_at_exit=1
 	@# threads, cross-thread frees, thread churn, fork: no report, contents intact
 	HEAPLEDGER_OPTIONS=harden=1 LD_PRELOAD=$(abspath $(LIBHL_SO)) $(TEST_DIR)/stress 1
 	HEAPLEDGER_OPTIONS=harden=1,rotate=1,quarantine=64K LD_PRELOAD=$(abspath $(LIBHL_SO)) \
@@ -48,6 +61,8 @@ check-harden: $(HARDEN_TEST) $(HARDEN_BUGS) $(LIBHL_SO) $(TEST_DIR)/stress $(BIN
 	@# 8 threads, cross-thread reallocs and frees (the stress that once reported a false
 	@# use-after-free), a few seconds; bench-harden-stress runs it for minutes
 	HEAPLEDGER_OPTIONS=harden=1 LD_PRELOAD=$(abspath $(LIBHL_SO)) $(TEST_DIR)/stress 1 8 25000
+	@# harden=full: guarded runs freed and reallocated across threads, thread churn, fork
+	HEAPLEDGER_OPTIONS=harden=full LD_PRELOAD=$(abspath $(LIBHL_SO)) $(TEST_DIR)/stress 1 4 2000
 
 # Minutes: the cross-thread stress under harden=1 with 8 threads (part of `make bench`).
 .PHONY: bench-harden-stress
@@ -62,5 +77,12 @@ BENCH_TARGETS += bench-harden-stress
 .PHONY: check-cpython
 check-cpython: $(LIBHL_SO)
 	tests/harden/cpython.sh $(abspath $(LIBHL_SO)) $(HARDEN_DIR)
+
+# Slow (a minute or two): gcc -O2 of a real file and a python3 workload under harden=full,
+# against the same runs without heapledger: same output, no report; prints time and peak RSS
+# (docs/hardening.md, "harden=full").
+.PHONY: check-harden-full
+check-harden-full: $(LIBHL_SO)
+	tests/harden/full_big.sh $(abspath $(LIBHL_SO))
 
 CHECK_TARGETS += check-harden

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# tests/harden/real_programs.sh LIB — real programs under LD_PRELOAD=LIB with harden=1 (and
-# check_at_exit=1): same output and exit status as without the preload, and no report.
+# tests/harden/real_programs.sh LIB [OPTIONS] — real programs under LD_PRELOAD=LIB with
+# HEAPLEDGER_OPTIONS=OPTIONS (default harden=1,check_at_exit=1): same output and exit status
+# as without the preload, and no report.
 set -u
-lib=$1
+lib=$1 opts=${2:-harden=1,check_at_exit=1}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
@@ -35,14 +36,14 @@ git -C "$tmp" init -q repo && cp "$tmp/prog.c" "$tmp/repo/" && \
 run() { # name, command...
     local name=$1; shift
     "$@" > "$tmp/plain.out" 2> "$tmp/plain.err"; local rc1=$?
-    HEAPLEDGER_OPTIONS=harden=1,check_at_exit=1 LD_PRELOAD=$lib "$@" > "$tmp/hard.out" 2> "$tmp/hard.err"
+    HEAPLEDGER_OPTIONS=$opts LD_PRELOAD=$lib "$@" > "$tmp/hard.out" 2> "$tmp/hard.err"
     local rc2=$?
     if grep -q '^heapledger: ERROR' "$tmp/hard.err"; then
         echo "FAIL $name: false positive"; head -20 "$tmp/hard.err"; fail=1
     elif [ $rc1 -ne $rc2 ] || ! cmp -s "$tmp/plain.out" "$tmp/hard.out"; then
         echo "FAIL $name: output or status differs ($rc1 vs $rc2)"; diff "$tmp/plain.out" "$tmp/hard.out" | head; head "$tmp/hard.err"; fail=1
     else
-        echo "ok   $name ($(wc -c < "$tmp/hard.out") bytes of identical output)"
+        echo "ok   $name [$opts] ($(wc -c < "$tmp/hard.out") bytes of identical output)"
     fi
 }
 run python3 /usr/bin/python3 -c '

@@ -8,6 +8,7 @@
  * abort_on_error=0, quarantine, rotation and the page map.
  */
 #include "../test_rand.h"
+#include "fullguard.h" /* HL_DEFAULT_SAMPLE */
 #include "harden.h"
 #include "pagemap.h"
 
@@ -369,8 +370,9 @@ Test(harden_report, far_overflow_mid_is_exact)
     far_overflow(5000, "mid/tlsf)");
 }
 
-/* A fault: the kernel's signal trampoline is named as such, the interrupted frame is looked
- * up at the faulting instruction (not at ip - 1) and gives the line of the write. */
+/* A fault: the stack is unwound from the signal context, so frame #0 is the function doing
+ * the access (no signal trampoline), looked up at the faulting instruction (not at ip - 1):
+ * it gives the line of the write. */
 Test(harden_report, guard_fault_names_the_faulting_line)
 {
     char l_alloc[64], l_write[64], sum[128];
@@ -380,7 +382,8 @@ Test(harden_report, guard_fault_names_the_faulting_line)
              l_write);
     const char *want[] = {"(300000-byte block, large/mmap)",
                           "WRITE faulted",
-                          "in <signal handler called> (/",
+                          "    #0 0x",
+                          " in bug_guard_write+0x",
                           l_alloc,
                           l_write,
                           sum};
@@ -486,11 +489,11 @@ DEATH(use_after_free_large, bug_uaf_read_large, LARGE, HARD, "use-after-free",
       "(300000-byte block, large/mmap)")
 
 DEATH(heap_overflow_guard_all, bug_overflow_guard, TINY, HARD ",guard=all", "heap-overflow",
-      "(24-byte block, large/mmap)")
+      "(24-byte block, guarded/page)")
 DEATH(use_after_free_guard_all, bug_uaf_read_large, TINY, HARD ",guard=all", "use-after-free",
-      "(24-byte block, large/mmap)")
+      "(24-byte block, guarded/page)")
 DEATH(use_after_free_guard_sample, bug_uaf_read_large, TINY, HARD ",guard=sample:1",
-      "use-after-free", "(24-byte block, large/mmap)")
+      "use-after-free", "(24-byte block, guarded/page)")
 
 DEATH(invalid_realloc_tiny, bug_realloc_freed, TINY, HARD, "invalid-realloc",
       "(24-byte block, tiny/")
@@ -623,7 +626,8 @@ Test(harden, options_parse)
     cr_assert_eq(o.harden, 0);
     cr_assert_eq(o.abort_on_error, 1);
     cr_assert_eq(hl_options_parse(&o, "harden=1,poison=0", err, sizeof err), 0);
-    cr_assert(o.harden && o.check_free && o.canary && !o.poison && o.guard == 1);
+    cr_assert(o.harden && o.check_free && o.canary && !o.poison && o.guard == 3 &&
+              o.guard_sample == HL_DEFAULT_SAMPLE); /* large blocks, and sampled guarded runs */
     cr_assert_eq(o.quarantine, HL_DEFAULT_QUARANTINE);
     cr_assert_eq(o.rotate, 0, "harden=1 does not rotate");
     hl_options_default(&o);
@@ -636,7 +640,11 @@ Test(harden, options_parse)
     cr_assert_eq(o.guard, 2);
     cr_assert_eq(hl_options_parse(&o, "guard=sometimes", err, sizeof err), -1);
     cr_assert(strstr(err, "guard=sometimes"), "%s", err);
-    cr_assert_eq(hl_options_parse(&o, "harden=2", err, sizeof err), -1);
+    cr_assert_eq(hl_options_parse(&o, "harden=full", err, sizeof err), 0);
+    cr_assert(o.harden && o.check_free && o.guard == 2); /* harden=full: guard=all */
+    cr_assert_eq(hl_options_parse(&o, "harden=3", err, sizeof err), -1);
+    cr_assert_eq(hl_options_parse(&o, "harden=fulll", err, sizeof err), -1);
+    cr_assert_str_eq(err, "bad value in option 'harden=fulll' (harden takes 0, 1 or full)");
     cr_assert_eq(hl_options_parse(&o, "rotate=yes", err, sizeof err), -1);
     hl_options_default(&o);
     cr_assert_eq(hl_options_parse(&o, "harden=1,harden=0", err, sizeof err), 0);
