@@ -29,41 +29,48 @@ fi
 mkdir -p "$out"
 iters=$((events / 2))
 
-# t FILE CMD...: run CMD under /usr/bin/time; FILE gets "wall_s max_rss_kib".
+# t FILE CMD...: run CMD under /usr/bin/time; FILE gets "wall_s max_rss_kib cpu_s" (CPU:
+# user + system of CMD and the children it waited for: steadier than wall time on a loaded
+# machine).
 t() {
     local f=$1
     shift
-    /usr/bin/time -o "$f" -f '%e %M' "$@" >/dev/null 2>"$f.err" || {
+    /usr/bin/time -o "$f" -f '%e %M %U %S' "$@" >/dev/null 2>"$f.err" || {
         echo "heaptrack_vs: failed: $* (see $f.err)" >&2
         tail -5 "$f.err" >&2
         exit 1
     }
+    awk '{ printf "%s %s %.2f\n", $1, $2, $3 + $4 }' "$f" >"$f.x" && mv "$f.x" "$f"
 }
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 : >"$out/hl.rec" && : >"$out/hl.rss" && : >"$out/hl.rep" && : >"$out/hl.size"
 : >"$out/ht.run" && : >"$out/ht.rss" && : >"$out/ht.print" && : >"$out/ht.prss" && : >"$out/ht.size"
-: >"$out/hl.rrss"
+: >"$out/hl.rrss" && : >"$out/hl.rcpu" && : >"$out/hl.pcpu" && : >"$out/ht.rcpu" && : >"$out/ht.pcpu"
 for r in $(seq 1 "$reps"); do
     rm -f "$out/run.db" "$out"/ht.*.zst "$out"/ht.*.gz
     t "$out/t.hl" "$hl" record -o "$out/run.db" -- "$prog" "$iters"
-    read -r w m <"$out/t.hl"
+    read -r w m c <"$out/t.hl"
+    echo "$c" >>"$out/hl.rcpu"
     echo "$w" >>"$out/hl.rec"
     echo "$m" >>"$out/hl.rss"
     stat -c %s "$out/run.db" >>"$out/hl.size"
     t "$out/t.hlr" "$hl" report "$out/run.db"
-    read -r w m <"$out/t.hlr"
+    read -r w m c <"$out/t.hlr"
+    echo "$c" >>"$out/hl.pcpu"
     echo "$w" >>"$out/hl.rep"
     echo "$m" >>"$out/hl.rrss"
     t "$out/t.ht" heaptrack -o "$out/ht.$r" "$prog" "$iters"
-    read -r w m <"$out/t.ht"
+    read -r w m c <"$out/t.ht"
+    echo "$c" >>"$out/ht.rcpu"
     echo "$w" >>"$out/ht.run"
     echo "$m" >>"$out/ht.rss"
     f=$(ls "$out"/ht."$r".* | head -1)
     stat -c %s "$f" >>"$out/ht.size"
     t "$out/t.htp" heaptrack_print "$f"
-    read -r w m <"$out/t.htp"
+    read -r w m c <"$out/t.htp"
+    echo "$c" >>"$out/ht.pcpu"
     echo "$w" >>"$out/ht.print"
     echo "$m" >>"$out/ht.prss"
 done
@@ -78,6 +85,10 @@ ht_print=$(median <"$out/ht.print")
 ht_rss=$(median <"$out/ht.rss")
 ht_prss=$(median <"$out/ht.prss")
 ht_size=$(median <"$out/ht.size")
+hl_rcpu=$(median <"$out/hl.rcpu")
+hl_pcpu=$(median <"$out/hl.pcpu")
+ht_rcpu=$(median <"$out/ht.rcpu")
+ht_pcpu=$(median <"$out/ht.pcpu")
 {
     echo "record_bench $iters ($ev events in the database), $reps run(s) each, load average $(cut -d' ' -f1-3 /proc/loadavg)"
     echo
@@ -85,8 +96,12 @@ ht_size=$(median <"$out/ht.size")
     echo "|---|---|---|---|"
     awk -v a="$hl_rec" -v b="$ht_run" -v c="$ht_print" 'BEGIN {
         printf "| program start to a ready database / printed report (s) | %.2f | %.2f + %.2f = %.2f | %.2fx |\n", a, b, c, b + c, a / (b + c) }'
+    awk -v a="$hl_rcpu" -v b="$ht_rcpu" -v c="$ht_pcpu" 'BEGIN {
+        printf "| the same in CPU seconds (user + sys) | %.2f | %.2f + %.2f = %.2f | %.2fx |\n", a, b, c, b + c, a / (b + c) }'
     awk -v a="$hl_rep" -v c="$ht_print" 'BEGIN {
         printf "| report (s): heapledger report / heaptrack_print | %.2f | %.2f | %.2fx |\n", a, c, a / c }'
+    awk -v a="$hl_pcpu" -v c="$ht_pcpu" 'BEGIN {
+        printf "| report in CPU seconds (user + sys) | %.2f | %.2f | %.2fx |\n", a, c, a / c }'
     awk -v a="$hl_size" -v b="$ht_size" -v e="$ev" 'BEGIN {
         printf "| file (MB; B per event) | %.1f (%.1f B) | %.3f (%.4f B) | %.0fx |\n", a / 1e6, a / e, b / 1e6, b / e, a / b }'
     awk -v a="$hl_rss" -v b="$ht_rss" 'BEGIN {
