@@ -22,6 +22,7 @@
 enum {
     S_BLOCK,
     S_BLOCK_BASE,
+    S_BLOCK_BASE_GET,
     S_ORPHAN,
     S_STACK,
     S_FRAME,
@@ -42,6 +43,7 @@ static const char *const sql[S_COUNT] = {
     [S_BLOCK] = "INSERT INTO block_data(id, dpid, dptr, size, kind, aseq, ats, atid, acyc, astack,"
                 " fseq, fts, ftid, fcyc, fstack, dprev) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [S_BLOCK_BASE] = "INSERT OR IGNORE INTO block_base(id, pid, ptr, ts) VALUES (1,?,?,?)",
+    [S_BLOCK_BASE_GET] = "SELECT pid, ptr, ts FROM block_base WHERE id = 1",
     [S_ORPHAN] = "INSERT INTO orphan_free(seq, ts, pid, tid, ptr, path, cycles, stack)"
                  " VALUES (?,?,?,?,?,?,?,?)",
     [S_STACK] = "INSERT INTO stack(id, pid, depth) VALUES (?,?,?)",
@@ -120,8 +122,8 @@ hl_store_t *hl_store_open(sqlite3 *db, int live, char *err, size_t errlen)
     /* Bulk: 16 MiB. Rows arrive nearly in rowid order (a block's row is written at its
      * free), so the cache holds the b-tree's right edge and little else: 256 MiB made no
      * difference to the store thread's CPU (1 M pairs: 1.46-1.55 s either way) and made
-     * the ingest's RSS grow with the database up to that size (268 MiB peak at 10 M
-     * events, 50 MiB now). */
+     * the ingest's RSS grow with the database up to that size (`collect` of 1 M pairs:
+     * 76 MiB peak with 256 MiB, 50 MiB with 16 MiB; docs/PERFORMANCE.md). */
     exec(s, live ? "PRAGMA cache_size = -65536" : "PRAGMA cache_size = -16384");
     exec(s, "PRAGMA temp_store = MEMORY");
     for (int i = 0; i < S_COUNT && !s->failed; i++)
@@ -205,18 +207,27 @@ static inline void bind_s(sqlite3_stmt *st, int i, const char *v)
 }
 
 /* The first row's pid, pointer and time become block_base: every row after it stores
- * differences from them (a few bytes instead of 4, 6 and 6). */
+ * differences from them (a few bytes instead of 4, 6 and 6). A database that has a base
+ * already (a store opened again on the same file) keeps it: the differences are taken from
+ * the row in the file, whichever store wrote it. */
 static int store_base(hl_store_t *s, const hl_block_row_t *r)
 {
     sqlite3_stmt *st = s->st[S_BLOCK_BASE];
-    s->base_pid = r->pid;
-    s->base_ptr = (int64_t)r->ptr;
-    s->base_ts = (int64_t)r->alloc_ts;
-    bind_i(st, 1, s->base_pid);
-    bind_i(st, 2, s->base_ptr);
-    bind_i(st, 3, s->base_ts);
+    bind_i(st, 1, r->pid);
+    bind_i(st, 2, (int64_t)r->ptr);
+    bind_i(st, 3, (int64_t)r->alloc_ts);
+    if (step(s, S_BLOCK_BASE, "writing blocks") != 0) return -1;
+    st = s->st[S_BLOCK_BASE_GET];
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        s->base_pid = sqlite3_column_int64(st, 0);
+        s->base_ptr = sqlite3_column_int64(st, 1);
+        s->base_ts = sqlite3_column_int64(st, 2);
+    }
+    sqlite3_reset(st);
+    if (rc != SQLITE_ROW) return fail(s, "reading block_base");
     s->has_base = 1;
-    return step(s, S_BLOCK_BASE, "writing blocks");
+    return 0;
 }
 
 int hl_store_block(hl_store_t *s, const hl_block_row_t *r)
