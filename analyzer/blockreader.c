@@ -10,24 +10,27 @@
 #include <unistd.h>
 
 #include "btree.h"
+#include "hl_blockfmt.h"
 #include "rundb.h"
 
 struct hl_blockreader_s {
-    sqlite3 *db;        /* the reader's own connection, in a read transaction */
-    sqlite3_stmt *st;   /* the SQL reader (NULL while reading the file directly) */
-    hl_btree_t *bt;     /* the direct reader */
-    int fd;             /* the database file, for bt */
-    int ncols;          /* columns of the block table */
-    int cid[32];        /* position of each fields[] column in a record */
-    int64_t pid;        /* > 0: rows of that process only */
-    int64_t last_id;    /* last rowid the direct reader returned */
-    hl_block_row_t row; /* the row hl_blockreader_next returned */
+    sqlite3 *db;          /* the reader's own connection, in a read transaction */
+    sqlite3_stmt *st;     /* the SQL reader (NULL while reading the file directly) */
+    hl_btree_t *bt;       /* the direct reader */
+    int fd;               /* the database file, for bt */
+    int ncols;            /* columns of the block_data table */
+    int cid[HL_BF_NCOLS]; /* position of each block_data column (hl_blockfmt.h) in a record */
+    int64_t base_pid, base_ptr, base_ts; /* block_base */
+    int64_t pid;                         /* > 0: rows of that process only */
+    int64_t last_id;                     /* last rowid the direct reader returned */
+    hl_block_row_t row;                  /* the row hl_blockreader_next returned */
     char err[256];
 };
 
 /* The block columns a row needs, in the order of the query and of f[] below, with the
- * value a NULL stands for. The SQL reader selects coalesce(column, null_value); the direct
- * reader finds each column's position in the record through PRAGMA table_info. */
+ * value a NULL stands for. The SQL reader selects coalesce(column, null_value) from the view
+ * `block`; the direct reader decodes block_data's packed records (hl_blockfmt.h), whose
+ * columns it finds through PRAGMA table_info. */
 enum {
     F_ID,
     F_PID,
@@ -78,6 +81,55 @@ static const struct {
     {"free_cycles", -1},
     {"free_stack", -1},
 };
+
+/* block_data's columns by name, in hl_blockfmt.h's order. */
+static const char *const bf_names[HL_BF_NCOLS] = {
+    "dpid",   "dptr", "size", "kind", "aseq", "ats",    "atid",  "acyc",
+    "astack", "fseq", "fts",  "ftid", "fcyc", "fstack", "dprev",
+};
+
+/* A packed block_data record (rowid id, its columns c, NULL bits n) as the view `block`
+ * reads it, with fields[]'s null values; the arithmetic wraps like the writer's. */
+static void decode(const hl_blockreader_t *r, int64_t id, const int64_t *c, uint64_t n, int64_t *f)
+{
+#define NUL(i) ((n >> (i)) & 1)
+    int64_t kind = NUL(HL_BF_KIND) ? 0 : c[HL_BF_KIND];
+    int64_t pid = hl_bf_add(r->base_pid, NUL(HL_BF_DPID) ? 0 : c[HL_BF_DPID]);
+    int64_t size = NUL(HL_BF_SIZE) ? 0 : c[HL_BF_SIZE];
+    int64_t aseq = hl_bf_add(hl_bf_add(id, id), NUL(HL_BF_ASEQ) ? 0 : c[HL_BF_ASEQ]);
+    int64_t ats = hl_bf_add(r->base_ts, NUL(HL_BF_ATS) ? 0 : c[HL_BF_ATS]);
+    int64_t atid = hl_bf_add(pid, c[HL_BF_ATID]);
+    int fpath = (int)((uint64_t)kind >> HL_BF_FPATH_SHIFT & HL_BF_FIELD_MASK);
+    f[F_ID] = id;
+    f[F_PID] = pid;
+    f[F_PTR] = hl_bf_add(r->base_ptr, NUL(HL_BF_DPTR) ? 0 : c[HL_BF_DPTR]);
+    f[F_SIZE] = size;
+    f[F_USABLE] = hl_bf_add(size, hl_bf_kind_usable_delta(kind));
+    f[F_TIER] = (int64_t)((uint64_t)kind >> HL_BF_TIER_SHIFT & HL_BF_TIER_MASK);
+    f[F_CLASS] = (int64_t)((uint64_t)kind >> HL_BF_CLASS_SHIFT & HL_BF_FIELD_MASK) - 1;
+    f[F_FLAGS] = kind & HL_BF_FLAGS_MASK;
+    f[F_ALLOC_SEQ] = aseq;
+    f[F_ALLOC_TS] = ats;
+    f[F_ALLOC_TID] = NUL(HL_BF_ATID) ? fields[F_ALLOC_TID].null_value : atid;
+    f[F_ALLOC_PATH] = (int64_t)((uint64_t)kind >> HL_BF_APATH_SHIFT & HL_BF_FIELD_MASK);
+    f[F_ALLOC_CYCLES] = NUL(HL_BF_ACYC) ? fields[F_ALLOC_CYCLES].null_value : c[HL_BF_ACYC];
+    f[F_ALLOC_STACK] = NUL(HL_BF_ASTACK) ? fields[F_ALLOC_STACK].null_value : c[HL_BF_ASTACK];
+    f[F_PREV_BLOCK] = NUL(HL_BF_DPREV) ? 0 : hl_bf_sub(id, c[HL_BF_DPREV]);
+    if (NUL(HL_BF_FSEQ)) {
+        f[F_FREE_SEQ] = fields[F_FREE_SEQ].null_value;
+        f[F_FREE_PATH] = 0;
+    } else {
+        f[F_FREE_SEQ] = hl_bf_add(aseq, c[HL_BF_FSEQ]);
+        f[F_FREE_PATH] = fpath;
+    }
+    /* The view's sums are NULL as soon as one term is. */
+    f[F_FREE_TS] = NUL(HL_BF_FTS) ? 0 : hl_bf_add(ats, c[HL_BF_FTS]);
+    f[F_FREE_TID] = NUL(HL_BF_FTID) || NUL(HL_BF_ATID) ? fields[F_FREE_TID].null_value
+                                                       : hl_bf_add(atid, c[HL_BF_FTID]);
+    f[F_FREE_CYCLES] = NUL(HL_BF_FCYC) ? fields[F_FREE_CYCLES].null_value : c[HL_BF_FCYC];
+    f[F_FREE_STACK] = NUL(HL_BF_FSTACK) ? fields[F_FREE_STACK].null_value : c[HL_BF_FSTACK];
+#undef NUL
+}
 
 static void fill(hl_block_row_t *row, const int64_t *f)
 {
@@ -165,7 +217,7 @@ static int next_direct(hl_blockreader_t *r, hl_block_row_t *row)
             /* SQLite reads the same row next: it stores what is not an integer, and it
              * refuses a malformed record with its own error (the query selects the table's
              * every column, so it checks the whole record). */
-            snprintf(why, sizeof why, "block row %lld: %s", (long long)rowid,
+            snprintf(why, sizeof why, "block_data row %lld: %s", (long long)rowid,
                      ri == HL_RECORD_MALFORMED
                          ? "malformed record (its column widths do not add up to its payload)"
                          : "a column is not an integer");
@@ -185,9 +237,13 @@ static int next_direct(hl_blockreader_t *r, hl_block_row_t *row)
             return next_sql(r, row);
         }
         r->last_id = rowid;
-        for (int i = 0; i < F_N; i++)
-            f[i] = (nulls >> r->cid[i] & 1) ? fields[i].null_value : v[r->cid[i]];
-        f[F_ID] = rowid;
+        int64_t c[HL_BF_NCOLS];
+        uint64_t n = 0;
+        for (int i = 0; i < HL_BF_NCOLS; i++) {
+            c[i] = v[r->cid[i]];
+            n |= (nulls >> r->cid[i] & 1) << i;
+        }
+        decode(r, rowid, c, n, f);
         if (r->pid > 0 && f[F_PID] != r->pid) continue;
         fill(row, f);
         return 1;
@@ -220,7 +276,7 @@ static int direct_setup(hl_blockreader_t *r, const char *file, char *why, size_t
     uint32_t root = 0;
     if (sqlite3_prepare_v2(r->db,
                            "SELECT rootpage, sql FROM sqlite_schema WHERE type = 'table' AND "
-                           "name = 'block'",
+                           "name = 'block_data'",
                            -1, &st, NULL) == SQLITE_OK &&
         sqlite3_step(st) == SQLITE_ROW) {
         const char *sql = (const char *)sqlite3_column_text(st, 1);
@@ -228,34 +284,52 @@ static int direct_setup(hl_blockreader_t *r, const char *file, char *why, size_t
     }
     sqlite3_finalize(st);
     if (!root) {
-        snprintf(why, whylen, "no rowid table 'block'");
+        snprintf(why, whylen, "no rowid table 'block_data'");
         return -1;
     }
-    for (int i = 0; i < F_N; i++)
+    /* The differences' bases; without a block_base row the view has no rows to give
+     * (its sums are NULL): let SQLite read it. */
+    int base = 0;
+    if (sqlite3_prepare_v2(r->db, "SELECT pid, ptr, ts FROM block_base WHERE id = 1", -1, &st,
+                           NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+        base = 1;
+        for (int i = 0; i < 3; i++)
+            if (sqlite3_column_type(st, i) != SQLITE_INTEGER) base = 0;
+        r->base_pid = sqlite3_column_int64(st, 0);
+        r->base_ptr = sqlite3_column_int64(st, 1);
+        r->base_ts = sqlite3_column_int64(st, 2);
+    }
+    sqlite3_finalize(st);
+    if (!base) {
+        snprintf(why, whylen, "no integer block_base row");
+        return -1;
+    }
+    for (int i = 0; i < HL_BF_NCOLS; i++)
         r->cid[i] = -1;
     r->ncols = 0;
     int id_alias = 0;
-    if (sqlite3_prepare_v2(r->db, "SELECT cid, name, type, pk FROM pragma_table_info('block')", -1,
-                           &st, NULL) == SQLITE_OK) {
+    if (sqlite3_prepare_v2(r->db, "SELECT cid, name, type, pk FROM pragma_table_info('block_data')",
+                           -1, &st, NULL) == SQLITE_OK) {
         while (sqlite3_step(st) == SQLITE_ROW) {
             int cid = sqlite3_column_int(st, 0);
             const char *name = (const char *)sqlite3_column_text(st, 1);
             const char *type = (const char *)sqlite3_column_text(st, 2);
             if (cid + 1 > r->ncols) r->ncols = cid + 1;
-            for (int i = 0; name && i < F_N; i++)
-                if (!strcmp(name, fields[i].name)) r->cid[i] = cid;
+            for (int i = 0; name && i < HL_BF_NCOLS; i++)
+                if (!strcmp(name, bf_names[i])) r->cid[i] = cid;
             if (name && !strcmp(name, "id"))
                 id_alias = sqlite3_column_int(st, 3) == 1 && type && !strcasecmp(type, "integer");
         }
     }
     sqlite3_finalize(st);
-    for (int i = 0; i < F_N; i++)
+    for (int i = 0; i < HL_BF_NCOLS; i++)
         if (r->cid[i] < 0) {
-            snprintf(why, whylen, "the block table has no column '%s'", fields[i].name);
+            snprintf(why, whylen, "the block_data table has no column '%s'", bf_names[i]);
             return -1;
         }
     if (!id_alias || r->ncols > 64) {
-        snprintf(why, whylen, "unexpected block table layout");
+        snprintf(why, whylen, "unexpected block_data table layout");
         return -1;
     }
     if ((r->fd = open(file, O_RDONLY | O_CLOEXEC)) < 0) {
@@ -305,7 +379,7 @@ hl_blockreader_t *hl_blockreader_open(sqlite3 *db, int64_t pid, int by_index, ch
         return NULL;
     }
     /* Rowid order goes straight to the file when that is safe (HEAPLEDGER_READER=sqlite
-     * forces SQLite); alloc_seq order always goes through SQLite and the index. */
+     * forces SQLite); alloc_seq order always goes through SQLite, which sorts. */
     const char *force = getenv("HEAPLEDGER_READER");
     char why[256] = "";
     if (by_index)

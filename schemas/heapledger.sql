@@ -1,4 +1,4 @@
--- heapledger run database, schema version 1.
+-- heapledger run database, schema version 2.
 --
 -- One file per recording. Written by the tracer (record / collect / collectd), read by the
 -- analyzer (report / diff / replay / history) and by sqlite3 alone through the views below.
@@ -7,7 +7,7 @@
 -- (CLOCK_MONOTONIC), the same clock as kernel_event. Path, tier and op numbers are those of
 -- schemas/paths.def and schemas/hl_schema.h (copied into the path table at creation).
 
-PRAGMA user_version = 1;
+PRAGMA user_version = 2;
 
 -- Key/value facts about the file: 'writer' (heapledger version), 'ingest_status' ('complete',
 -- 'partial' when the trace was truncated or corrupt, 'live' while collectd is writing,
@@ -65,31 +65,92 @@ CREATE TABLE IF NOT EXISTS path (
 -- A realloc's cycles are stored once: as alloc_cycles of the block it starts (failed or
 -- not), or as free_cycles of the block it ends when it starts none (realloc(p, 0)); the old
 -- side of a moving realloc has free_cycles NULL.
-CREATE TABLE IF NOT EXISTS block (
-    id           INTEGER PRIMARY KEY,
-    pid          INTEGER NOT NULL,
-    ptr          INTEGER NOT NULL,
-    size         INTEGER NOT NULL,   -- requested bytes
-    usable       INTEGER NOT NULL,   -- usable bytes (slot/block minus headers)
-    tier         INTEGER NOT NULL,
-    class        INTEGER NOT NULL,   -- tiny class, -1 for mid/large
-    alloc_seq    INTEGER NOT NULL,   -- global event order (ties in ts resolved by seq)
-    alloc_ts     INTEGER NOT NULL,
-    alloc_tid    INTEGER,
-    alloc_path   INTEGER,
-    alloc_cycles INTEGER,
-    alloc_stack  INTEGER,            -- stack.id, NULL when stacks are off
-    free_seq     INTEGER,            -- NULL: live at the end of the recording
-    free_ts      INTEGER,
-    free_tid     INTEGER,
-    free_path    INTEGER,
-    free_cycles  INTEGER,
-    free_stack   INTEGER,
-    prev_block   INTEGER,            -- block this one replaced through realloc
-    flags        INTEGER NOT NULL DEFAULT 0  -- 1 failed, 2 born of realloc, 4 ended by realloc,
-                                             -- 8 end inferred: the pointer was allocated again
-                                             --   with no free event seen (free_path NULL)
+--
+-- Stored narrow (schema version 2): block_data holds each lifetime as small integers, most
+-- of them differences that SQLite's variable-width integers store in 0-2 bytes (a 0 or a 1
+-- costs no byte at all); the view `block` below gives the columns of version 1 back, and
+-- inserts, updates and deletes on it go to block_data through its triggers. Readers use the
+-- view (or decode block_data like analyzer/blockreader.c); docs/schema.md has the rules.
+CREATE TABLE IF NOT EXISTS block_base (   -- one row: what block_data's differences start from
+    id  INTEGER PRIMARY KEY CHECK (id = 1),
+    pid INTEGER NOT NULL,                 -- the first block's pid
+    ptr INTEGER NOT NULL,                 -- the first block's pointer
+    ts  INTEGER NOT NULL                  -- the first block's alloc_ts
 );
+
+CREATE TABLE IF NOT EXISTS block_data (
+    id     INTEGER PRIMARY KEY,
+    dpid   INTEGER NOT NULL,   -- pid - block_base.pid
+    dptr   INTEGER NOT NULL,   -- ptr - block_base.ptr
+    size   INTEGER NOT NULL,   -- requested bytes
+    kind   INTEGER NOT NULL,   -- flags | tier << 4 | (class + 1) << 6 | alloc_path << 12
+                               --   | free_path << 18 | (usable - size) << 24 (paths 0: NULL)
+    aseq   INTEGER NOT NULL,   -- alloc_seq - 2 * id
+    ats    INTEGER NOT NULL,   -- alloc_ts - block_base.ts
+    atid   INTEGER,            -- alloc_tid - pid
+    acyc   INTEGER,            -- alloc_cycles
+    astack INTEGER,            -- alloc_stack
+    fseq   INTEGER,            -- free_seq - alloc_seq; NULL: live at the end of the recording
+    fts    INTEGER,            -- free_ts - alloc_ts
+    ftid   INTEGER,            -- free_tid - alloc_tid
+    fcyc   INTEGER,            -- free_cycles
+    fstack INTEGER,            -- free_stack
+    dprev  INTEGER             -- id - prev_block
+);
+
+-- The block lifetimes with the columns of schema version 1 (docs/schema.md, "block").
+CREATE VIEW IF NOT EXISTS block AS
+    SELECT id,
+           (SELECT pid FROM block_base) + dpid AS pid,
+           (SELECT ptr FROM block_base) + dptr AS ptr,
+           size,
+           size + (kind >> 24) AS usable,
+           (kind >> 4) & 3 AS tier,
+           ((kind >> 6) & 63) - 1 AS class,
+           2 * id + aseq AS alloc_seq,
+           (SELECT ts FROM block_base) + ats AS alloc_ts,
+           (SELECT pid FROM block_base) + dpid + atid AS alloc_tid,
+           nullif((kind >> 12) & 63, 0) AS alloc_path,
+           acyc AS alloc_cycles,
+           astack AS alloc_stack,
+           2 * id + aseq + fseq AS free_seq,
+           (SELECT ts FROM block_base) + ats + fts AS free_ts,
+           (SELECT pid FROM block_base) + dpid + atid + ftid AS free_tid,
+           CASE WHEN fseq IS NOT NULL THEN nullif((kind >> 18) & 63, 0) END AS free_path,
+           fcyc AS free_cycles,
+           fstack AS free_stack,
+           id - dprev AS prev_block,
+           kind & 15 AS flags
+    FROM block_data;
+
+CREATE TRIGGER IF NOT EXISTS block_insert INSTEAD OF INSERT ON block
+BEGIN
+    INSERT OR IGNORE INTO block_base VALUES (1, NEW.pid, NEW.ptr, NEW.alloc_ts);
+    INSERT INTO block_data VALUES (
+        NEW.id, NEW.pid - (SELECT pid FROM block_base), NEW.ptr - (SELECT ptr FROM block_base),
+        NEW.size,
+        (coalesce(NEW.flags, 0) & 15) | ((NEW.tier & 3) << 4) | (((NEW.class + 1) & 63) << 6)
+            | ((coalesce(NEW.alloc_path, 0) & 63) << 12)
+            | ((coalesce(NEW.free_path, 0) & 63) << 18) | ((NEW.usable - NEW.size) << 24),
+        NEW.alloc_seq - 2 * NEW.id, NEW.alloc_ts - (SELECT ts FROM block_base),
+        NEW.alloc_tid - NEW.pid, NEW.alloc_cycles, NEW.alloc_stack,
+        NEW.free_seq - NEW.alloc_seq, NEW.free_ts - NEW.alloc_ts, NEW.free_tid - NEW.alloc_tid,
+        NEW.free_cycles, NEW.free_stack, NEW.id - NEW.prev_block);
+END;
+
+CREATE TRIGGER IF NOT EXISTS block_update INSTEAD OF UPDATE ON block
+BEGIN
+    DELETE FROM block_data WHERE id = OLD.id;
+    INSERT INTO block VALUES (NEW.id, NEW.pid, NEW.ptr, NEW.size, NEW.usable, NEW.tier,
+        NEW.class, NEW.alloc_seq, NEW.alloc_ts, NEW.alloc_tid, NEW.alloc_path, NEW.alloc_cycles,
+        NEW.alloc_stack, NEW.free_seq, NEW.free_ts, NEW.free_tid, NEW.free_path,
+        NEW.free_cycles, NEW.free_stack, NEW.prev_block, NEW.flags);
+END;
+
+CREATE TRIGGER IF NOT EXISTS block_delete INSTEAD OF DELETE ON block
+BEGIN
+    DELETE FROM block_data WHERE id = OLD.id;
+END;
 
 -- Frees of pointers never seen allocated (allocated before tracing began, e.g. by LTTng's
 -- own start-up). They count in the per-path cycle budgets but not in utilisation.

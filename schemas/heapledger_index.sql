@@ -1,12 +1,12 @@
 -- Indexes of the run database, created after the bulk load.
 --
 -- Only what heapledger's own readers use: the analyzer streams `block` in id (allocation)
--- order and needs alloc_seq for its bounds and its fallback order; everything else it does
--- in one pass. An index costs the ingest its build time (2 M events: block(pid, ptr) 0.74 s,
--- block(alloc_stack) 0.34 s, block(free_seq) 0.30 s against 2.2 s for the whole ingest
--- without them), so the ones only ad-hoc queries would use are left to the user:
---   CREATE INDEX block_ptr ON block(ptr);              -- address lookups
---   CREATE INDEX block_alloc_stack ON block(alloc_stack); -- blocks of one call stack
---   CREATE INDEX block_free_seq ON block(free_seq) WHERE free_seq IS NOT NULL;
-CREATE INDEX IF NOT EXISTS block_alloc_seq ON block(alloc_seq);
+-- order, straight from block_data's rowid b-tree, and everything else it does in one pass.
+-- Since schema version 2 there is no block index at all (block(alloc_seq) cost 12 B per
+-- block row, a quarter of the file): the last allocation is the row with the largest id,
+-- and the order of a hand-made database whose ids are not in allocation order is sorted
+-- when it is read. An index costs the ingest its build time, so the ones only ad-hoc
+-- queries would use are left to the user (on block_data: the view cannot be indexed):
+--   CREATE INDEX block_dptr ON block_data(dptr);       -- address lookups (see docs/schema.md)
+--   CREATE INDEX block_astack ON block_data(astack);   -- blocks of one call stack
 CREATE INDEX IF NOT EXISTS kernel_event_ts ON kernel_event(ts);

@@ -65,6 +65,14 @@ int hl_db_check_version(sqlite3 *db, const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "%s: not a heapledger run database (schema version 0)", path);
     else if (version < 0)
         snprintf(err, errlen, "%s: not a readable SQLite database (%s)", path, sqlite3_errmsg(db));
+    else if (version < HL_DB_SCHEMA_VERSION)
+        /* Not migrated: version 1 has no block_data, and the trace is the source of truth. */
+        snprintf(err, errlen,
+                 "%s: run database schema version %d, this heapledger reads version %d "
+                 "(an older heapledger wrote it: ingest its trace again with "
+                 "`heapledger collect TRACE -o NEW.db`, or read it with the heapledger that "
+                 "wrote it)",
+                 path, version, HL_DB_SCHEMA_VERSION);
     else
         snprintf(err, errlen,
                  "%s: run database schema version %d, this heapledger reads version %d "

@@ -11,7 +11,7 @@
 #include <sqlite3.h>
 
 /* Schema version this build writes and reads. */
-#define HL_DB_SCHEMA_VERSION 1
+#define HL_DB_SCHEMA_VERSION 2
 
 /* Open an existing run database read-only. On error returns NULL and writes a one-line
  * message (no trailing newline) into err[errlen]. */

@@ -4,7 +4,7 @@
  * It finds every CTF directory (a directory holding a `metadata` file) under trace_dir,
  * decodes them with libbabeltrace2 (src.ctf.fs → muxer → our sink) in a child process with a
  * watchdog (a corrupt trace can hang or crash babeltrace2), stores on the calling thread,
- * and writes one run database (schemas/heapledger.sql, schema v1): one `block` row
+ * and writes one run database (schemas/heapledger.sql, schema v2): one `block` row
  * per block lifetime, symbolised stacks, OS regions, errors, run/process/thread rows.
  *
  * Return value:

@@ -10,6 +10,7 @@
  * failed ("disk full", "readonly", …).
  */
 #include "db.h"
+#include "hl_blockfmt.h"
 #include "ingest_internal.h"
 
 #include <stdio.h>
@@ -20,6 +21,8 @@
 
 enum {
     S_BLOCK,
+    S_BLOCK_BASE,
+    S_BLOCK_BASE_GET,
     S_ORPHAN,
     S_STACK,
     S_FRAME,
@@ -36,10 +39,11 @@ enum {
 };
 
 static const char *const sql[S_COUNT] = {
-    [S_BLOCK] = "INSERT INTO block(id, pid, ptr, size, usable, tier, class, alloc_seq, alloc_ts,"
-                " alloc_tid, alloc_path, alloc_cycles, alloc_stack, free_seq, free_ts, free_tid,"
-                " free_path, free_cycles, free_stack, prev_block, flags)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    /* The packed row of schema version 2 (schemas/hl_blockfmt.h), not the view. */
+    [S_BLOCK] = "INSERT INTO block_data(id, dpid, dptr, size, kind, aseq, ats, atid, acyc, astack,"
+                " fseq, fts, ftid, fcyc, fstack, dprev) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [S_BLOCK_BASE] = "INSERT OR IGNORE INTO block_base(id, pid, ptr, ts) VALUES (1,?,?,?)",
+    [S_BLOCK_BASE_GET] = "SELECT pid, ptr, ts FROM block_base WHERE id = 1",
     [S_ORPHAN] = "INSERT INTO orphan_free(seq, ts, pid, tid, ptr, path, cycles, stack)"
                  " VALUES (?,?,?,?,?,?,?,?)",
     [S_STACK] = "INSERT INTO stack(id, pid, depth) VALUES (?,?,?)",
@@ -67,6 +71,8 @@ struct hl_store_s {
     sqlite3 *db;
     sqlite3_stmt *st[S_COUNT];
     int live, in_txn, failed;
+    int has_base; /* block_base written: the differences of block_data start */
+    int64_t base_pid, base_ptr, base_ts;
     uint64_t rows;
     char err[256];
 };
@@ -113,7 +119,12 @@ hl_store_t *hl_store_open(sqlite3 *db, int live, char *err, size_t errlen)
      * written once instead of to the WAL and then to the database. */
     exec(s, live ? "PRAGMA synchronous = NORMAL" : "PRAGMA synchronous = OFF");
     if (!live) exec(s, "PRAGMA journal_mode = OFF");
-    exec(s, live ? "PRAGMA cache_size = -65536" : "PRAGMA cache_size = -262144");
+    /* Bulk: 16 MiB. Rows arrive nearly in rowid order (a block's row is written at its
+     * free), so the cache holds the b-tree's right edge and little else: 256 MiB made no
+     * difference to the store thread's CPU (1 M pairs: 1.46-1.55 s either way) and made
+     * the ingest's RSS grow with the database up to that size (`collect` of 1 M pairs:
+     * 76 MiB peak with 256 MiB, 50 MiB with 16 MiB; docs/PERFORMANCE.md). */
+    exec(s, live ? "PRAGMA cache_size = -65536" : "PRAGMA cache_size = -16384");
     exec(s, "PRAGMA temp_store = MEMORY");
     for (int i = 0; i < S_COUNT && !s->failed; i++)
         if (sqlite3_prepare_v3(db, sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) !=
@@ -195,31 +206,55 @@ static inline void bind_s(sqlite3_stmt *st, int i, const char *v)
         sqlite3_bind_null(st, i);
 }
 
+/* The first row's pid, pointer and time become block_base: every row after it stores
+ * differences from them (a few bytes instead of 4, 6 and 6). A database that has a base
+ * already (a store opened again on the same file) keeps it: the differences are taken from
+ * the row in the file, whichever store wrote it. */
+static int store_base(hl_store_t *s, const hl_block_row_t *r)
+{
+    sqlite3_stmt *st = s->st[S_BLOCK_BASE];
+    bind_i(st, 1, r->pid);
+    bind_i(st, 2, (int64_t)r->ptr);
+    bind_i(st, 3, (int64_t)r->alloc_ts);
+    if (step(s, S_BLOCK_BASE, "writing blocks") != 0) return -1;
+    st = s->st[S_BLOCK_BASE_GET];
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        s->base_pid = sqlite3_column_int64(st, 0);
+        s->base_ptr = sqlite3_column_int64(st, 1);
+        s->base_ts = sqlite3_column_int64(st, 2);
+    }
+    sqlite3_reset(st);
+    if (rc != SQLITE_ROW) return fail(s, "reading block_base");
+    s->has_base = 1;
+    return 0;
+}
+
 int hl_store_block(hl_store_t *s, const hl_block_row_t *r)
 {
     if (s->failed) return -1;
+    if (!s->has_base && store_base(s, r) != 0) return -1;
     sqlite3_stmt *st = s->st[S_BLOCK];
+    int64_t aseq = (int64_t)r->alloc_seq, ats = (int64_t)r->alloc_ts, atid = r->alloc_tid;
+    int free_path = r->has_free ? r->free_path : 0;
     bind_i(st, 1, r->id);
-    bind_i(st, 2, r->pid);
-    bind_i(st, 3, (int64_t)r->ptr);
+    bind_i(st, 2, hl_bf_sub(r->pid, s->base_pid));
+    bind_i(st, 3, hl_bf_sub((int64_t)r->ptr, s->base_ptr));
     bind_i(st, 4, (int64_t)r->size);
-    bind_i(st, 5, (int64_t)r->usable);
-    bind_i(st, 6, r->tier);
-    bind_i(st, 7, r->cls);
-    bind_i(st, 8, (int64_t)r->alloc_seq);
-    bind_i(st, 9, (int64_t)r->alloc_ts);
-    bind_i(st, 10, r->alloc_tid);
-    bind_opt(st, 11, r->alloc_path, r->alloc_path != 0);
-    bind_opt(st, 12, r->alloc_cycles, r->alloc_cycles >= 0);
-    bind_opt(st, 13, r->alloc_stack, r->alloc_stack != 0);
-    bind_opt(st, 14, (int64_t)r->free_seq, r->has_free);
-    bind_opt(st, 15, (int64_t)r->free_ts, r->has_free);
-    bind_opt(st, 16, r->free_tid, r->has_free);
-    bind_opt(st, 17, r->free_path, r->has_free && r->free_path != 0);
-    bind_opt(st, 18, r->free_cycles, r->has_free && r->free_cycles >= 0);
-    bind_opt(st, 19, r->free_stack, r->has_free && r->free_stack != 0);
-    bind_opt(st, 20, r->prev_block, r->prev_block != 0);
-    bind_i(st, 21, r->flags);
+    bind_i(st, 5,
+           hl_bf_kind(r->flags, r->tier, r->cls, r->alloc_path, free_path,
+                      hl_bf_sub((int64_t)r->usable, (int64_t)r->size)));
+    bind_i(st, 6, hl_bf_sub(aseq, hl_bf_add(r->id, r->id)));
+    bind_i(st, 7, hl_bf_sub(ats, s->base_ts));
+    bind_i(st, 8, hl_bf_sub(atid, r->pid));
+    bind_opt(st, 9, r->alloc_cycles, r->alloc_cycles >= 0);
+    bind_opt(st, 10, r->alloc_stack, r->alloc_stack != 0);
+    bind_opt(st, 11, hl_bf_sub((int64_t)r->free_seq, aseq), r->has_free);
+    bind_opt(st, 12, hl_bf_sub((int64_t)r->free_ts, ats), r->has_free);
+    bind_opt(st, 13, hl_bf_sub(r->free_tid, atid), r->has_free);
+    bind_opt(st, 14, r->free_cycles, r->has_free && r->free_cycles >= 0);
+    bind_opt(st, 15, r->free_stack, r->has_free && r->free_stack != 0);
+    bind_opt(st, 16, hl_bf_sub(r->id, r->prev_block), r->prev_block != 0);
     return step(s, S_BLOCK, "writing blocks");
 }
 

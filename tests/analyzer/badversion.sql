@@ -1,2 +1,2 @@
--- tests/analyzer/badversion.sql — applied over basic.sql: a database of another schema version.
-PRAGMA user_version = 2;
+-- tests/analyzer/badversion.sql — applied over basic.sql: a database of an older schema version (1).
+PRAGMA user_version = 1;

@@ -69,7 +69,7 @@ golden history-live.txt "$hl" history "$dir/basic.db" 0x10095
 golden history-header.txt "$hl" history "$dir/basic.db" 0x10085
 fails history-unknown 1 "no block recorded at 0x99999" "$hl" history "$dir/basic.db" 0x99999
 fails history-bad-address 2 "bad address 'zz'" "$hl" history "$dir/basic.db" zz
-fails diff-bad-version 1 "schema version 2" "$hl" diff "$dir/basic.db" "$dir/badversion.db"
+fails diff-bad-version 1 "schema version 1" "$hl" diff "$dir/basic.db" "$dir/badversion.db"
 
 # The JSON documents parse and have the keys the schema requires.
 if python3 - "$out/report-basic.json" "$here/../../schemas/report.schema.json" "$out/report-kernel.json" <<'PY'
@@ -106,7 +106,7 @@ fi
 "$hl" report --json "$dir/discarded.db" 2>/dev/null | grep -q '"approximate":true' &&
     ok "discarded-json-approximate" || ko "discarded-json-approximate"
 fails empty-run 1 "empty run: the recording holds no allocation events" "$hl" report "$dir/empty.db"
-fails bad-version 1 "schema version 2, this heapledger reads version 1" "$hl" report "$dir/badversion.db"
+fails bad-version 1 "schema version 1, this heapledger reads version 2 (an older heapledger wrote it" "$hl" report "$dir/badversion.db"
 fails not-a-db 1 "notadb.db: not a readable SQLite database" "$hl" report "$dir/notadb.db"
 fails missing-file 1 "missing.db: No such file or directory" "$hl" report "$dir/missing.db"
 sqlite3 "$out/other.db" "CREATE TABLE t(a)"

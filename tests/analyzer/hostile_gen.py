@@ -49,9 +49,10 @@ def make(name, body, damage=None, kernel_db=False, base=None):
 
 def block_record_offsets(path):
     """(file offset of the record header, header size, record length) of each block row
-    stored on the block table's root page (a leaf for these small tables)."""
+    stored on the root page of block_data (the table under the view block since schema
+    version 2; a leaf for these small tables)."""
     db = sqlite3.connect(path)
-    root = db.execute("SELECT rootpage FROM sqlite_schema WHERE name = 'block'").fetchone()[0]
+    root = db.execute("SELECT rootpage FROM sqlite_schema WHERE name = 'block_data'").fetchone()[0]
     psize = db.execute("PRAGMA page_size").fetchone()[0]
     db.close()
     data = open(path, "rb").read()
@@ -209,8 +210,8 @@ UPDATE frame SET function = x'1b5b326a00ff', line = 'x';
 # describes one byte less than the record holds: the direct reader read the columns after it
 # shifted, with status 0) and 1-byte to 2-byte (one byte more than it holds).
 make("record_short_width", "", damage=retype(2, 1, row=4))
-make("record_long_width", "", damage=retype(1, 2))
-make("record_reserved_type", "", damage=retype(1, 10))
+make("record_long_width", "", damage=retype(1, 2, row=0))
+make("record_reserved_type", "", damage=retype(1, 10, row=0))
 
 make("truncated_half", "\n".join(rows), damage=truncate(0.5))
 make("truncated_header", "", damage=truncate(0.0))
@@ -236,3 +237,19 @@ for k in range(int(os.environ.get("HL_HOSTILE_RANDOM", "3"))):
         if sets:
             body.append(f"UPDATE block SET {sets} WHERE id = {bid};")
     make(f"random_{k}", "\n".join(body))
+
+# The same straight in the packed columns of block_data and in block_base (the view's
+# triggers mask the packed fields, so the cases above cannot reach every stored value).
+data_cols = ["dpid", "dptr", "size", "kind", "aseq", "ats", "atid", "acyc", "astack", "fseq",
+             "fts", "ftid", "fcyc", "fstack", "dprev"]
+for k in range(int(os.environ.get("HL_HOSTILE_RANDOM", "3"))):
+    body = []
+    for bid in range(1, 6):
+        sets = ", ".join(f"{c} = {rnd.choice(picks) if rnd.random() < 0.7 else rnd.randint(MIN, MAX)}"
+                         for c in data_cols if rnd.random() < 0.5)
+        if sets:
+            body.append(f"UPDATE block_data SET {sets} WHERE id = {bid};")
+    base = ", ".join(f"{c} = {rnd.choice(picks)}" for c in ("pid", "ptr", "ts") if rnd.random() < 0.5)
+    if base:
+        body.append(f"UPDATE block_base SET {base};")
+    make(f"random_data_{k}", "\n".join(body))

@@ -52,3 +52,14 @@ bench-quick: $(BENCH_PROGS) $(BENCH_HL_SO)
 
 BENCH_TARGETS += bench-suite
 CHECK_TARGETS += bench-quick
+
+# heapledger record side by side with heaptrack (issue 12; tests/bench/heaptrack_vs.sh):
+# 10 M events in `make bench` (a few minutes on a loaded machine), 100 M events apart in
+# `make bench-scale` (tens of minutes, and several GB of transient trace and database).
+.PHONY: bench-heaptrack bench-scale
+HT_VS_DEPS := $(BIN_DIR)/heapledger $(TEST_DIR)/e2e/record_bench $(LIB_DIR)/libheapledger-tp.so
+bench-heaptrack: $(HT_VS_DEPS)
+	@tests/bench/heaptrack_vs.sh $(BIN_DIR)/heapledger $(TEST_DIR)/e2e/record_bench 10000000
+bench-scale: $(HT_VS_DEPS)
+	@tests/bench/heaptrack_vs.sh $(BIN_DIR)/heapledger $(TEST_DIR)/e2e/record_bench 100000000
+BENCH_TARGETS += bench-heaptrack

@@ -57,10 +57,23 @@ Test(db, other_schema_version)
     char err[256] = "";
     sqlite3 *db = hl_db_create(path, 0, err, sizeof err);
     cr_assert_not_null(db);
-    cr_assert_eq(sqlite3_exec(db, "PRAGMA user_version = 2", NULL, NULL, NULL), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(db, "PRAGMA user_version = 3", NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
     cr_assert_null(hl_db_open_read(path, err, sizeof err));
-    cr_assert(strstr(err, "schema version 2") && strstr(err, "reads version 1"), "%s", err);
+    cr_assert(strstr(err, "schema version 3") && strstr(err, "reads version 2"), "%s", err);
+}
+
+Test(db, older_schema_version)
+{
+    char err[512] = "";
+    sqlite3 *db = hl_db_create(path, 0, err, sizeof err);
+    cr_assert_not_null(db);
+    cr_assert_eq(sqlite3_exec(db, "PRAGMA user_version = 1", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    cr_assert_null(hl_db_open_read(path, err, sizeof err));
+    cr_assert(strstr(err, "schema version 1, this heapledger reads version 2") &&
+                  strstr(err, "heapledger collect TRACE -o NEW.db"),
+              "%s", err);
 }
 
 Test(db, not_a_heapledger_database)

@@ -237,3 +237,48 @@ Test(ledger, fork_child_inherits_stacks_as_of_the_fork)
     cr_assert_eq(q1("SELECT ppid FROM process WHERE pid = 4"), 2);
     cr_assert_eq(q1("SELECT count(*) FROM process WHERE pid IN (1, 5) AND ppid IS NULL"), 2);
 }
+
+/* Schema version 2 stores pid, pointer and time as differences from block_base, the first
+ * row written. A second store on the same file (successive chunks of one recording) must
+ * take the differences from the base in the file, not from its own first row. */
+Test(ledger, a_second_store_on_the_file_keeps_its_block_base)
+{
+    alloc_(100, 0x7f0000001000, 32, 0);
+    free_(100, 0x7f0000001000);
+    finish();
+    char err[256];
+    st = hl_store_open(db, 0, err, sizeof err);
+    cr_assert_not_null(st, "%s", err);
+    hl_block_row_t r = {.id = 50,
+                        .pid = 4242,
+                        .ptr = 0x5500000000f0,
+                        .size = 7,
+                        .usable = 16,
+                        .tier = 1,
+                        .cls = 0,
+                        .alloc_seq = 900,
+                        .alloc_ts = 123456789012345,
+                        .alloc_tid = 4243,
+                        .alloc_path = 1,
+                        .alloc_cycles = -1,
+                        .has_free = 1,
+                        .free_seq = 901,
+                        .free_ts = 123456789012399,
+                        .free_tid = 4244,
+                        .free_path = 11,
+                        .free_cycles = 5,
+                        .free_stack = 0};
+    cr_assert_eq(hl_store_block(st, &r), 0);
+    cr_assert_eq(hl_store_close(st, 0, err, sizeof err), 0, "%s", err);
+    st = NULL;
+    cr_assert_eq(q1("SELECT count(*) FROM block_base"), 1);
+    cr_assert_eq(q1("SELECT pid FROM block_base"), 100);
+    cr_assert_eq(q1("SELECT count(*) FROM block WHERE id = 50 AND pid = 4242 AND ptr = "
+                    "0x5500000000f0 AND usable = 16 AND tier = 1 AND class = 0 AND alloc_seq = "
+                    "900 AND alloc_ts = 123456789012345 AND alloc_tid = 4243 AND alloc_path = 1 "
+                    "AND alloc_cycles IS NULL AND free_seq = 901 AND free_ts = 123456789012399 "
+                    "AND free_tid = 4244 AND free_path = 11 AND free_cycles = 5 AND free_stack "
+                    "IS NULL AND prev_block IS NULL AND flags = 0"),
+                 1);
+    cr_assert_eq(q1("SELECT count(*) FROM block WHERE pid = 100 AND ptr = 0x7f0000001000"), 1);
+}

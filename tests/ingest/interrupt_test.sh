@@ -41,7 +41,7 @@ for sig in INT TERM; do
     ev=$(q "$db" 'select events from run')
     check "collect SIG$sig: events kept" 1 "$(( ${ev:-0} > 0 && ${ev:-0} < 2000000 ))"
     check "collect SIG$sig: blocks kept" 1 "$(q "$db" 'select count(*) > 0 from block')"
-    check "collect SIG$sig: indexed" 1 "$(q "$db" "select count(*) > 0 from sqlite_master where type = 'index' and name = 'block_alloc_seq'")"
+    check "collect SIG$sig: indexed" 1 "$(q "$db" "select count(*) > 0 from sqlite_master where type = 'index' and name = 'kernel_event_ts'")"
     case $out in *"interrupted by SIG$sig"*"heapledger collect $work/big -o $db --force"*) pass "collect SIG$sig: message says how to ingest again";;
     *) fail "collect SIG$sig: message: $out";; esac
     check "collect SIG$sig: warning stored" 1 "$(q "$db" "select count(*) from meta where key = 'ingest_warning' and value like 'interrupted by SIG$sig%'")"
