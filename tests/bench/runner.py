@@ -85,7 +85,20 @@ def main_workloads():
     for t in [2, 4]:
         w.append(Workload(f"larson.{t}t", [b("larson"), str(t), "200"], [f"larson.{t}t"],
                           group="3 server"))
-    w.append(Workload("prodcons.1p", [b("prodcons"), "1"], ["prodcons.1p"], group="3 server"))
+    for t in [8]:
+        w.append(Workload(f"larson.{t}t", [b("larson"), str(t), "100"], [f"larson.{t}t"],
+                          group="3 server"))
+    for p in [1, 2, 4]:
+        items = {1: "2000000", 2: "1000000", 4: "500000"}[p]
+        w.append(Workload(f"prodcons.{p}p", [b("prodcons"), str(p), items], [f"prodcons.{p}p"],
+                          group="3 server"))
+    # Issue 14's shapes of a public suite (our own programs): shbench, alloc-test.
+    for mode, t in [("local", 2), ("cross", 2), ("cross", 4)]:
+        k = f"shbench.{mode}.{t}t"
+        w.append(Workload(k, [b("shbench"), mode, str(t)], [k], group="3 server"))
+    for t in [1, 2]:
+        w.append(Workload(f"alloctest.{t}t", [b("alloctest"), str(t)], [f"alloctest.{t}t"],
+                          group="3 server"))
     w.append(Workload("large", [b("large"), "4", "200"], ["large.replace", "large.rss_free", "large.rss_idle"],
                       group="7 large"))
     for gens, t, ops in CHURN:
