@@ -441,6 +441,31 @@ void hl_tiny_return_chain(hl_heap_t *h, unsigned cls, void *chain)
     class_unlock(h, c, empty);
 }
 
+void hl_tiny_fork_child(hl_heap_t *h)
+{
+    /* A push interrupted by the fork between its two compare-and-swaps left a slab queued
+     * (bit 0) but not on the pending list: only this thread is left, so sweep every slab. */
+    for (unsigned cls = 0; cls < HL_CLASS_COUNT; cls++) {
+        hl_tiny_class_t *c = &h->tiny.cls[cls];
+        hl_slab_t *empty = NULL;
+        hl_lock(&c->lock);
+        c->pending = NULL;
+        for (hl_slab_t *s = c->all, *next; s; s = next) {
+            next = s->anext; /* s may leave the all list */
+            void *chain = (void *)(s->remote & ~REMOTE_QUEUED);
+            s->remote = 0;
+            if (chain) {
+                void *last = chain;
+                uint32_t n = 1;
+                for (void *q; (q = *(void **)last) != NULL; last = q)
+                    n++;
+                slab_put_run(c, s, chain, last, n, &empty);
+            }
+        }
+        class_unlock(h, c, empty);
+    }
+}
+
 /* Collect every class's remote slots now (trim, heap checks that need exact counts). */
 static void collect_all(hl_heap_t *h)
 {

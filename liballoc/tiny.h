@@ -123,6 +123,8 @@ static inline hl_slab_t *hl_tiny_slab_of(const hl_tiny_t *t, const void *p)
     return (hl_slab_t *)((uintptr_t)p & t->slab_mask);
 }
 size_t hl_tiny_check(struct hl_heap_s *h, int verbose);
+/* In a forked child: take back remote slots whose push the fork interrupted. */
+void hl_tiny_fork_child(struct hl_heap_s *h);
 /* Release every segment of h to the OS (heap destruction). */
 void hl_tiny_destroy(struct hl_heap_s *h);
 /* Per-class used/held slot counts. */

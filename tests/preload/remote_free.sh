@@ -5,8 +5,8 @@
 # per-class slot counts must be the same after both phases and at most 4 KiB in use (glibc's
 # thread bookkeeping kept with its cached thread stacks: no workload block may be left), and
 # the second phase must get along with the memory of the first (held from the OS at most half
-# as much again: what the first phase freed was reusable). With the default quarantine only the heap check and the
-# contents are checked (the quarantine keeps blocks).
+# as much again: what the first phase freed was reusable). With the default quarantine only
+# the heap check and the contents are checked (the quarantine keeps blocks).
 # usage: remote_free.sh LIBHEAPLEDGER.so REMOTE_FREE_BINARY
 set -u
 lib=$1 prog=$2
