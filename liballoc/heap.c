@@ -192,6 +192,7 @@ static void fork_child(void)
     hl_thread_fork_child();
     for (hl_heap_t *h = heaps; h; h = h->next) {
         heap_locks(h, 2);
+        hl_tiny_fork_child(h); /* remote pushes the fork interrupted (tiny.h) */
         forget_reports(h);
     }
     hl_lock_init(&heaps_lock);

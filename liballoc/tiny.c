@@ -7,6 +7,7 @@
 _Static_assert(HL_CLASS_SLOT_27 >= HL_TINY_MAX + 1, "last class serves HL_TINY_MAX");
 
 static void drain_xfer(hl_heap_t *h);
+static void collect_all(hl_heap_t *h);
 
 void hl_tiny_setup(hl_heap_t *h)
 {
@@ -50,8 +51,7 @@ static hl_slab_t *source_get(hl_heap_t *h)
         hl_segment_t *seg = t->segments;
         if (!seg || seg->carved == seg->nslabs) {
             unsigned nslabs = seg ? seg->nslabs * 2 : HL_SEGMENT_SLABS_MIN;
-            if (nslabs > HL_SEGMENT_SLABS)
-                nslabs = HL_SEGMENT_SLABS;
+            if (nslabs > HL_SEGMENT_SLABS) nslabs = HL_SEGMENT_SLABS;
             size_t bytes = t->slab_size * nslabs;
             seg = hl_os_map_quiet(bytes, t->slab_size, "slab_segment");
             if (seg) {
@@ -71,8 +71,7 @@ static hl_slab_t *source_get(hl_heap_t *h)
             s->decommitted = 0;
         }
     }
-    if (s)
-        t->slabs_carved++;
+    if (s) t->slabs_carved++;
     hl_unlock(&t->src_lock);
     if (!s && h->arena_base) {
         s = hl_mid_alloc_slab(h);
@@ -115,6 +114,7 @@ size_t hl_tiny_trim(hl_heap_t *h, int all)
     hl_tiny_t *t = &h->tiny;
     size_t released = 0;
     drain_xfer(h);
+    collect_all(h);
     hl_lock(&t->src_lock);
     hl_slab_t *list = NULL;
     if (h->arena_base) {
@@ -156,6 +156,8 @@ static void slab_init(hl_tiny_t *t, hl_slab_t *s, unsigned cls)
     s->used = 0;
     s->bump = 0;
     s->free = NULL;
+    s->remote = 0; /* a released slab had every slot back, remote ones collected */
+    s->rnext = NULL;
     memset(s->state, 0, (t->slab_size / 16 + 63) / 64 * 8);
 }
 
@@ -163,8 +165,7 @@ static inline void partial_push(hl_tiny_class_t *c, hl_slab_t *s)
 {
     s->prev = NULL;
     s->next = c->partial;
-    if (c->partial)
-        c->partial->prev = s;
+    if (c->partial) c->partial->prev = s;
     c->partial = s;
     s->on_partial = 1;
 }
@@ -175,8 +176,7 @@ static inline void partial_remove(hl_tiny_class_t *c, hl_slab_t *s)
         s->prev->next = s->next;
     else
         c->partial = s->next;
-    if (s->next)
-        s->next->prev = s->prev;
+    if (s->next) s->next->prev = s->prev;
     s->on_partial = 0;
 }
 
@@ -184,8 +184,7 @@ static inline void all_push(hl_tiny_class_t *c, hl_slab_t *s)
 {
     s->aprev = NULL;
     s->anext = c->all;
-    if (c->all)
-        c->all->aprev = s;
+    if (c->all) c->all->aprev = s;
     c->all = s;
     c->slabs++;
 }
@@ -196,8 +195,7 @@ static inline void all_remove(hl_tiny_class_t *c, hl_slab_t *s)
         s->aprev->anext = s->anext;
     else
         c->all = s->anext;
-    if (s->anext)
-        s->anext->aprev = s->aprev;
+    if (s->anext) s->anext->aprev = s->aprev;
     c->slabs--;
 }
 
@@ -219,24 +217,127 @@ static inline void *slab_take(hl_slab_t *s)
     return p;
 }
 
-static inline int slab_full(const hl_slab_t *s) { return !s->free && s->bump == s->nslots; }
-
-/* Return slot p to slab s; returns s if the slab became empty (removed from both lists,
- * to be released by the caller after dropping the lock). Caller holds the class lock. */
-static inline hl_slab_t *slab_put(hl_tiny_class_t *c, hl_slab_t *s, void *p)
+static inline int slab_full(const hl_slab_t *s)
 {
-    *(void **)p = s->free;
-    s->free = p;
-    s->used--;
+    return !s->free && s->bump == s->nslots;
+}
+
+/* Return the run first..last (n slots of slab s, linked through their first words; last's
+ * link is overwritten) to s as one splice. A slab that became empty is removed from both
+ * lists and pushed onto *empty, to be released by the caller after dropping the lock.
+ * Caller holds the class lock. */
+static inline void slab_put_run(hl_tiny_class_t *c, hl_slab_t *s, void *first, void *last,
+                                uint32_t n, hl_slab_t **empty)
+{
+    *(void **)last = s->free;
+    s->free = first;
+    s->used -= n;
     if (s->used == 0) {
-        if (s->on_partial)
-            partial_remove(c, s);
+        if (s->on_partial) partial_remove(c, s);
         all_remove(c, s);
-        return s;
+        s->next = *empty;
+        *empty = s;
+        return;
     }
-    if (!s->on_partial)
-        partial_push(c, s);
-    return NULL;
+    if (!s->on_partial) partial_push(c, s);
+}
+
+/* ---- remote lists (see tiny.h) ------------------------------------------------------------ */
+
+#define REMOTE_QUEUED ((uintptr_t)1)
+
+/* Push the run first..last of slab s onto s's remote list without any lock; the push that
+ * finds the list unqueued queues s on the class's pending list. The run's slots stay counted
+ * in s->used until collected, so s cannot be released (nor reused) meanwhile. */
+static void remote_push(hl_tiny_class_t *c, hl_slab_t *s, void *first, void *last)
+{
+    uintptr_t old = __atomic_load_n(&s->remote, __ATOMIC_RELAXED);
+    do {
+        *(void **)last = (void *)(old & ~REMOTE_QUEUED);
+    } while (!__atomic_compare_exchange_n(&s->remote, &old, (uintptr_t)first | REMOTE_QUEUED, 1,
+                                          __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+    if (old & REMOTE_QUEUED)
+        return; /* queued already (or being queued by the push that set the bit) */
+    hl_slab_t *head = __atomic_load_n(&c->pending, __ATOMIC_RELAXED);
+    do {
+        s->rnext = head;
+    } while (
+        !__atomic_compare_exchange_n(&c->pending, &head, s, 1, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+}
+
+/* Take every queued slab's remote chain back into its free list (a walk to count each chain,
+ * one splice per slab). Caller holds the class lock; emptied slabs go onto *empty. Only the
+ * lock holder takes slabs off the pending list, so each queued slab is collected once. */
+static void remote_collect(hl_tiny_class_t *c, hl_slab_t **empty)
+{
+    if (!__atomic_load_n(&c->pending, __ATOMIC_RELAXED)) return;
+    hl_slab_t *s = __atomic_exchange_n(&c->pending, NULL, __ATOMIC_ACQUIRE);
+    while (s) {
+        hl_slab_t *next = s->rnext; /* read before the exchange lets pushers queue s again */
+        void *chain =
+            (void *)(__atomic_exchange_n(&s->remote, 0, __ATOMIC_ACQUIRE) & ~REMOTE_QUEUED);
+        if (chain) {
+            void *last = chain;
+            uint32_t n = 1;
+            for (void *q; (q = *(void **)last) != NULL; last = q)
+                n++;
+            slab_put_run(c, s, chain, last, n, empty);
+        }
+        s = next;
+    }
+}
+
+static void release_empty(hl_heap_t *h, hl_slab_t *empty)
+{
+    while (empty) {
+        hl_slab_t *n = empty->next;
+        source_put(h, empty);
+        empty = n;
+    }
+}
+
+/* Drop the class lock, release the slabs that became empty, and collect the remote slots
+ * pushed while the lock was held (their pushers found it busy), as long as the lock is free. */
+static void class_unlock(hl_heap_t *h, hl_tiny_class_t *c, hl_slab_t *empty)
+{
+    for (;;) {
+        hl_unlock(&c->lock);
+        release_empty(h, empty);
+        if (!__atomic_load_n(&c->pending, __ATOMIC_SEQ_CST) || pthread_mutex_trylock(&c->lock))
+            return;
+        empty = NULL;
+        remote_collect(c, &empty);
+    }
+}
+
+/* Return a chain under the class lock: one splice per run of slots of the same slab. */
+static void return_locked(hl_tiny_t *t, hl_tiny_class_t *c, void *chain, hl_slab_t **empty)
+{
+    while (chain) {
+        hl_slab_t *s = hl_tiny_slab_of(t, chain);
+        void *last = chain, *next;
+        uint32_t n = 1;
+        while ((next = *(void **)last) != NULL && hl_tiny_slab_of(t, next) == s) {
+            last = next;
+            n++;
+        }
+        slab_put_run(c, s, chain, last, n, empty);
+        chain = next;
+    }
+}
+
+/* The class lock is busy: each run of slots of the same slab goes onto that slab's remote
+ * list. */
+static void return_remote(hl_tiny_t *t, hl_tiny_class_t *c, void *chain)
+{
+    while (chain) {
+        hl_slab_t *s = hl_tiny_slab_of(t, chain);
+        void *last = chain, *next;
+        while ((next = *(void **)last) != NULL && hl_tiny_slab_of(t, next) == s)
+            last = next;
+        remote_push(c, s, chain, last);
+        chain = next;
+    }
 }
 
 void *hl_tiny_alloc_slow(hl_heap_t *h, hl_tls_t *tl, unsigned cls, hl_opinfo_t *info)
@@ -249,6 +350,7 @@ void *hl_tiny_alloc_slow(hl_heap_t *h, hl_tls_t *tl, unsigned cls, hl_opinfo_t *
     void *head = NULL;
     hl_path_t path = HL_PATH_TINY_REFILL;
 
+    hl_slab_t *empty = NULL;
     hl_lock(&c->lock);
     if (c->nxfer && b->cap) {
         /* A batch another bin handed over: taken whole, no slab touched. */
@@ -257,14 +359,14 @@ void *hl_tiny_alloc_slow(hl_heap_t *h, hl_tls_t *tl, unsigned cls, hl_opinfo_t *
         got = c->xfer_n[c->nxfer];
         want = 0;
     }
+    if (got < want) remote_collect(c, &empty);
     while (got < want) {
         hl_slab_t *s = c->partial;
         if (!s) {
             /* The source lock nests inside the class lock; the arena lock (arena mode)
              * nests inside both and never takes either. */
             s = source_get(h);
-            if (!s)
-                break;
+            if (!s) break;
             slab_init(t, s, cls);
             all_push(c, s);
             partial_push(c, s);
@@ -272,19 +374,16 @@ void *hl_tiny_alloc_slow(hl_heap_t *h, hl_tls_t *tl, unsigned cls, hl_opinfo_t *
         }
         while (got < want) {
             void *p = slab_take(s);
-            if (!p)
-                break;
+            if (!p) break;
             *(void **)p = head;
             head = p;
             got++;
         }
-        if (slab_full(s))
-            partial_remove(c, s);
+        if (slab_full(s)) partial_remove(c, s);
     }
-    hl_unlock(&c->lock);
+    class_unlock(h, c, empty);
 
-    if (!got)
-        return NULL;
+    if (!got) return NULL;
     void *p = head;
     b->head = *(void **)head;
     b->avail = (int32_t)b->cap - (int32_t)(got - 1);
@@ -296,16 +395,20 @@ void *hl_tiny_alloc_slow(hl_heap_t *h, hl_tls_t *tl, unsigned cls, hl_opinfo_t *
 void hl_tiny_flush_batch(hl_heap_t *h, unsigned cls, void *chain, uint32_t n)
 {
     hl_tiny_class_t *c = &h->tiny.cls[cls];
-    hl_lock(&c->lock);
+    if (pthread_mutex_trylock(&c->lock)) {
+        return_remote(&h->tiny, c, chain); /* busy: never wait on a free path */
+        return;
+    }
+    hl_slab_t *empty = NULL;
     if (c->nxfer < HL_XFER_SLOTS) {
         c->xfer[c->nxfer] = chain;
         c->xfer_n[c->nxfer] = n;
         c->nxfer++;
-        hl_unlock(&c->lock);
-        return;
+    } else {
+        return_locked(&h->tiny, c, chain, &empty);
+        remote_collect(c, &empty);
     }
-    hl_unlock(&c->lock);
-    hl_tiny_return_chain(h, cls, chain);
+    class_unlock(h, c, empty);
 }
 
 /* Give every batch of the transfer caches back to the slabs (trim, fixed-arena reclaim). */
@@ -313,14 +416,14 @@ static void drain_xfer(hl_heap_t *h)
 {
     for (unsigned cls = 0; cls < HL_CLASS_COUNT; cls++) {
         hl_tiny_class_t *c = &h->tiny.cls[cls];
-        void *chains[HL_XFER_SLOTS];
-        unsigned n = 0;
+        hl_slab_t *empty = NULL;
         hl_lock(&c->lock);
-        while (c->nxfer)
-            chains[n++] = c->xfer[--c->nxfer];
-        hl_unlock(&c->lock);
-        while (n)
-            hl_tiny_return_chain(h, cls, chains[--n]);
+        while (c->nxfer) {
+            c->nxfer--;
+            return_locked(&h->tiny, c, c->xfer[c->nxfer], &empty);
+        }
+        remote_collect(c, &empty);
+        class_unlock(h, c, empty);
     }
 }
 
@@ -328,22 +431,51 @@ void hl_tiny_return_chain(hl_heap_t *h, unsigned cls, void *chain)
 {
     hl_tiny_t *t = &h->tiny;
     hl_tiny_class_t *c = &t->cls[cls];
-    hl_slab_t *empty = NULL;
-    hl_lock(&c->lock);
-    while (chain) {
-        void *next = *(void **)chain;
-        hl_slab_t *s = slab_put(c, hl_tiny_slab_of(t, chain), chain);
-        if (s) {
-            s->next = empty;
-            empty = s;
-        }
-        chain = next;
+    if (pthread_mutex_trylock(&c->lock)) {
+        return_remote(t, c, chain);
+        return;
     }
-    hl_unlock(&c->lock);
-    while (empty) {
-        hl_slab_t *n = empty->next;
-        source_put(h, empty);
-        empty = n;
+    hl_slab_t *empty = NULL;
+    return_locked(t, c, chain, &empty);
+    remote_collect(c, &empty);
+    class_unlock(h, c, empty);
+}
+
+void hl_tiny_fork_child(hl_heap_t *h)
+{
+    /* A push interrupted by the fork between its two compare-and-swaps left a slab queued
+     * (bit 0) but not on the pending list: only this thread is left, so sweep every slab. */
+    for (unsigned cls = 0; cls < HL_CLASS_COUNT; cls++) {
+        hl_tiny_class_t *c = &h->tiny.cls[cls];
+        hl_slab_t *empty = NULL;
+        hl_lock(&c->lock);
+        c->pending = NULL;
+        for (hl_slab_t *s = c->all, *next; s; s = next) {
+            next = s->anext; /* s may leave the all list */
+            void *chain = (void *)(s->remote & ~REMOTE_QUEUED);
+            s->remote = 0;
+            if (chain) {
+                void *last = chain;
+                uint32_t n = 1;
+                for (void *q; (q = *(void **)last) != NULL; last = q)
+                    n++;
+                slab_put_run(c, s, chain, last, n, &empty);
+            }
+        }
+        class_unlock(h, c, empty);
+    }
+}
+
+/* Collect every class's remote slots now (trim, heap checks that need exact counts). */
+static void collect_all(hl_heap_t *h)
+{
+    for (unsigned cls = 0; cls < HL_CLASS_COUNT; cls++) {
+        hl_tiny_class_t *c = &h->tiny.cls[cls];
+        if (!__atomic_load_n(&c->pending, __ATOMIC_SEQ_CST)) continue;
+        hl_slab_t *empty = NULL;
+        hl_lock(&c->lock);
+        remote_collect(c, &empty);
+        class_unlock(h, c, empty);
     }
 }
 
@@ -357,7 +489,9 @@ void hl_tiny_class_counts(hl_heap_t *h, unsigned cls, size_t *slabs, size_t *use
 {
     hl_tiny_class_t *c = &h->tiny.cls[cls];
     size_t u = 0, n = 0;
+    hl_slab_t *empty = NULL;
     hl_lock(&c->lock);
+    remote_collect(c, &empty); /* remote slots are free: exact counts */
     for (hl_slab_t *s = c->all; s; s = s->anext) {
         u += s->used;
         n += s->nslots;
@@ -365,7 +499,7 @@ void hl_tiny_class_counts(hl_heap_t *h, unsigned cls, size_t *slabs, size_t *use
     for (unsigned i = 0; i < c->nxfer; i++) /* out of their slabs, but free */
         u -= c->xfer_n[i];
     *slabs = c->slabs;
-    hl_unlock(&c->lock);
+    class_unlock(h, c, empty);
     *used = u;
     *held = n;
 }
@@ -411,11 +545,9 @@ size_t hl_tiny_check(hl_heap_t *h, int verbose)
                 errors += tiny_bad(verbose, "slab slot counters", s);
             if (s->on_partial == slab_full(s))
                 errors += tiny_bad(verbose, "slab partial-list membership", s);
-            if (s->used == 0)
-                errors += tiny_bad(verbose, "empty slab not released", s);
+            if (s->used == 0) errors += tiny_bad(verbose, "empty slab not released", s);
         }
-        if (n != c->slabs)
-            errors += tiny_bad(verbose, "class slab count", c);
+        if (n != c->slabs) errors += tiny_bad(verbose, "class slab count", c);
         hl_unlock(&c->lock);
     }
     /* The calling thread's cache. */
@@ -429,8 +561,7 @@ size_t hl_tiny_check(hl_heap_t *h, int verbose)
                     errors += tiny_bad(verbose, "cached slot header byte", p);
                     break;
                 }
-                if (++n > hl_bin_count(b))
-                    break;
+                if (++n > hl_bin_count(b)) break;
             }
             if (n != hl_bin_count(b) || b->avail < 0)
                 errors += tiny_bad(verbose, "thread cache count", b);

@@ -15,10 +15,17 @@
  *
  * Ownership of a slot: (ptr & ~(slab_size-1)) is its slab: a mask, no search.
  * Invariant per slab: used + |free list| + (nslots - bump) == nslots, where `used` counts
- * slots handed to thread caches or users. A slab is on its class's partial list iff it has a
- * free or uncarved slot; on the all list from carving until release.
- * Locking: each class has its own lock (refill, flush, direct free); the slab source has
- * another (taken inside a class lock, never the other way round).
+ * slots handed to thread caches or users, and slots waiting on the slab's remote list (below).
+ * A slab is on its class's partial list iff it has a free or uncarved slot; on the all list
+ * from carving until release.
+ * Locking: each class has its own lock (refill, counts, checks); the slab source has another
+ * (taken inside a class lock, never the other way round). No free path waits for a class
+ * lock: returning slots try-locks it, and when another thread holds it pushes each run of
+ * slots of one slab onto that slab's lock-free remote list (a compare-and-swap per run). The
+ * first push onto an empty remote list also queues the slab on its class's pending list; the
+ * next holder of the class lock takes both lists whole (atomic exchanges) and splices each
+ * slab's chain into its free list. Every holder looks at the pending list again after it
+ * unlocks, so remote slots wait at most for the current holder.
  */
 #ifndef HL_TINY_H
 #define HL_TINY_H
@@ -32,20 +39,24 @@ typedef struct hl_segment_s hl_segment_t;
 
 typedef struct hl_slab_s {
     uint32_t magic;
-    uint8_t cls;         /* class, 0xff while free in the source */
+    uint8_t cls; /* class, 0xff while free in the source */
     uint8_t on_partial;
     uint8_t decommitted; /* pages given back while free in the source */
     uint32_t gen;        /* bumped at each slab_init: hardened trailers of older lives are stale */
     uint32_t nslots;
-    uint32_t used;       /* slots out of the slab (thread caches or users) */
-    uint32_t bump;       /* slots carved so far */
+    uint32_t used; /* slots out of the slab (thread caches or users) */
+    uint32_t bump; /* slots carved so far */
     uint32_t slot_size;
-    void *free;          /* returned slots, linked through their first word */
-    char *first;         /* user pointer of slot 0 */
+    void *free;                      /* returned slots, linked through their first word */
+    char *first;                     /* user pointer of slot 0 */
     struct hl_slab_s *next, *prev;   /* partial list, or the source's free list */
     struct hl_slab_s *anext, *aprev; /* all slabs of the class */
     hl_segment_t *segment;           /* normal mode; NULL when carved from the arena */
-    uint64_t state[];                /* 1 bit per slot: allocated (hardened mode) */
+    /* Remote list: slots returned while the class lock was busy, linked through their first
+     * word; bit 0 set while the slab is queued on its class's pending list (atomic). */
+    uintptr_t remote;
+    struct hl_slab_s *rnext; /* pending list link (valid while bit 0 of remote is set) */
+    uint64_t state[];        /* 1 bit per slot: allocated (hardened mode) */
 } hl_slab_t;
 
 struct hl_segment_s {
@@ -64,6 +75,7 @@ struct hl_segment_s {
 
 typedef struct hl_tiny_class_s {
     hl_lock_t lock;
+    hl_slab_t *pending; /* slabs with remote slots, linked through rnext (atomic, lock-free) */
     hl_slab_t *partial;
     hl_slab_t *all;
     size_t slabs;
@@ -74,16 +86,16 @@ typedef struct hl_tiny_class_s {
 
 typedef struct hl_tiny_s {
     hl_tiny_class_t cls[HL_CLASS_COUNT];
-    hl_lock_t src_lock;       /* slab source */
-    hl_slab_t *free_slabs;    /* empty slabs kept for reuse */
+    hl_lock_t src_lock;    /* slab source */
+    hl_slab_t *free_slabs; /* empty slabs kept for reuse */
     size_t nfree_slabs;
     hl_segment_t *segments;
     size_t slab_size;
-    size_t slab_extent;       /* bytes a slab may use: slab_size, or slab_size - 16 in arena
-                                 mode, where the next slab's TLSF header takes the last 16 */
-    uintptr_t slab_mask;      /* ~(slab_size - 1) */
-    size_t hdr_size;          /* descriptor + state bitmap */
-    size_t slabs_carved;      /* slabs in use by a class */
+    size_t slab_extent;          /* bytes a slab may use: slab_size, or slab_size - 16 in arena
+                                    mode, where the next slab's TLSF header takes the last 16 */
+    uintptr_t slab_mask;         /* ~(slab_size - 1) */
+    size_t hdr_size;             /* descriptor + state bitmap */
+    size_t slabs_carved;         /* slabs in use by a class */
     uint32_t caps[HL_CLASS_MAX]; /* thread-cache cap per class (0: no caching) */
 } hl_tiny_t;
 
@@ -93,12 +105,13 @@ struct hl_tls_s;
 void hl_tiny_setup(struct hl_heap_s *h);
 /* Allocate one slot of class cls for the calling thread (refill its bin, or a single slot
  * when it caches nothing). Caller: t bound to h, bin cls empty. NULL when out of memory. */
-void *hl_tiny_alloc_slow(struct hl_heap_s *h, struct hl_tls_s *t, unsigned cls,
-                         hl_opinfo_t *info);
-/* Return slots linked through their first word (ends at NULL) of class cls to their slabs. */
+void *hl_tiny_alloc_slow(struct hl_heap_s *h, struct hl_tls_s *t, unsigned cls, hl_opinfo_t *info);
+/* Return slots linked through their first word (ends at NULL) of class cls to their slabs:
+ * whole runs of one slab at a time, under the class lock if it is free at once, else onto
+ * the slabs' remote lists. Never waits for a lock other than the slab source's. */
 void hl_tiny_return_chain(struct hl_heap_s *h, unsigned cls, void *chain);
 /* Hand a chain of n slots of class cls to the transfer cache (or to the slabs when it is
- * full). */
+ * full or its lock is busy). */
 void hl_tiny_flush_batch(struct hl_heap_s *h, unsigned cls, void *chain, uint32_t n);
 /* Free one slot without any cache. */
 void hl_tiny_free_direct(struct hl_heap_s *h, void *p, unsigned cls);
@@ -110,6 +123,8 @@ static inline hl_slab_t *hl_tiny_slab_of(const hl_tiny_t *t, const void *p)
     return (hl_slab_t *)((uintptr_t)p & t->slab_mask);
 }
 size_t hl_tiny_check(struct hl_heap_s *h, int verbose);
+/* In a forked child: take back remote slots whose push the fork interrupted. */
+void hl_tiny_fork_child(struct hl_heap_s *h);
 /* Release every segment of h to the OS (heap destruction). */
 void hl_tiny_destroy(struct hl_heap_s *h);
 /* Per-class used/held slot counts. */

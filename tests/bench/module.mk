@@ -17,7 +17,8 @@ BENCH_HL_SO   := $(LIB_DIR)/libheapledger.so
 # Libraries the core archive needs (liballoc/module.mk says which).
 BENCH_CORE_LIBS := $(LIBHL_CORE_LIBS) -lpthread -lm
 
-BENCH_PLAIN   := $(addprefix $(BENCH_BIN)/,tiny simple thread larson prodcons fastpath large churn)
+BENCH_PLAIN   := $(addprefix $(BENCH_BIN)/,tiny simple thread larson prodcons shbench alloctest \
+                   fastpath large churn)
 BENCH_MALLOC  := $(addprefix $(BENCH_BIN)/,arena_malloc nbe_malloc)
 BENCH_HEAP    := $(addprefix $(BENCH_BIN)/,arena_heap nbe_heap util_heap)
 BENCH_PROGS   := $(BENCH_PLAIN) $(BENCH_MALLOC) $(BENCH_HEAP) $(BENCH_BIN)/launch

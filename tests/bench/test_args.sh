@@ -28,6 +28,13 @@ expect 1 'size and block count must be positive' "$bin/simple" 0 10
 expect 1 'thread count must be 1..64' "$bin/thread" 0
 expect 1 'frees must cross threads' "$bin/larson" 1
 expect 1 'pair count must be 1..32' "$bin/prodcons" 99
+expect 1 'usage: shbench' "$bin/shbench" local
+expect 1 "mode must be 'local' or 'cross', not 'sideways'" "$bin/shbench" sideways 2
+expect 1 'cross mode needs at least 2 threads' "$bin/shbench" cross 1
+expect 1 'batch must be 2..1M blocks' "$bin/shbench" local 2 10 1
+expect 1 'usage: alloctest' "$bin/alloctest"
+expect 1 'alloctest: thread count must be 1..64' "$bin/alloctest" 0
+expect 1 'live set must be 1..4M slots' "$bin/alloctest" 1 10 0
 expect 1 "unknown distribution 'g999'" "$bin/arena_malloc" g999 plain
 expect 1 "mode must be 'plain' or 'realloc'" "$bin/arena_malloc" g32 sometimes
 expect 1 'needs the heap-API build' "$bin/arena_malloc" g32 plain harden=1
