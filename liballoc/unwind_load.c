@@ -1,0 +1,70 @@
+/* liballoc/unwind_load.c — libunwind loaded on first use (unwind_load.h). */
+#include "unwind_load.h"
+
+#ifdef HL_UNWIND_LINKED
+
+#include <libunwind.h>
+
+hl_unw_backtrace_fn hl_unwind_backtrace_fn(void)
+{
+    return unw_backtrace;
+}
+
+#else
+
+#include <dlfcn.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The nongnu libunwind (the one libunwind-dev links), by its soname. */
+#define HL_UNWIND_SONAME "libunwind.so.8"
+
+enum { UNW_NOT_LOADED = 0, UNW_LOADING = 1, UNW_LOADED = 2 };
+
+static int unw_state;
+static hl_unw_backtrace_fn unw_fn;
+
+static void unw_say(const char *what, const char *err)
+{
+    static const char pre[] = "heapledger: cannot load " HL_UNWIND_SONAME " (";
+    static const char post[] = "): no call stacks will be captured; install libunwind8 (the "
+                               "nongnu libunwind) or set stacks=0\n";
+    ssize_t r = write(2, pre, sizeof pre - 1);
+    r = write(2, what, strlen(what));
+    if (err) {
+        r = write(2, ": ", 2);
+        r = write(2, err, strlen(err));
+    }
+    r = write(2, post, sizeof post - 1);
+    (void)r;
+}
+
+static __attribute__((noinline, cold)) hl_unw_backtrace_fn unw_load(void)
+{
+    int st = UNW_NOT_LOADED;
+    /* Never wait: the thread loading may need a lock our caller holds, and dlopen allocates,
+     * so the loading thread itself may come back here. Those calls capture no frames. */
+    if (!__atomic_compare_exchange_n(&unw_state, &st, UNW_LOADING, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE))
+        return st == UNW_LOADED ? __atomic_load_n(&unw_fn, __ATOMIC_ACQUIRE) : NULL;
+    hl_unw_backtrace_fn fn = NULL;
+    void *h = dlopen(HL_UNWIND_SONAME, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        unw_say("dlopen", dlerror());
+    } else {
+        fn = (hl_unw_backtrace_fn)dlsym(h, "unw_backtrace");
+        if (!fn) unw_say("unw_backtrace", dlerror());
+    }
+    __atomic_store_n(&unw_fn, fn, __ATOMIC_RELEASE);
+    __atomic_store_n(&unw_state, UNW_LOADED, __ATOMIC_RELEASE);
+    return fn;
+}
+
+hl_unw_backtrace_fn hl_unwind_backtrace_fn(void)
+{
+    if (__builtin_expect(__atomic_load_n(&unw_state, __ATOMIC_ACQUIRE) == UNW_LOADED, 1))
+        return __atomic_load_n(&unw_fn, __ATOMIC_RELAXED);
+    return unw_load();
+}
+
+#endif
