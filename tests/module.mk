@@ -55,6 +55,7 @@ check-preload: $(PRELOAD_PROGS) $(LIBHL_SO)
 	tests/preload/thread_exit.sh $(abspath $(LIBHL_SO)) $(TEST_DIR)/thread_exit
 	tests/preload/real_programs.sh $(abspath $(LIBHL_SO))
 	tests/preload/options_env.sh $(abspath $(LIBHL_SO)) $(TEST_DIR)/arena_env
+	tests/preload/lazy_load.sh $(abspath $(LIBHL_SO))
 	tests/preload/install_test.sh
 
 CHECK_TARGETS += check-unit check-asan check-preload
