@@ -12,6 +12,8 @@ hl_unw_backtrace_fn hl_unwind_backtrace_fn(void)
 
 #else
 
+#include "internal.h"
+
 #include <dlfcn.h>
 #include <string.h>
 #include <unistd.h>
@@ -62,6 +64,12 @@ static __attribute__((noinline, cold)) hl_unw_backtrace_fn unw_load(void)
 
 hl_unw_backtrace_fn hl_unwind_backtrace_fn(void)
 {
+    /* libunwind's thread-local data is dynamic TLS once it is dlopened: a thread's first walk
+     * mallocs its block. A thread that has never allocated may be in its teardown (glibc's
+     * frees after the key destructors, thread.c), where that malloc would bind a cache that is
+     * never unregistered: its walks (up to HL_TLS_BIND_AFTER_FREES unbound frees) capture no
+     * frames. The tracer's calls (in_trace) are served by the side heap and bind nothing. */
+    if (hl_tls.state == HL_TLS_FRESH && !hl_tls.in_trace) return NULL;
     if (__builtin_expect(__atomic_load_n(&unw_state, __ATOMIC_ACQUIRE) == UNW_LOADED, 1))
         return __atomic_load_n(&unw_fn, __ATOMIC_RELAXED);
     return unw_load();

@@ -15,7 +15,9 @@ typedef int (*hl_unw_backtrace_fn)(void **buf, int n);
 
 /* unw_backtrace, loading libunwind on the first call. NULL when it cannot be loaded (a message
  * says so once), or while another thread is loading it, or when called again from inside the
- * load on the same thread (dlopen allocates): the caller then captures no frames. The caller
+ * load on the same thread (dlopen allocates), or on a thread that has never allocated (it may
+ * be in its teardown, and libunwind's first walk on a thread mallocs its dynamic TLS block:
+ * unwind_load.c): the caller then captures no frames. The caller
  * calls the pointer itself, so that no frame of ours lies between it and the unwinder. */
 hl_unw_backtrace_fn hl_unwind_backtrace_fn(void);
 
