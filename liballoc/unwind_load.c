@@ -16,6 +16,7 @@ hl_unw_backtrace_fn hl_unwind_backtrace_fn(void)
 
 #include <dlfcn.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* The nongnu libunwind (the one libunwind-dev links), by its soname. */
@@ -62,14 +63,21 @@ static __attribute__((noinline, cold)) hl_unw_backtrace_fn unw_load(void)
     return fn;
 }
 
+static __attribute__((noinline, cold)) int main_thread(void)
+{
+    return syscall(SYS_gettid) == syscall(SYS_getpid);
+}
+
 hl_unw_backtrace_fn hl_unwind_backtrace_fn(void)
 {
     /* libunwind's thread-local data is dynamic TLS once it is dlopened: a thread's first walk
      * mallocs its block. A thread that has never allocated may be in its teardown (glibc's
      * frees after the key destructors, thread.c), where that malloc would bind a cache that is
      * never unregistered: its walks (up to HL_TLS_BIND_AFTER_FREES unbound frees) capture no
-     * frames. The tracer's calls (in_trace) are served by the side heap and bind nothing. */
-    if (hl_tls.state == HL_TLS_FRESH && !hl_tls.in_trace) return NULL;
+     * frames. The tracer's calls (in_trace) are served by the side heap and bind nothing, and
+     * the main thread's teardown is the process's exit (a hardened report of a program whose
+     * first call is a bad free keeps its stack). */
+    if (hl_tls.state == HL_TLS_FRESH && !hl_tls.in_trace && !main_thread()) return NULL;
     if (__builtin_expect(__atomic_load_n(&unw_state, __ATOMIC_ACQUIRE) == UNW_LOADED, 1))
         return __atomic_load_n(&unw_fn, __ATOMIC_RELAXED);
     return unw_load();
