@@ -23,11 +23,7 @@ check-asan: $(UNIT_ASAN)
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $(UNIT_ASAN) --jobs 2
 
 PRELOAD_PROGS := $(TEST_DIR)/stress $(TEST_DIR)/api_preload $(TEST_DIR)/arena_env \
-	$(TEST_DIR)/absurd_sizes $(TEST_DIR)/absurd_new $(TEST_DIR)/thread_exit $(TEST_DIR)/midcache
-$(TEST_DIR)/midcache: tests/preload/midcache.c
-	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -o $@ $< -lpthread
-
+	$(TEST_DIR)/absurd_sizes $(TEST_DIR)/absurd_new $(TEST_DIR)/thread_exit
 $(TEST_DIR)/thread_exit: tests/preload/thread_exit.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $< -lpthread
@@ -60,7 +56,6 @@ check-preload: $(PRELOAD_PROGS) $(LIBHL_SO)
 	tests/preload/real_programs.sh $(abspath $(LIBHL_SO))
 	tests/preload/options_env.sh $(abspath $(LIBHL_SO)) $(TEST_DIR)/arena_env
 	tests/preload/lazy_load.sh $(abspath $(LIBHL_SO))
-	tests/preload/midcache.sh $(abspath $(LIBHL_SO)) $(TEST_DIR)/midcache
 	tests/preload/install_test.sh
 
 CHECK_TARGETS += check-unit check-asan check-preload
