@@ -1,7 +1,6 @@
 /* liballoc/decay.c — decay passes over the heap's kept memory (see decay.h). */
 #include "internal.h"
 #include "decay.h"
-#include "midcache.h"
 
 #include <time.h>
 
@@ -20,7 +19,6 @@ void hl_decay_run(hl_heap_t *h)
     if (++ticks % HL_DECAY_EVERY) return;
     uint32_t ops = __atomic_add_fetch(&h->decay_ops, 1, __ATOMIC_RELAXED);
     uint32_t now = hl_decay_now();
-    hl_mc_decay(h, now); /* this thread's cached mid blocks (midcache.h) */
     uint32_t next = __atomic_load_n(&h->decay_next, __ATOMIC_RELAXED);
     if ((int32_t)(now - next) < 0 ||
         ops - __atomic_load_n(&h->decay_last_ops, __ATOMIC_RELAXED) < HL_DECAY_MIN_OPS)

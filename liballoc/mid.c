@@ -1,6 +1,5 @@
 /* liballoc/mid.c — TLSF arenas (see mid.h). */
 #include "internal.h"
-#include "midcache.h"
 
 #include <errno.h>
 #include <string.h>
@@ -15,8 +14,6 @@ int hl_mid_setup(hl_heap_t *h)
     hl_mid_t *m = &h->mid;
     m->narenas = h->arena_base ? 1 : h->opt.arenas;
     m->next_arena = 0;
-    m->cache_on = h == &hl_main_heap && !h->arena_base && !h->opt.harden && !h->opt.rotate &&
-                  h->opt.decay_ms && h->opt.tcache;
     for (unsigned i = 0; i < m->narenas; i++) {
         hl_lock_init(&m->arenas[i].lock);
         hl_tlsf_init(&m->arenas[i].tlsf, (uint8_t)i, (int)h->opt.rotate);
@@ -161,14 +158,6 @@ static int arena_grow(hl_heap_t *h, hl_arena_t *a, size_t n, size_t align)
 
 void *hl_mid_alloc(hl_heap_t *h, size_t n, size_t align, hl_opinfo_t *info)
 {
-    if (h->mid.cache_on && align <= 16) {
-        void *c = hl_mc_get(h, n); /* the thread's cache of freed blocks (midcache.h) */
-        if (c) {
-            hl_count(h, HL_PATH_MID_CACHE_HIT);
-            hl_info(info, HL_TIER_MID, 0xff, HL_PATH_MID_CACHE_HIT, hl_tlsf_usable(c));
-            return c;
-        }
-    }
     hl_arena_t *a = thread_arena(h);
     int split = 0;
     hl_path_t path;
@@ -200,20 +189,7 @@ void hl_mid_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
         }
         hl_fatal("invalid-free", p, "mid block header names no arena of this heap");
     }
-    size_t usable = hl_tlsf_usable(p);
-    if (m->cache_on && hl_mc_put(h, p, usable)) { /* kept by this thread (midcache.h) */
-        hl_count(h, HL_PATH_MID_CACHE_PUT);
-        hl_info(info, HL_TIER_MID, 0xff, HL_PATH_MID_CACHE_PUT, usable);
-        return;
-    }
-    hl_path_t path = hl_mid_release(h, p) ? HL_PATH_TLSF_COALESCE : HL_PATH_TLSF_FREE;
-    hl_count(h, path);
-    hl_info(info, HL_TIER_MID, 0xff, path, usable);
-}
-
-int hl_mid_release(hl_heap_t *h, void *p)
-{
-    hl_arena_t *a = &h->mid.arenas[hl_tlsf_owner(p)];
+    hl_arena_t *a = &m->arenas[owner];
     hl_tlsf_freed_t fr;
     hl_tlsf_pool_t *release = NULL;
     size_t usable = hl_tlsf_usable(p);
@@ -236,7 +212,9 @@ int hl_mid_release(hl_heap_t *h, void *p)
     }
     hl_unlock(&a->lock);
     unmap_pools(release);
-    return fr.coalesced;
+    hl_path_t path = fr.coalesced ? HL_PATH_TLSF_COALESCE : HL_PATH_TLSF_FREE;
+    hl_count(h, path);
+    hl_info(info, HL_TIER_MID, 0xff, path, usable);
 }
 
 int hl_mid_resize(hl_heap_t *h, void *p, size_t n)
@@ -286,7 +264,6 @@ size_t hl_mid_trim(hl_heap_t *h)
     size_t n = 0;
     if (h->arena_base)
         return 0;
-    hl_mc_flush(h); /* the calling thread's cached blocks first (midcache.h) */
     for (unsigned i = 0; i < h->mid.narenas; i++) {
         hl_arena_t *a = &h->mid.arenas[i];
         hl_tlsf_pool_t *release = NULL;
@@ -317,7 +294,6 @@ void hl_mid_totals(hl_heap_t *h, size_t *pool_bytes, size_t *used_bytes, size_t 
                    size_t *largest_free, size_t *pools)
 {
     size_t pb = 0, ub = 0, fb = 0, lf = 0, np = 0;
-    hl_mc_flush(h); /* the calling thread's cached blocks are not in use (midcache.h) */
     for (unsigned i = 0; i < h->mid.narenas; i++) {
         hl_arena_t *a = &h->mid.arenas[i];
         hl_lock(&a->lock);

@@ -10,9 +10,7 @@
  * and maps a new pool only when there is none: the pages are reused without system calls or
  * page faults. An arena also decommits the pages of big freed blocks when it holds far more
  * free memory than it uses. A block's arena is the owner byte
- * of its header, so a free from any thread goes to the right arena. In front of the arenas, each
- * thread keeps a few freed blocks per size band (midcache.h) and serves requests of those sizes
- * from them without a lock (default heap, normal mode only). Fixed-arena mode: one
+ * of its header, so a free from any thread goes to the right arena. Fixed-arena mode: one
  * arena whose only pool is the whole arena; every tier (tiny slabs too, when on) carves from
  * it and nothing is mapped afterwards.
  */
@@ -33,7 +31,6 @@ typedef struct hl_mid_s {
     unsigned narenas;
     unsigned next_arena; /* round-robin assignment of threads */
     uint32_t grow_stamp; /* hl_decay_now() of the last arena growth (decay.h) */
-    uint32_t cache_on;   /* the per-thread cache of freed blocks serves this heap (midcache.h) */
 } hl_mid_t;
 
 struct hl_heap_s;
@@ -43,9 +40,6 @@ struct hl_slab_s;
 int hl_mid_setup(struct hl_heap_s *h);
 void *hl_mid_alloc(struct hl_heap_s *h, size_t n, size_t align, hl_opinfo_t *info);
 void hl_mid_free(struct hl_heap_s *h, void *p, hl_opinfo_t *info);
-/* Give block p back to its arena (no path counted: the per-thread cache's evictions and
- * flushes, midcache.h). Returns 1 when it merged with a free neighbour. */
-int hl_mid_release(struct hl_heap_s *h, void *p);
 /* Resize in place; 1 on success. */
 int hl_mid_resize(struct hl_heap_s *h, void *p, size_t n);
 /* Arena mode: a slab-aligned block for the tiny tier, and its release. */

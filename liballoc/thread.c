@@ -17,7 +17,6 @@
  * that the state still names its slot (a reused TLS block starts zeroed) before it reads.
  */
 #include "internal.h"
-#include "midcache.h"
 
 #include <string.h>
 
@@ -110,8 +109,6 @@ void hl_tls_flush(hl_tls_t *t)
         if (chain)
             hl_tiny_return_chain(h, c, chain);
     }
-    if (t == &hl_tls)
-        hl_mc_flush(h); /* the thread's cached mid blocks (midcache.h) */
 }
 
 static void set_caps(hl_tls_t *t, const uint32_t *caps)
