@@ -50,13 +50,16 @@ static __attribute__((noinline, cold)) hl_unw_backtrace_fn unw_load(void)
     if (!__atomic_compare_exchange_n(&unw_state, &st, UNW_LOADING, 0, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE))
         return st == UNW_LOADED ? __atomic_load_n(&unw_fn, __ATOMIC_ACQUIRE) : NULL;
-    hl_unw_backtrace_fn fn = NULL;
-    void *h = dlopen(HL_UNWIND_SONAME, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        unw_say("dlopen", dlerror());
-    } else {
-        fn = (hl_unw_backtrace_fn)dlsym(h, "unw_backtrace");
-        if (!fn) unw_say("unw_backtrace", dlerror());
+    /* Already there (record preloads it; a program may link it): no dlopen at all. */
+    hl_unw_backtrace_fn fn = (hl_unw_backtrace_fn)dlsym(RTLD_DEFAULT, "unw_backtrace");
+    if (!fn) {
+        void *h = dlopen(HL_UNWIND_SONAME, RTLD_NOW | RTLD_LOCAL);
+        if (!h) {
+            unw_say("dlopen", dlerror());
+        } else {
+            fn = (hl_unw_backtrace_fn)dlsym(h, "unw_backtrace");
+            if (!fn) unw_say("unw_backtrace", dlerror());
+        }
     }
     __atomic_store_n(&unw_fn, fn, __ATOMIC_RELEASE);
     __atomic_store_n(&unw_state, UNW_LOADED, __ATOMIC_RELEASE);
