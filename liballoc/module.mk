@@ -17,14 +17,20 @@ ALLOC_CFLAGS := $(BASE_CFLAGS) -DHL_BUILDING_LIBRARY -fPIC -fvisibility=hidden -
 	-fno-builtin-calloc -fno-builtin-free -fno-builtin-realloc
 ALLOC_PIC_CFLAGS := $(ALLOC_CFLAGS) $(if $(ALLOC_TRACE_SRCS),-DHL_TRACE_LTTNG)
 # Libraries every build needs (stack capture), and those of the tracing backend.
-# Programs linking libheapledger_core.a link $(LIBHL_CORE_LIBS) after it.
+# Programs linking libheapledger_core.a link $(LIBHL_CORE_LIBS) after it. The shared libraries
+# do not link libunwind: they dlopen it at the first stack capture (unwind_load.c), so that a
+# program that captures no stack never maps it; the archives link it (unwind_linked.o, below).
 LIBHL_CORE_LIBS := -lunwind -lpthread
+LIBHL_SO_LIBS := -ldl -lpthread
 ALLOC_TRACE_LIBS ?= $(if $(ALLOC_TRACE_SRCS),-ldl)
 
 ALLOC_PIC_OBJS  := $(patsubst liballoc/%.c,$(OBJ_DIR)/liballoc/pic/%.o,$(ALLOC_SRCS) $(ALLOC_TRACE_SRCS))
 ALLOC_CORE_OBJS := $(patsubst liballoc/%.c,$(OBJ_DIR)/liballoc/core/%.o,$(ALLOC_CORE_SRCS))
 ALLOC_SHIM_CORE := $(OBJ_DIR)/liballoc/core/shim.o
 ALLOC_ASAN_OBJS := $(patsubst liballoc/%.c,$(OBJ_DIR)/liballoc/asan/%.o,$(ALLOC_CORE_SRCS))
+# The archives' libunwind: unwind_load.c built to call unw_backtrace directly (a static program
+# cannot dlopen), instead of the shared libraries' dlopen.
+ALLOC_ARCHIVE = $(filter-out %/unwind_load.o,$(1)) $(dir $(firstword $(1)))unwind_linked.o
 
 LIBHL_SO      := $(LIB_DIR)/libheapledger.so
 LIBHL_A       := $(LIB_DIR)/libheapledger.a
@@ -44,19 +50,31 @@ $(OBJ_DIR)/liballoc/asan/%.o: liballoc/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLOC_CFLAGS) -O1 $(SAN_FLAGS) -MMD -MP -c $< -o $@
 
+$(OBJ_DIR)/liballoc/pic/unwind_linked.o: liballoc/unwind_load.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALLOC_PIC_CFLAGS) -DHL_UNWIND_LINKED -MMD -MP -c $< -o $@
+
+$(OBJ_DIR)/liballoc/core/unwind_linked.o: liballoc/unwind_load.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALLOC_CFLAGS) -DHL_UNWIND_LINKED -MMD -MP -c $< -o $@
+
+$(OBJ_DIR)/liballoc/asan/unwind_linked.o: liballoc/unwind_load.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALLOC_CFLAGS) -O1 $(SAN_FLAGS) -DHL_UNWIND_LINKED -MMD -MP -c $< -o $@
+
 $(LIBHL_SO): $(ALLOC_PIC_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) -shared -o $@ $^ -Wl,-z,now -Wl,-soname,libheapledger.so $(ALLOC_TRACE_LIBS) $(LIBHL_CORE_LIBS)
+	$(CC) -shared -o $@ $^ -Wl,-z,now -Wl,-soname,libheapledger.so $(ALLOC_TRACE_LIBS) $(LIBHL_SO_LIBS)
 
 $(LIBHL_NOTRACE): $(ALLOC_CORE_OBJS) $(ALLOC_SHIM_CORE)
 	@mkdir -p $(dir $@)
-	$(CC) -shared -o $@ $^ -Wl,-z,now $(LIBHL_CORE_LIBS)
+	$(CC) -shared -o $@ $^ -Wl,-z,now $(LIBHL_SO_LIBS)
 
-$(LIBHL_A): $(ALLOC_PIC_OBJS)
+$(LIBHL_A): $(call ALLOC_ARCHIVE,$(ALLOC_PIC_OBJS))
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(LIBHL_CORE_A): $(ALLOC_CORE_OBJS)
+$(LIBHL_CORE_A): $(call ALLOC_ARCHIVE,$(ALLOC_CORE_OBJS))
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
@@ -65,9 +83,9 @@ $(LIBHL_CORE_A): $(ALLOC_CORE_OBJS)
 $(LIBHL_CORE_SO): $(ALLOC_CORE_OBJS) liballoc/heapledger_core.map
 	@mkdir -p $(dir $@)
 	$(CC) -shared -o $@ $(ALLOC_CORE_OBJS) -Wl,-z,now -Wl,-soname,libheapledger_core.so \
-	    -Wl,--version-script,liballoc/heapledger_core.map $(LIBHL_CORE_LIBS)
+	    -Wl,--version-script,liballoc/heapledger_core.map $(LIBHL_SO_LIBS)
 
-$(LIB_DIR)/libheapledger_asan.a: $(ALLOC_ASAN_OBJS)
+$(LIB_DIR)/libheapledger_asan.a: $(call ALLOC_ARCHIVE,$(ALLOC_ASAN_OBJS))
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
@@ -112,3 +130,4 @@ install-liballoc: $(LIBHL_SO) $(LIBHL_A) $(LIBHL_CORE_A) $(LIBHL_CORE_SO) $(HL_S
 INSTALL_TARGETS += install-liballoc
 
 -include $(ALLOC_PIC_OBJS:.o=.d) $(ALLOC_CORE_OBJS:.o=.d) $(ALLOC_ASAN_OBJS:.o=.d)
+-include $(patsubst %,$(OBJ_DIR)/liballoc/%/unwind_linked.d,pic core asan)

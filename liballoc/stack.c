@@ -22,10 +22,10 @@
  * grow at each fork).
  */
 #include "stack.h"
+#include "unwind_load.h"
 
 #include <elf.h>
 #include <errno.h>
-#include <libunwind.h>
 #include <pthread.h>
 #include <sched.h>
 #include <link.h>
@@ -228,8 +228,9 @@ int hl_stack_init(void)
     stack_find_self();
     void *warm[HL_STACK_MAX_DEPTH];
     pthread_atfork(unwind_fork_prepare, unwind_fork_parent, unwind_fork_child);
+    hl_unw_backtrace_fn bt = hl_unwind_backtrace_fn(); /* dlopens libunwind (unwind_load.h) */
     int saved = unwind_enter();
-    unw_backtrace(warm, HL_STACK_MAX_DEPTH); /* first call: loads tables, may allocate */
+    if (bt) bt(warm, HL_STACK_MAX_DEPTH); /* first call: loads tables, may allocate */
     unwind_leave(saved);
     atomic_store_explicit(&hl_stk.state, 2, memory_order_release);
     return 0;
@@ -239,8 +240,10 @@ int hl_stack_init(void)
  * function is never inlined) and return the frame count. */
 static __attribute__((noinline)) int stack_walk(void **buf, int n)
 {
+    hl_unw_backtrace_fn bt = hl_unwind_backtrace_fn();
+    if (!bt) return 0;
     int saved = unwind_enter();
-    int r = unw_backtrace(buf, n);
+    int r = bt(buf, n);
     unwind_leave(saved);
     __asm__ volatile("" ::: "memory"); /* no tail call: this frame must stay buf[0] */
     return r;

@@ -238,9 +238,20 @@ static void *use_block(hl_tlsf_t *t, hl_tblock_t *b, size_t size, int *split)
 
 /* ---- public ---------------------------------------------------------------------------- */
 
+/* Zero [p, p + n) (n a multiple of 8) without writing the words already zero: the pages of a
+ * fresh mapping or of .bss that nothing used stay the shared zero page, out of the RSS. */
+static void zero_lazily(void *p, size_t n)
+{
+    uint64_t *w = p;
+    for (size_t i = 0; i < n / 8; i++)
+        if (w[i])
+            w[i] = 0;
+}
+
 void hl_tlsf_init(hl_tlsf_t *t, uint8_t owner, int rotate)
 {
-    memset(t, 0, sizeof *t);
+    _Static_assert(sizeof *t % 8 == 0, "hl_tlsf_t is whole words");
+    zero_lazily(t, sizeof *t);
     t->owner = owner;
     t->rotate = rotate ? 1 : 0;
 }

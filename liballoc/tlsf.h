@@ -74,8 +74,10 @@ typedef struct hl_tlsf_store_s {
     size_t free_blocks;
 } hl_tlsf_store_t;
 
+/* The scalars come first, next to whatever precedes the instance (an arena's lock): an
+ * instance nobody allocates from touches one page; its two stores (10 KiB of list heads) are
+ * written only where lists are used (hl_tlsf_init writes no word that is already zero). */
 typedef struct hl_tlsf_s {
-    hl_tlsf_store_t store[2];
     unsigned active;     /* store allocations come from */
     unsigned rotate;     /* 1: frees go to the other store */
     uint8_t owner;       /* written into every block header */
@@ -85,6 +87,7 @@ typedef struct hl_tlsf_s {
     size_t used_blocks;
     uint64_t swaps;      /* store rotations */
     uint64_t frees_since_swap;
+    hl_tlsf_store_t store[2];
 } hl_tlsf_t;
 
 /* What a free did, for the caller's bookkeeping. */

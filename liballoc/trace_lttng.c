@@ -8,7 +8,9 @@
  * sites stay disabled and liblttng-ust (listener threads, sessiond registration) never loads.
  *
  * Registration. hl_trace_init() registers the call sites itself (it dlopens LTTng-UST's
- * tracepoint library), so that the caller can serve that memory from the tracer's heap.
+ * tracepoint library), so that the caller can serve that memory from the tracer's heap — in a
+ * recorded process only (the probe provider is loaded): an untraced one maps neither LTTng-UST
+ * nor libunwind (unwind_load.h).
  *
  * Per-process state. The first traced event of a process (and of every forked child, see
  * trace_atfork_child) first emits `config` (version, options, TSC Hz) and maps the stack
@@ -35,6 +37,7 @@
 #include "hl_schema.h"
 #include "stack.h"
 #include "trace.h"
+#include "unwind_load.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -187,6 +190,16 @@ void hl_trace_init(const char *options, uint64_t tsc_hz)
     trace_tsc_pair(&hl_tr.tsc0, &hl_tr.ns0);
     atomic_store(&hl_tr.tsc_hz, tsc_hz);
     pthread_atfork(trace_atfork_prepare, NULL, trace_atfork_child);
+    if (!hl_stack_tracer_scan()) {
+        /* Not recorded: without the probe provider no call site can ever be enabled. Mark the
+         * registration done, so that the header's constructors do nothing either: neither
+         * LTTng-UST's tracepoint library nor libunwind is mapped in an untraced run. */
+        lttng_ust_tracepoint_dlopen_ptr = &lttng_ust_tracepoint_dlopen; /* handle stays NULL */
+        lttng_ust_tracepoint_registered = 1;
+        lttng_ust_tracepoint_ptrs_registered = 1;
+        return;
+    }
+    (void)hl_unwind_backtrace_fn(); /* recorded: libunwind now, in the caller's (tracer's) scope */
     /* Register the call sites now, inside the caller's scope (the malloc shim serves this
      * from the tracer's heap), rather than in the constructors LTTng-UST's header generates:
      * they run later and find the work done (reference counts), and their destructors then

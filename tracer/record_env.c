@@ -13,6 +13,8 @@
 static const char *const hl_lttng_preloads[] = {
     "liblttng-ust-fork.so.1", /* fork without exec: the child gets its own vpid and buffers */
     "liblttng-ust-dl.so.1",   /* dlopen/dlclose events with base addresses and build ids */
+    "libunwind.so.8",         /* stack capture: loaded with the program, not dlopened through
+                                 the wrapper above at the first capture (unwind_load.c) */
 };
 
 static int env_try_dir(hl_record_libs_t *libs, const char *dir)

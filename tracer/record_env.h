@@ -1,7 +1,7 @@
 /* tracer/record_env.h — what `heapledger record` puts in the traced program's environment.
  *
  *   LD_PRELOAD                  <existing>:libheapledger.so:libheapledger-tp.so:
- *                               liblttng-ust-fork.so.1:liblttng-ust-dl.so.1
+ *                               liblttng-ust-fork.so.1:liblttng-ust-dl.so.1:libunwind.so.8
  *   HEAPLEDGER_OPTIONS          --options, with stacks=N appended for --stacks N
  *   LTTNG_UST_ALLOW_BLOCKING=1  unless --lossy (blocking channels need it in the process)
  *   LTTNG_UST_REGISTER_TIMEOUT  HL_REGISTER_TIMEOUT_MS: liblttng-ust's constructor waits this

@@ -150,7 +150,7 @@ t_env() {
         sh -c 'echo "$LD_PRELOAD|$HEAPLEDGER_OPTIONS|$LTTNG_UST_ALLOW_BLOCKING|$LTTNG_UST_REGISTER_TIMEOUT"' \
         >"$d.out" 2>"$d.err" || { note "$(cat "$d.err")"; return 1; }
     check "environment" \
-        "libm.so.6:$STUB/libheapledger.so:$STUB/libheapledger-tp.so:liblttng-ust-fork.so.1:liblttng-ust-dl.so.1|tcache=4,stacks=5|1|30000" \
+        "libm.so.6:$STUB/libheapledger.so:$STUB/libheapledger-tp.so:liblttng-ust-fork.so.1:liblttng-ust-dl.so.1:libunwind.so.8|tcache=4,stacks=5|1|30000" \
         "$(cat "$d.out")" || return 1
     "$HL" record -o "$d.2.db" --lossy -- sh -c 'echo "${LTTNG_UST_ALLOW_BLOCKING:-unset}"' \
         >"$d.out" 2>"$d.err"
