@@ -41,6 +41,7 @@
  */
 #include "fullguard.h"
 #include "harden.h"
+#include "unwind_load.h"
 
 #define UNW_LOCAL_ONLY
 #include <errno.h>
@@ -58,15 +59,17 @@ static __thread void *fault_uc __attribute__((tls_model("initial-exec")));
 
 size_t hl_fault_stack(uint64_t *ips, size_t max)
 {
-    if (!fault_uc || !max) return 0;
+    /* libunwind through unwind_load.c: the shared libraries do not link it. */
+    const hl_unw_cursor_api_t *u = hl_unwind_cursor_api();
+    if (!fault_uc || !max || !u) return 0;
     unw_cursor_t cur;
-    if (unw_init_local2(&cur, (unw_context_t *)fault_uc, UNW_INIT_SIGNAL_FRAME) != 0) return 0;
+    if (u->init_local2(&cur, fault_uc, UNW_INIT_SIGNAL_FRAME) != 0) return 0;
     size_t n = 0;
     do {
-        unw_word_t ip = 0;
-        if (unw_get_reg(&cur, UNW_REG_IP, &ip) != 0 || !ip) break;
+        unsigned long ip = 0;
+        if (u->get_reg(&cur, UNW_REG_IP, &ip) != 0 || !ip) break;
         ips[n++] = ip;
-    } while (n < max && unw_step(&cur) > 0);
+    } while (n < max && u->step(&cur) > 0);
     return n;
 }
 

@@ -3,6 +3,7 @@
 
 #ifdef HL_UNWIND_LINKED
 
+#define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
 hl_unw_backtrace_fn hl_unwind_backtrace_fn(void)
@@ -10,7 +11,32 @@ hl_unw_backtrace_fn hl_unwind_backtrace_fn(void)
     return unw_backtrace;
 }
 
+static int linked_init_local2(void *c, void *ctx, int flag)
+{
+    return unw_init_local2((unw_cursor_t *)c, (unw_context_t *)ctx, flag);
+}
+static int linked_get_reg(void *c, int reg, unsigned long *val)
+{
+    unw_word_t w = 0;
+    int r = unw_get_reg((unw_cursor_t *)c, reg, &w);
+    *val = (unsigned long)w;
+    return r;
+}
+static int linked_step(void *c)
+{
+    return unw_step((unw_cursor_t *)c);
+}
+static const hl_unw_cursor_api_t linked_api = {linked_init_local2, linked_get_reg, linked_step};
+
+const hl_unw_cursor_api_t *hl_unwind_cursor_api(void)
+{
+    return &linked_api;
+}
+
 #else
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
 
 #include "internal.h"
 
@@ -26,6 +52,21 @@ enum { UNW_NOT_LOADED = 0, UNW_LOADING = 1, UNW_LOADED = 2 };
 
 static int unw_state;
 static hl_unw_backtrace_fn unw_fn;
+static hl_unw_cursor_api_t unw_api; /* complete, or all NULL */
+
+/* The cursor functions' symbol names: libunwind.h maps unw_init_local2 & co. to
+ * architecture-prefixed names (_ULx86_64_init_local2 with UNW_LOCAL_ONLY). */
+#define HL_UNW_STR2(x)   #x
+#define HL_UNW_STR(x)    HL_UNW_STR2(x)
+
+static void api_lookup(void *h)
+{
+    hl_unw_cursor_api_t a;
+    *(void **)&a.init_local2 = dlsym(h, HL_UNW_STR(unw_init_local2));
+    *(void **)&a.get_reg = dlsym(h, HL_UNW_STR(unw_get_reg));
+    *(void **)&a.step = dlsym(h, HL_UNW_STR(unw_step));
+    if (a.init_local2 && a.get_reg && a.step) unw_api = a;
+}
 
 static void unw_say(const char *what, const char *err)
 {
@@ -52,13 +93,16 @@ static __attribute__((noinline, cold)) hl_unw_backtrace_fn unw_load(void)
         return st == UNW_LOADED ? __atomic_load_n(&unw_fn, __ATOMIC_ACQUIRE) : NULL;
     /* Already there (record preloads it; a program may link it): no dlopen at all. */
     hl_unw_backtrace_fn fn = (hl_unw_backtrace_fn)dlsym(RTLD_DEFAULT, "unw_backtrace");
-    if (!fn) {
+    if (fn) {
+        api_lookup(RTLD_DEFAULT);
+    } else {
         void *h = dlopen(HL_UNWIND_SONAME, RTLD_NOW | RTLD_LOCAL);
         if (!h) {
             unw_say("dlopen", dlerror());
         } else {
             fn = (hl_unw_backtrace_fn)dlsym(h, "unw_backtrace");
             if (!fn) unw_say("unw_backtrace", dlerror());
+            api_lookup(h);
         }
     }
     __atomic_store_n(&unw_fn, fn, __ATOMIC_RELEASE);
@@ -84,6 +128,12 @@ hl_unw_backtrace_fn hl_unwind_backtrace_fn(void)
     if (__builtin_expect(__atomic_load_n(&unw_state, __ATOMIC_ACQUIRE) == UNW_LOADED, 1))
         return __atomic_load_n(&unw_fn, __ATOMIC_RELAXED);
     return unw_load();
+}
+
+const hl_unw_cursor_api_t *hl_unwind_cursor_api(void)
+{
+    if (__atomic_load_n(&unw_state, __ATOMIC_ACQUIRE) != UNW_LOADED || !unw_api.step) return NULL;
+    return &unw_api;
 }
 
 #endif

@@ -21,4 +21,15 @@ typedef int (*hl_unw_backtrace_fn)(void **buf, int n);
  * calls the pointer itself, so that no frame of ours lies between it and the unwinder. */
 hl_unw_backtrace_fn hl_unwind_backtrace_fn(void);
 
+/* libunwind's cursor functions, for a walk from a signal context (fault.c: the stack at a
+ * faulting access). Found with unw_backtrace; NULL until libunwind is loaded — never loaded
+ * from here, since the caller is a signal handler (the walk then has no frames; a hardened
+ * process has loaded it at its first captured stack). */
+typedef struct {
+    int (*init_local2)(void *cursor, void *context, int flag);
+    int (*get_reg)(void *cursor, int reg, unsigned long *val);
+    int (*step)(void *cursor);
+} hl_unw_cursor_api_t;
+const hl_unw_cursor_api_t *hl_unwind_cursor_api(void);
+
 #endif
