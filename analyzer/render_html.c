@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "flame.h"
+#include "leakclass.h"
 #include "hl_schema.h"
 #include "render.h"
 #include "suppress.h"
@@ -452,6 +453,43 @@ static const char script[] =
     "e.textContent='charts='+c.length+' with-data='+d+' '+s.join(' ');"
     "e.setAttribute('data-charts',c.length);e.setAttribute('data-with-data',d);})();";
 
+/* The leak scan's classes (leakclass.h) in the leak section: one row per class, then the
+ * lost bytes per allocation site (function, file:line). */
+static void leak_classes_html(FILE *f, const hl_report_t *r, int top)
+{
+    const hl_leakclass_report_t *lc = r->leakclass;
+    if (!lc) return;
+    fprintf(f,
+            "<table id=\"leak-classes\"><caption>Reachability scan at exit (%s; %" PRIu64
+            " of %" PRIu64 " other threads scanned)</caption>\n"
+            "<tr><th class=\"l\">class</th><th>blocks</th><th>bytes</th></tr>\n",
+            hl_leakclass_status(lc->status), lc->threads_scanned, lc->threads);
+    for (int k = 1; k <= 3; k++)
+        fprintf(f,
+                "<tr class=\"leak-c%d\"><td class=\"l\">%s</td><td>%" PRIu64 "</td><td>%" PRIu64
+                "</td></tr>\n",
+                k, hl_leakclass_labels[k], lc->blocks[k], lc->bytes[k]);
+    fprintf(f,
+            "<tr class=\"leak-lost\"><td class=\"l\">leaked (definitely + indirectly lost)</td>"
+            "<td>%" PRIu64 "</td><td>%" PRIu64 "</td></tr>\n</table>\n",
+            lc->blocks[1] + lc->blocks[2], lc->bytes[1] + lc->bytes[2]);
+    if (!lc->nsites) return;
+    fputs("<table id=\"leak-class-sites\"><tr><th>definitely lost</th><th>indirectly lost</th>"
+          "<th class=\"l\">allocation site</th></tr>\n",
+          f);
+    for (size_t i = 0; i < lc->nsites && i < (size_t)top; i++) {
+        const hl_leak_site_t *s = &lc->sites[i];
+        hl_frames_t fr = {0};
+        if (s->stack >= 0) hl_frames_load(r->db, s->stack, &fr);
+        fprintf(f, "<tr><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td class=\"l\">",
+                s->definite_bytes, s->indirect_bytes);
+        hl_html_esc(f, fr.n ? hl_frames_site(&fr) : "(no stack)");
+        fputs("</td></tr>\n", f);
+        hl_frames_free(&fr);
+    }
+    fputs("</table>\n", f);
+}
+
 int hl_render_html(const char *out_path, hl_report_t *r, const hl_render_opts_t *o)
 {
     FILE *f = fopen(out_path, "w");
@@ -612,6 +650,7 @@ int hl_render_html(const char *out_path, hl_report_t *r, const hl_render_opts_t 
                     "<p class=\"suppressed\">suppressed: %" PRIu64 " blocks, %" PRIu64
                     " bytes (%s)</p>\n",
                     r->supp_blocks[k], r->supp_bytes[k], hl_supp_labels[k]);
+    leak_classes_html(f, r, top);
     hl_flame_init(&flame);
     size_t *lx;
     size_t nl = hl_leak_sites(r, &lx);

@@ -279,15 +279,15 @@ sqlite3 *hl_store_db(hl_store_t *st);
 
 /* ---- leak classes (ingest_leakclass.c): tables leak_block and leak_scan ---------------- */
 
-typedef struct hl_leakclass_s hl_leakclass_t;
+typedef struct hl_ileak_s hl_ileak_t;
 
-hl_leakclass_t *hl_leakclass_new(sqlite3 *db);
-void hl_leakclass_free(hl_leakclass_t *lc);
+hl_ileak_t *hl_ileak_new(sqlite3 *db);
+void hl_ileak_free(hl_ileak_t *lc);
 /* A class for block id (found live) of process pid, or a pointer the ledger did not know
  * (block 0: counted as unmatched). */
-int hl_leakclass_block(hl_leakclass_t *lc, uint32_t pid, int64_t block, unsigned cls);
+int hl_ileak_block(hl_ileak_t *lc, uint32_t pid, int64_t block, unsigned cls);
 /* The summary of pid's scan (n words of the leak_scan event). */
-int hl_leakclass_scan(hl_leakclass_t *lc, uint32_t pid, uint64_t ts, const uint64_t *w, size_t n);
+int hl_ileak_scan(hl_ileak_t *lc, uint32_t pid, uint64_t ts, const uint64_t *w, size_t n);
 
 /* ---- ledger (ingest_ledger.c) --------------------------------------------------------- */
 

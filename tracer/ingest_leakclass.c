@@ -14,7 +14,7 @@
 
 #define LEAK_PIDS 64 /* processes with a scan under way at once (unmatched counters) */
 
-struct hl_leakclass_s {
+struct hl_ileak_s {
     sqlite3 *db;
     sqlite3_stmt *ins_block, *ins_scan;
     struct {
@@ -23,15 +23,15 @@ struct hl_leakclass_s {
     } pend[LEAK_PIDS];
 };
 
-hl_leakclass_t *hl_leakclass_new(sqlite3 *db)
+hl_ileak_t *hl_ileak_new(sqlite3 *db)
 {
-    hl_leakclass_t *lc = calloc(1, sizeof *lc);
+    hl_ileak_t *lc = calloc(1, sizeof *lc);
     if (!lc) return NULL;
     lc->db = db;
     return lc;
 }
 
-void hl_leakclass_free(hl_leakclass_t *lc)
+void hl_ileak_free(hl_ileak_t *lc)
 {
     if (!lc) return;
     sqlite3_finalize(lc->ins_block);
@@ -40,7 +40,7 @@ void hl_leakclass_free(hl_leakclass_t *lc)
 }
 
 /* Prepared at the first use: runs without a scan never touch these tables. */
-static int prepare(hl_leakclass_t *lc)
+static int prepare(hl_ileak_t *lc)
 {
     if (lc->ins_block) return 0;
     if (sqlite3_prepare_v2(lc->db, "INSERT OR REPLACE INTO leak_block(block, class) VALUES (?, ?)",
@@ -59,7 +59,7 @@ static int prepare(hl_leakclass_t *lc)
     return 0;
 }
 
-static uint64_t *unmatched_of(hl_leakclass_t *lc, uint32_t pid)
+static uint64_t *unmatched_of(hl_ileak_t *lc, uint32_t pid)
 {
     for (size_t i = 0; i < LEAK_PIDS; i++)
         if (lc->pend[i].pid == pid) return &lc->pend[i].unmatched;
@@ -72,7 +72,7 @@ static uint64_t *unmatched_of(hl_leakclass_t *lc, uint32_t pid)
     return NULL;
 }
 
-static int step(hl_leakclass_t *lc, sqlite3_stmt *s)
+static int step(hl_ileak_t *lc, sqlite3_stmt *s)
 {
     int rc = sqlite3_step(s);
     sqlite3_reset(s);
@@ -81,7 +81,7 @@ static int step(hl_leakclass_t *lc, sqlite3_stmt *s)
     return -1;
 }
 
-int hl_leakclass_block(hl_leakclass_t *lc, uint32_t pid, int64_t block, unsigned cls)
+int hl_ileak_block(hl_ileak_t *lc, uint32_t pid, int64_t block, unsigned cls)
 {
     if (cls < 1 || cls > 3) return 0; /* not a class of this version: ignored */
     if (!block) {
@@ -95,7 +95,7 @@ int hl_leakclass_block(hl_leakclass_t *lc, uint32_t pid, int64_t block, unsigned
     return step(lc, lc->ins_block);
 }
 
-int hl_leakclass_scan(hl_leakclass_t *lc, uint32_t pid, uint64_t ts, const uint64_t *w, size_t n)
+int hl_ileak_scan(hl_ileak_t *lc, uint32_t pid, uint64_t ts, const uint64_t *w, size_t n)
 {
     if (n < 13) return 0; /* not the summary of this version */
     if (prepare(lc) != 0) return -1;
