@@ -19,6 +19,7 @@
  */
 #include "internal.h"
 #include "leakscan.h"
+#include "stack.h"
 
 #include <link.h>
 #include <string.h>
@@ -410,6 +411,45 @@ static int map_table(scan_t *s, size_t cap)
     return 0;
 }
 
+/* Is ip in the exit machinery's modules: libc, ld.so or libheapledger.so itself? */
+static int runtime_ip(const scan_t *s, uintptr_t ip)
+{
+    uintptr_t a, b, sa, sb;
+    const char *path, *self;
+    size_t plen, slen;
+    if (!hl_leak_mapping_path(s->maps, s->maps_len, ip, &a, &b, &path, &plen)) return 0;
+    if (hl_leak_mapping_path(s->maps, s->maps_len, (uintptr_t)hl_leakscan_at_exit, &sa, &sb, &self,
+                             &slen) &&
+        slen == plen && !memcmp(path, self, plen))
+        return 1;
+    const char *base = path + plen;
+    while (base > path && base[-1] != '/')
+        base--;
+    size_t bl = (size_t)(path + plen - base);
+    return (bl >= 7 && !memcmp(base, "libc.so", 7)) || (bl >= 5 && !memcmp(base, "libc-", 5)) ||
+           (bl >= 8 && !memcmp(base, "ld-linux", 8));
+}
+
+/* Where the exiting thread's roots start: just above the return address into the first frame
+ * outside the exit machinery (the program's caller of exit, or _start when main returned);
+ * from is the scan's entry frame, the fallback when no such frame is found. */
+static uintptr_t program_frames(scan_t *s, uintptr_t from)
+{
+    uint64_t ips[64];
+    hl_tls.in_trace++; /* the unwinder's first walk may allocate: the tracer's heap serves it */
+    size_t n = hl_stack_capture(ips, 64, 0);
+    hl_tls.in_trace--;
+    size_t i = 0;
+    while (i < n && runtime_ip(s, ips[i]))
+        i++;
+    uintptr_t a, b;
+    int anon;
+    if (i == n || !hl_leak_mapping(s->maps, s->maps_len, from, &a, &b, &anon)) return from;
+    for (uintptr_t p = (from + 7) & ~(uintptr_t)7; p + 8 <= b; p += 8)
+        if (*(const uint64_t *)p == ips[i]) return p + 8;
+    return from;
+}
+
 static hl_noinline void leak_scan(scan_t *s, const uint64_t *regs, size_t nregs,
                                   uintptr_t stack_from)
 {
@@ -424,6 +464,8 @@ static hl_noinline void leak_scan(scan_t *s, const uint64_t *regs, size_t nregs,
         return;
     }
     dl_iterate_phdr(phdr_cb, s);
+    s->maps_len = hl_leak_read_maps(s->maps, MAPS_CAP);
+    stack_from = program_frames(s, stack_from);
     hl_leak_thread_t *th = NULL;
     size_t nth = 0, others = 0;
     int locked = 0;
@@ -508,9 +550,11 @@ static void print_summary(const hl_leak_summary_t *m)
         hl_out_str(&o, " other threads scanned; ");
         hl_out_size(&o, m->root_bytes + m->heap_bytes);
         hl_out_str(&o, " read in ");
-        hl_out_u64(&o, m->ns / 1000000);
-        hl_out_str(&o, ".");
-        hl_out_u64w(&o, m->ns / 1000 % 1000, 3);
+        uint64_t us = m->ns / 1000;
+        char frac[5] = {'.', (char)('0' + us % 1000 / 100), (char)('0' + us % 100 / 10),
+                        (char)('0' + us % 10), 0};
+        hl_out_u64(&o, us / 1000);
+        hl_out_str(&o, frac);
         hl_out_str(&o, " ms");
     }
     hl_out_str(&o, "\n");

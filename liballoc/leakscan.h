@@ -6,7 +6,10 @@
  *
  *   roots   writable PT_LOAD segments of every loaded module (dl_iterate_phdr) except
  *           libheapledger.so itself; the exiting thread's callee-saved registers and its
- *           stack above the scan's own frame; every other thread's registers (from the
+ *           stack above the exit machinery's frames (the first frame outside libc, ld.so and
+ *           libheapledger.so up: the allocator's own frames of earlier calls leave stale
+ *           pointers in the stack below the program's frames, which exit's frames then
+ *           cover without overwriting); every other thread's registers (from the
  *           signal frame) and its stack from sp - 128 (the red zone) to the end of the
  *           mapping that holds sp; the mapping that holds a thread's thread pointer when it is
  *           not its stack (the main thread's TCB and static TLS), up to HL_LEAK_TLS_MAX
@@ -96,6 +99,10 @@ typedef struct hl_leak_thread_s {
  * exiting) have state 0. Call hl_leak_resume() afterwards, in every case. */
 hl_leak_thread_t *hl_leak_stop(size_t *n, size_t *others);
 void hl_leak_resume(void);
+
+/* The same with the mapping's path (not NUL-terminated, *plen 0 for an anonymous one). */
+int hl_leak_mapping_path(const char *maps, size_t len, uintptr_t addr, uintptr_t *start,
+                         uintptr_t *end, const char **path, size_t *plen);
 
 /* Read /proc/self/maps into buf (raw syscalls); returns its length. */
 size_t hl_leak_read_maps(char *buf, size_t cap);

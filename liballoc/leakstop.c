@@ -260,6 +260,16 @@ static uintptr_t hexnum(const char **s)
 int hl_leak_mapping(const char *maps, size_t len, uintptr_t addr, uintptr_t *start, uintptr_t *end,
                     int *anon)
 {
+    const char *path;
+    size_t plen;
+    int r = hl_leak_mapping_path(maps, len, addr, start, end, &path, &plen);
+    if (r) *anon = plen == 0;
+    return r;
+}
+
+int hl_leak_mapping_path(const char *maps, size_t len, uintptr_t addr, uintptr_t *start,
+                         uintptr_t *end, const char **path, size_t *plen)
+{
     const char *p = maps, *e = maps + len;
     while (p < e) {
         const char *nl = memchr(p, '\n', (size_t)(e - p));
@@ -284,7 +294,8 @@ int hl_leak_mapping(const char *maps, size_t len, uintptr_t addr, uintptr_t *sta
                     q++;
                 *start = a;
                 *end = b;
-                *anon = q >= nl;
+                *path = q;
+                *plen = (size_t)(nl - q);
                 return 1;
             }
         }

@@ -8,8 +8,12 @@ $(LEAKS_DIR)/leak_known: tests/leaks/leak_known.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $< -lpthread
 
+$(LEAKS_DIR)/leak_list: tests/leaks/leak_list.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $<
+
 .PHONY: leaks-check
-leaks-check: $(LEAKS_DIR)/leak_known $(BIN_DIR)/heapledger $(LIB_DIR)/libheapledger.so \
+leaks-check: $(LEAKS_DIR)/leak_known $(LEAKS_DIR)/leak_list $(BIN_DIR)/heapledger $(LIB_DIR)/libheapledger.so \
              $(LIB_DIR)/libheapledger-tp.so
 	@BUILD=$(BUILD) tests/leaks/leaks_test.sh
 
