@@ -10,10 +10,14 @@
  *   large    a 1 MiB block (large tier) lost: 1 definitely lost
  *   mid      a 8 KiB block (mid tier) reachable only from a global through an interior
  *            pointer: reachable (interior pointers count)
+ *   blocked  (argv[1] "blocked" only) a 176-byte block whose only pointer is on the stack of a
+ *            thread that blocks every signal: that thread cannot be stopped, so the scan is
+ *            partial and the block (and that thread's DTV) show as definitely lost
  * Every pointer the program drops is overwritten first, so no copy stays in a register or a
  * dead stack slot of main's callees (the scan is conservative, as memcheck's).
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,8 +90,9 @@ static __attribute__((noinline)) void make_mid(void)
 static void *stack_thread(void *arg)
 {
     (void)arg;
-    void *volatile slot = alloc(112);
-    memset(slot, 0, 112);
+    size_t n = arg ? 176 : 112;
+    void *volatile slot = alloc(n);
+    memset(slot, 0, n);
     pthread_mutex_lock(&mu);
     ready++;
     pthread_cond_broadcast(&cv);
@@ -95,6 +100,15 @@ static void *stack_thread(void *arg)
         pthread_cond_wait(&cv, &mu);
     pthread_mutex_unlock(&mu);
     return NULL;
+}
+
+/* Blocks every signal (the scan cannot stop it), then parks like stack_thread. */
+static void *blocked_thread(void *arg)
+{
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    return stack_thread(arg);
 }
 
 /* Spins with the block's only pointer in r12 (never stored to memory). */
@@ -117,6 +131,7 @@ static void *reg_thread(void *arg)
 int main(int argc, char **argv)
 {
     int threads = !(argc > 1 && !strcmp(argv[1], "nothreads"));
+    int blocked = argc > 1 && !strcmp(argv[1], "blocked");
     setvbuf(stdout, NULL, _IONBF, 0);
     make_list();
     make_cycle();
@@ -128,7 +143,11 @@ int main(int argc, char **argv)
         pthread_t t1, t2;
         pthread_create(&t1, NULL, stack_thread, NULL);
         pthread_create(&t2, NULL, reg_thread, NULL);
-        while (__atomic_load_n(&ready, __ATOMIC_SEQ_CST) < 2)
+        if (blocked) {
+            pthread_t t3;
+            pthread_create(&t3, NULL, blocked_thread, (void *)1);
+        }
+        while (__atomic_load_n(&ready, __ATOMIC_SEQ_CST) < 2 + blocked)
             usleep(1000);
     }
     printf("ready\n");
