@@ -59,6 +59,10 @@ typedef struct scan_s {
     blk_t *blk;
     uint8_t *st;
     uint32_t *work;
+    blk_t *tmp;       /* the radix sort's second buffer */
+    uint32_t *counts; /* its digit counts */
+    uint32_t *pages;  /* page index (build_pages), NULL: none */
+    size_t pages_len;
     size_t n, cap, nwork;
     uintptr_t lo, hi;
     /* the group being built in step 5 */
@@ -178,37 +182,39 @@ static void add_mid(void *ptr, size_t usable, int is_free, void *arg)
     add_block(s, (uintptr_t)ptr, usable + HL_TLSF_USED_OVERHEAD);
 }
 
-static void sift(blk_t *a, size_t i, size_t n)
+/* LSD radix sort by address, 16 bits a pass over bits 4..51 (user pointers are 16-aligned and
+ * below 2^47): three passes through tmp, O(n), no allocation (qsort may allocate); a pass
+ * whose digit is the same for every block is skipped. counts: 65536 entries. */
+static void sort_blocks(blk_t *a, blk_t *tmp, size_t n, uint32_t *counts)
 {
-    for (;;) {
-        size_t l = 2 * i + 1, m = i;
-        if (l < n && a[l].start > a[m].start) m = l;
-        if (l + 1 < n && a[l + 1].start > a[m].start) m = l + 1;
-        if (m == i) return;
-        blk_t t = a[i];
-        a[i] = a[m];
-        a[m] = t;
-        i = m;
+    for (unsigned shift = 4; shift < 52; shift += 16) {
+        memset(counts, 0, 65536 * sizeof *counts);
+        for (size_t i = 0; i < n; i++)
+            counts[(a[i].start >> shift) & 0xffff]++;
+        if (n && counts[(a[0].start >> shift) & 0xffff] == n) continue;
+        uint32_t sum = 0;
+        for (size_t d = 0; d < 65536; d++) {
+            uint32_t c = counts[d];
+            counts[d] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            tmp[counts[(a[i].start >> shift) & 0xffff]++] = a[i];
+        memcpy(a, tmp, n * sizeof *a);
     }
 }
 
-/* Heapsort by address: in place, O(n log n), no allocation (qsort may allocate). */
-static void sort_blocks(blk_t *a, size_t n)
-{
-    for (size_t i = n / 2; i-- > 0;)
-        sift(a, i, n);
-    for (size_t k = n; k-- > 1;) {
-        blk_t t = a[0];
-        a[0] = a[k];
-        a[k] = t;
-        sift(a, 0, k);
-    }
-}
-
-/* Index of the block whose range holds v (interior pointers included), else NONE. */
+/* Index of the block whose range holds v (interior pointers included), else NONE; v must lie
+ * in [lo, hi) when the page index exists. With it, the search covers only the blocks that
+ * start in v's page, and falls back to the one before them. */
 static inline size_t find(const scan_t *s, uintptr_t v)
 {
     size_t lo = 0, hi = s->n;
+    if (s->pages) {
+        size_t g = (v - s->lo) >> HL_LEAK_PAGE_SHIFT;
+        lo = s->pages[g];
+        hi = s->pages[g + 1];
+    }
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (s->blk[mid].start <= v)
@@ -219,6 +225,25 @@ static inline size_t find(const scan_t *s, uintptr_t v)
     if (!lo) return NONE;
     const blk_t *b = &s->blk[lo - 1];
     return v - b->start < (b->len ? b->len : 1) ? lo - 1 : NONE;
+}
+
+/* The page index: pages[g] = the first block that starts at or after lo + g pages (so the
+ * block holding an address of page g is in [pages[g] - 1, pages[g + 1])). Not built when the
+ * heap's address range has more than HL_LEAK_PAGES_MAX pages (find then searches all). */
+static void build_pages(scan_t *s)
+{
+    size_t np = ((s->hi - s->lo) >> HL_LEAK_PAGE_SHIFT) + 2;
+    if (!s->n || np > HL_LEAK_PAGES_MAX) return;
+    s->pages_len = hl_align_up(np * sizeof *s->pages, hl_page_size);
+    s->pages = hl_os_map_quiet(s->pages_len, hl_page_size, "leakscan");
+    if (!s->pages) return;
+    size_t j = 0;
+    for (size_t g = 0; g < np; g++) {
+        uintptr_t at = s->lo + ((uintptr_t)g << HL_LEAK_PAGE_SHIFT);
+        while (j < s->n && s->blk[j].start < at)
+            j++;
+        s->pages[g] = (uint32_t)j;
+    }
 }
 
 /* Mark the slots of a free chain (at most max links) as free; a link that is not the start
@@ -249,8 +274,14 @@ static void build_table(scan_t *s)
         char *p = (char *)l + l->off;
         add_block(s, (uintptr_t)p, hl_large_usable(p));
     }
-    sort_blocks(s->blk, s->n);
+    sort_blocks(s->blk, s->tmp, s->n, s->counts);
+    hl_os_decommit(s->tmp, s->cap * sizeof *s->tmp); /* pages back: not needed any more */
     memset(s->st, ST_UNMARKED, s->n);
+    if (s->n) {
+        s->lo = s->blk[0].start;
+        s->hi = s->blk[s->n - 1].start + s->blk[s->n - 1].len + 1;
+    }
+    build_pages(s);
     /* Tiny slots that are free although carved. */
     for (unsigned c = 0; c < HL_CLASS_COUNT; c++) {
         hl_tiny_class_t *tc = &h->tiny.cls[c];
@@ -262,10 +293,6 @@ static void build_table(scan_t *s)
             hl_tbin_t *b = &s->caches[t]->bins[HL_TAG_TINY | c];
             if (b->cap) free_chain(s, b->head, hl_bin_count(b));
         }
-    }
-    if (s->n) {
-        s->lo = s->blk[0].start;
-        s->hi = s->blk[s->n - 1].start + s->blk[s->n - 1].len + 1;
     }
 }
 
@@ -401,12 +428,16 @@ static int map_fixed(scan_t *s)
 static int map_table(scan_t *s, size_t cap)
 {
     cap += 16;
-    s->tab_len = hl_align_up(cap * (sizeof(blk_t) + 1 + sizeof(uint32_t)) + 64, hl_page_size);
+    s->tab_len = hl_align_up(cap * (2 * sizeof(blk_t) + 1 + sizeof(uint32_t)) +
+                                 65536 * sizeof(uint32_t) + 64,
+                             hl_page_size);
     s->tab = hl_os_map_quiet(s->tab_len, hl_page_size, "leakscan");
     if (!s->tab) return -1;
     s->blk = (blk_t *)s->tab;
-    s->work = (uint32_t *)(s->tab + cap * sizeof(blk_t));
-    s->st = (uint8_t *)(s->work + cap);
+    s->tmp = s->blk + cap;
+    s->work = (uint32_t *)(s->tmp + cap);
+    s->counts = s->work + cap;
+    s->st = (uint8_t *)(s->counts + 65536);
     s->cap = cap;
     return 0;
 }
@@ -605,4 +636,5 @@ void hl_leakscan_at_exit(hl_heap_t *h, unsigned mode, int traced)
     hl_tls.in_trace--;
     if (mode == 1) print_summary(&s.sum);
     if (s.tab) hl_os_unmap_quiet(s.tab, s.tab_len, "leakscan");
+    if (s.pages) hl_os_unmap_quiet(s.pages, s.pages_len, "leakscan");
 }

@@ -59,8 +59,10 @@ enum {
 #define HL_LEAK_BUDGET_WORDS (1ull << 28) /* 2 GiB of roots and blocks read */
 #define HL_LEAK_TLS_MAX      (1u << 20)
 #define HL_LEAK_TRIES        50
-#define HL_LEAK_THREADS      512 /* threads stopped at most; more are left unscanned */
-#define HL_LEAK_BATCH        64  /* blocks per leak_blocks event */
+#define HL_LEAK_THREADS      512        /* threads stopped at most; more are left unscanned */
+#define HL_LEAK_PAGE_SHIFT   12         /* the page index's granule (find) */
+#define HL_LEAK_PAGES_MAX    (1u << 24) /* pages of heap address range indexed at most */
+#define HL_LEAK_BATCH        64         /* blocks per leak_blocks event */
 
 /* Summary of one scan (the leak_scan event; words in this order). */
 typedef struct hl_leak_summary_s {
