@@ -174,6 +174,20 @@ t_partial() {
     contains "$WORK/b.txt" "2 of 3 other threads scanned, partial: some threads could not be stopped"
 }
 
+# The same answer in every heap layout: a fixed arena (TLSF only; with tiny slabs carved from
+# the arena, which are TLSF blocks but not the program's), everything above 1K in the large
+# tier, no thread cache, rotation. Hardened mode is refused with a message.
+t_layouts() {
+    local o
+    for o in arena=8M arena=8M,tiny=1 mid_max=1K tcache=0 rotate=1; do
+        HEAPLEDGER_OPTIONS=leaks=1,$o LD_PRELOAD=$LIB timeout 60 "$PROG" >/dev/null 2>"$WORK/o.err"
+        grep -q "leak scan: 4 blocks (1.0 MiB) definitely lost, 3 blocks ([0-9]* B) indirectly lost, 9 blocks" "$WORK/o.err" ||
+            { note "FAIL: $o: $(cat "$WORK/o.err")"; return 1; }
+    done
+    HEAPLEDGER_OPTIONS=leaks=1,harden=1 LD_PRELOAD=$LIB timeout 60 "$PROG" >/dev/null 2>"$WORK/h.err"
+    contains "$WORK/h.err" "leak scan: not done: hardened mode (quarantine and guard pages) is not scanned"
+}
+
 echo "leaks: $PROG"
 run t_preload_summary
 run t_preload_default_quiet
@@ -184,5 +198,6 @@ run t_bad_value
 run t_memcheck
 run t_lost_list
 run t_partial
+run t_layouts
 echo "leaks: $pass passed, $fail failed"
 [ "$fail" -eq 0 ] || { echo "failed: ${failed[*]}"; exit 1; }
