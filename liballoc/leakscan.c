@@ -344,6 +344,20 @@ static void drain(scan_t *s)
     }
 }
 
+/* Does [a, b) hold a live or free block of the table (a heap region, not a root)? */
+static int holds_blocks(const scan_t *s, uintptr_t a, uintptr_t b)
+{
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) { /* the first block that ends after a */
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->blk[mid].start + s->blk[mid].len <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < s->n && s->blk[lo].start < b;
+}
+
 /* A thread's stack from sp (minus the red zone) to the end of its mapping, and the mapping of
  * its thread pointer when that is another one (static TLS and TCB of the main thread). */
 static void scan_thread(scan_t *s, uintptr_t sp, uintptr_t tp, uintptr_t redzone)
@@ -355,9 +369,19 @@ static void scan_thread(scan_t *s, uintptr_t sp, uintptr_t tp, uintptr_t redzone
         scan_words(s, from, b, &s->sum.root_bytes);
         if (tp >= a && tp < b) return;
     }
-    if (tp && hl_leak_mapping(s->maps, s->maps_len, tp, &ta, &tb, &anon) && anon &&
-        tb - ta <= HL_LEAK_TLS_MAX && (tb <= s->lo || ta >= s->hi))
-        scan_words(s, ta, tb, &s->sum.root_bytes);
+    if (!tp || !hl_leak_mapping(s->maps, s->maps_len, tp, &ta, &tb, &anon) || !anon) return;
+    /* The TCB and static TLS around the thread pointer, within the mapping. The kernel merges
+     * neighbouring anonymous mappings, so that mapping may hold heap regions too: words inside
+     * a block are then skipped (a block's contents are never a root). */
+    uintptr_t from = tp - ta > HL_LEAK_TLS_MAX ? tp - HL_LEAK_TLS_MAX : ta;
+    uintptr_t to = tb - tp > HL_LEAK_TCB_MAX ? tp + HL_LEAK_TCB_MAX : tb;
+    if (!holds_blocks(s, from, to)) {
+        scan_words(s, from, to, &s->sum.root_bytes);
+        return;
+    }
+    for (uintptr_t w = (from + 7) & ~(uintptr_t)7; w + 8 <= to; w += 8)
+        if (w < s->lo || w >= s->hi || find(s, w) == NONE)
+            scan_words(s, w, w + 8, &s->sum.root_bytes);
 }
 
 static void mark_roots(scan_t *s, const uint64_t *regs, size_t nregs, uintptr_t stack_from,

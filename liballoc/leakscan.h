@@ -12,7 +12,8 @@
  *           cover without overwriting); every other thread's registers (from the
  *           signal frame) and its stack from sp - 128 (the red zone) to the end of the
  *           mapping that holds sp; the mapping that holds a thread's thread pointer when it is
- *           not its stack (the main thread's TCB and static TLS), up to HL_LEAK_TLS_MAX
+ *           not its stack (the main thread's TCB and static TLS): HL_LEAK_TLS_MAX below the
+ *           thread pointer and HL_LEAK_TCB_MAX above it, words inside heap blocks skipped
  *   heap    transitively: a word that points into [ptr, ptr + usable) of a live block marks
  *           it (interior pointers count, as in LSan's default); marked blocks are scanned
  *
@@ -57,7 +58,8 @@ enum {
 };
 
 #define HL_LEAK_BUDGET_WORDS (1ull << 28) /* 2 GiB of roots and blocks read */
-#define HL_LEAK_TLS_MAX      (1u << 20)
+#define HL_LEAK_TLS_MAX      (1u << 20)   /* static TLS below a thread pointer, scanned at most */
+#define HL_LEAK_TCB_MAX      (64u << 10)  /* TCB above it */
 #define HL_LEAK_TRIES        50
 #define HL_LEAK_THREADS      512        /* threads stopped at most; more are left unscanned */
 #define HL_LEAK_PAGE_SHIFT   12         /* the page index's granule (find) */

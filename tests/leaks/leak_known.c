@@ -10,6 +10,8 @@
  *   large    a 1 MiB block (large tier) lost: 1 definitely lost
  *   mid      a 8 KiB block (mid tier) reachable only from a global through an interior
  *            pointer: reachable (interior pointers count)
+ *   tls      a 208-byte block whose only pointer is a __thread variable of the main thread:
+ *            reachable (static TLS is a root)
  *   blocked  (argv[1] "blocked" only) a 176-byte block whose only pointer is on the stack of a
  *            thread that blocks every signal: that thread cannot be stopped, so the scan is
  *            partial and the block (and that thread's DTV) show as definitely lost
@@ -31,6 +33,7 @@ struct node {
 
 struct node *list_head; /* globals: stores the compiler must keep */
 char *mid_interior;
+__thread void *tls_keep;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static int ready, done;
@@ -86,6 +89,12 @@ static __attribute__((noinline)) void make_mid(void)
     mid_interior = p + 1000;
 }
 
+static __attribute__((noinline)) void make_tls(void)
+{
+    tls_keep = alloc(208);
+    memset(tls_keep, 0, 208);
+}
+
 /* Parks with the block's only pointer in a stack slot. */
 static void *stack_thread(void *arg)
 {
@@ -139,6 +148,7 @@ int main(int argc, char **argv)
     make_plain();
     make_large();
     make_mid();
+    make_tls();
     if (threads) {
         pthread_t t1, t2;
         pthread_create(&t1, NULL, stack_thread, NULL);
