@@ -45,10 +45,9 @@ void hl_large_setup(hl_heap_t *h)
     h->large.list = NULL;
 }
 
-/* The default heap lists its blocks only for the leak scan (leaks=1|2, leakscan.h). */
 static void link_add(hl_heap_t *h, hl_large_link_t *l)
 {
-    if (h->is_default && !h->opt.leaks) return;
+    if (h->is_default) return;
     hl_lock(&h->large.lock);
     l->prev = NULL;
     l->next = h->large.list;
@@ -59,7 +58,7 @@ static void link_add(hl_heap_t *h, hl_large_link_t *l)
 
 static void link_del(hl_heap_t *h, hl_large_link_t *l)
 {
-    if (h->is_default && !h->opt.leaks) return;
+    if (h->is_default) return;
     hl_lock(&h->large.lock);
     if (l->prev)
         l->prev->next = l->next;

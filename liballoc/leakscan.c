@@ -4,12 +4,13 @@
  *   1. the writable segments of the loaded modules (dl_iterate_phdr takes the loader lock: done
  *      before any thread is stopped, which might hold it);
  *   2. stop the other threads (leakstop.c), then try every allocator lock (tiny classes, slab
- *      source, mid arenas, large list, thread registry); when one is held by a stopped thread,
+ *      source, mid arenas, large tier, thread registry); when one is held by a stopped thread,
  *      resume, yield and start again (HL_LEAK_TRIES times): with every lock taken and every
  *      other thread parked in the signal handler, the heap is a consistent snapshot;
  *   3. the live blocks into a table sorted by address: tiny slots carved in every slab minus
  *      those on a slab's free list, in a transfer batch or in a thread cache; used TLSF blocks
- *      (not the slabs an arena carves); the large list; each with its usable size;
+ *      (not the slabs an arena carves); large mappings from the page map's head pages, less
+ *      those cached (freed); each with its usable size;
  *   4. mark from the roots, then transitively (a work list: each block is pushed once);
  *   5. resume the threads, drop the locks; group the unmarked blocks in address order
  *      (definitely / indirectly lost, leakscan.h);
@@ -19,6 +20,7 @@
  */
 #include "internal.h"
 #include "leakscan.h"
+#include "pagemap.h"
 #include "stack.h"
 
 #include <link.h>
@@ -155,6 +157,12 @@ static void count_mid(void *ptr, size_t usable, int is_free, void *arg)
     if (!is_free) ++*(size_t *)arg;
 }
 
+static void count_large(void *page, void *arg)
+{
+    (void)page;
+    ++*(size_t *)arg;
+}
+
 /* Upper bound of the live blocks (locks held). */
 static size_t blocks_bound(scan_t *s)
 {
@@ -165,14 +173,28 @@ static size_t blocks_bound(scan_t *s)
             n += sl->bump;
     for (unsigned i = 0; i < h->mid.narenas; i++)
         hl_tlsf_walk(&h->mid.arenas[i].tlsf, count_mid, &n);
-    for (hl_large_link_t *l = h->large.list; l; l = l->next)
-        n++;
+    hl_pagemap_each(HL_PAGE_LARGE_HEAD, count_large, &n);
     return n;
 }
 
 static void add_block(scan_t *s, uintptr_t start, size_t len)
 {
     if (s->n < s->cap) s->blk[s->n++] = (blk_t){start, len};
+}
+
+/* A large mapping's head page (pagemap.h): its block, unless the mapping is cached (free) or
+ * its header is not a large block's yet (a stopped thread between mmap and the header). */
+static void add_large(void *page, void *arg)
+{
+    scan_t *s = arg;
+    const hl_large_t *l = &s->h->large;
+    for (unsigned i = 0; i < l->cache_count && i < HL_LARGE_CACHE_SLOTS; i++)
+        if (l->cache[i].base == page) return;
+    size_t off = ((const hl_large_link_t *)page)->off;
+    if (off < 48 || (off & 15) || off > (1ull << 40)) return;
+    const uint64_t *hdr = (const uint64_t *)((const char *)page + off - 16);
+    if (hdr[1] != ((uint64_t)HL_TAG_LARGE << 56 | off) || hdr[0] <= off) return;
+    add_block(s, (uintptr_t)page + off, hdr[0] - off);
 }
 
 static void add_mid(void *ptr, size_t usable, int is_free, void *arg)
@@ -270,10 +292,7 @@ static void build_table(scan_t *s)
         }
     for (unsigned i = 0; i < h->mid.narenas; i++)
         hl_tlsf_walk(&h->mid.arenas[i].tlsf, add_mid, s);
-    for (hl_large_link_t *l = h->large.list; l && s->n < s->cap; l = l->next) {
-        char *p = (char *)l + l->off;
-        add_block(s, (uintptr_t)p, hl_large_usable(p));
-    }
+    hl_pagemap_each(HL_PAGE_LARGE_HEAD, add_large, s);
     sort_blocks(s->blk, s->tmp, s->n, s->counts);
     hl_os_decommit(s->tmp, s->cap * sizeof *s->tmp); /* pages back: not needed any more */
     memset(s->st, ST_UNMARKED, s->n);
