@@ -12,8 +12,13 @@ $(LEAKS_DIR)/leak_list: tests/leaks/leak_list.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $<
 
+$(LEAKS_DIR)/leak_large: tests/leaks/leak_large.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $<
+
 .PHONY: leaks-check
-leaks-check: $(LEAKS_DIR)/leak_known $(LEAKS_DIR)/leak_list $(BIN_DIR)/heapledger $(LIB_DIR)/libheapledger.so \
+leaks-check: $(LEAKS_DIR)/leak_known $(LEAKS_DIR)/leak_list $(LEAKS_DIR)/leak_large \
+             $(BIN_DIR)/heapledger $(LIB_DIR)/libheapledger.so \
              $(LIB_DIR)/libheapledger-tp.so
 	@BUILD=$(BUILD) tests/leaks/leaks_test.sh
 
