@@ -644,6 +644,12 @@ int hl_render_html(const char *out_path, hl_report_t *r, const hl_render_opts_t 
 
     fprintf(f, "<h2>Leaks at exit: %" PRIu64 " blocks, %s</h2>\n", r->leak_blocks,
             human((double)r->leak_bytes, b1, sizeof b1));
+    if (r->leakclass) /* the headline of a scanned run: what it found lost (leak classes) */
+        fprintf(f,
+                "<p id=\"leaked\" class=\"headline\">Leaked at exit: %s in %" PRIu64
+                " blocks (definitely + indirectly lost, reachability scan)</p>\n",
+                human((double)(r->leakclass->bytes[1] + r->leakclass->bytes[2]), b2, sizeof b2),
+                r->leakclass->blocks[1] + r->leakclass->blocks[2]);
     for (int k = 1; k < 3; k++)
         if (r->supp_blocks[k])
             fprintf(f,

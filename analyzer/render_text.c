@@ -412,6 +412,12 @@ void hl_render_text(FILE *f, hl_report_t *r, const hl_render_opts_t *o)
 
     fprintf(f, "\nleaks at exit: %" PRIu64 " blocks, %" PRIu64 " bytes\n", r->leak_blocks,
             r->leak_bytes);
+    if (r->leakclass) /* the headline of a scanned run: what it found lost (leak classes) */
+        fprintf(f,
+                "leaked at exit: %" PRIu64 " blocks, %" PRIu64
+                " bytes (definitely + indirectly lost, reachability scan)\n",
+                r->leakclass->blocks[1] + r->leakclass->blocks[2],
+                r->leakclass->bytes[1] + r->leakclass->bytes[2]);
     if (r->leak_blocks) {
         fprintf(f, "  by size:\n  %14s %10s %14s\n", "size", "blocks", "bytes");
         for (size_t i = 0; i < r->nleak_sizes && i < (size_t)top; i++)

@@ -24,13 +24,15 @@
 #include "stack.h"
 
 #include <link.h>
+#include <sys/mman.h>
 #include <string.h>
 #include <time.h>
 
-#define MAPS_CAP   (1u << 20) /* /proc/self/maps text */
-#define ROOTS_CAP  4096u      /* writable segments */
-#define CACHES_CAP 8192u      /* thread caches */
-#define NONE       ((size_t)-1)
+#define MAPS_CAP      (1u << 20) /* /proc/self/maps text */
+#define ROOTS_CAP     4096u      /* writable segments */
+#define CACHES_CAP    8192u      /* thread caches */
+#define MINCORE_PAGES 65536u     /* pages per mincore call (256 MiB) */
+#define NONE          ((size_t)-1)
 
 enum { ST_UNMARKED = 0, ST_REACH, ST_DEF, ST_IND, ST_FREE };
 
@@ -55,6 +57,9 @@ typedef struct scan_s {
     hl_tls_t **caches;
     size_t ncaches;
     uintptr_t self_lo, self_hi; /* a segment of libheapledger.so (its module is skipped) */
+    range_t selfseg[8];         /* libheapledger.so's PT_LOAD segments */
+    size_t nselfseg;
+    unsigned char *vec; /* mincore vector (MINCORE_PAGES bytes) */
     /* block table */
     char *tab;
     size_t tab_len;
@@ -96,7 +101,14 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
         uintptr_t a = info->dlpi_addr + ph->p_vaddr;
         if (ph->p_type == PT_LOAD && s->self_lo >= a && s->self_lo < a + ph->p_memsz) self = 1;
     }
-    if (self) return 0; /* heapledger's own statics: the heap's metadata, not the program's */
+    if (self) { /* heapledger's own statics: the heap's metadata, not the program's */
+        for (int i = 0; i < info->dlpi_phnum && s->nselfseg < 8; i++) {
+            const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+            uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+            if (ph->p_type == PT_LOAD) s->selfseg[s->nselfseg++] = (range_t){a, a + ph->p_memsz};
+        }
+        return 0;
+    }
     for (int i = 0; i < info->dlpi_phnum && s->nroots < ROOTS_CAP; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W) || !ph->p_memsz) continue;
@@ -403,6 +415,65 @@ static void scan_thread(scan_t *s, uintptr_t sp, uintptr_t tp, uintptr_t redzone
             scan_words(s, w, w + 8, &s->sum.root_bytes);
 }
 
+static int in_range(uintptr_t p, uintptr_t a, size_t len)
+{
+    return p - a < len;
+}
+
+/* Is page p not a root: the allocator's (page map), the side heap's, the scan's scratch, or
+ * in a module segment (scanned already, or heapledger's own)? */
+static int skip_page(const scan_t *s, uintptr_t p)
+{
+    if (hl_pagemap_get((const void *)p) != HL_PAGE_NONE) return 1;
+    if (in_range(p, __atomic_load_n(&hl_side_region.base, __ATOMIC_RELAXED),
+                 __atomic_load_n(&hl_side_region.len, __ATOMIC_ACQUIRE)) ||
+        in_range(p, (uintptr_t)s->fixed, s->fixed_len) ||
+        in_range(p, (uintptr_t)s->tab, s->tab_len) ||
+        (s->pages && in_range(p, (uintptr_t)s->pages, s->pages_len)))
+        return 1;
+    for (size_t i = 0; i < s->nselfseg; i++)
+        if (p + hl_page_size > s->selfseg[i].a && p < s->selfseg[i].b) return 1;
+    for (size_t i = 0; i < s->nroots; i++)
+        if (p + hl_page_size > s->roots[i].a && p < s->roots[i].b) return 1;
+    return 0;
+}
+
+/* The pages of [a, b) that are roots; in a big mapping only the resident ones. */
+static void scan_anon_range(scan_t *s, uintptr_t a, uintptr_t b)
+{
+    int sparse = b - a > HL_LEAK_RESIDENT_MIN;
+    for (uintptr_t chunk = a; chunk < b && !s->over;) {
+        size_t pages = (b - chunk) / hl_page_size;
+        if (pages > MINCORE_PAGES) pages = MINCORE_PAGES;
+        if (sparse && mincore((void *)chunk, pages * hl_page_size, s->vec) != 0) sparse = 0;
+        for (size_t i = 0; i < pages; i++) {
+            uintptr_t p = chunk + i * hl_page_size;
+            if ((sparse && !(s->vec[i] & 1)) || skip_page(s, p)) continue;
+            scan_words(s, p, p + hl_page_size, &s->sum.root_bytes);
+        }
+        chunk += pages * hl_page_size;
+    }
+}
+
+/* Private anonymous writable mappings other than the scanned stacks (sps: their stack
+ * pointers): memory the program and its runtime mapped themselves. */
+static void scan_anon(scan_t *s, const uintptr_t *sps, size_t nsp)
+{
+    const char *cur = s->maps, *end = s->maps + s->maps_len;
+    hl_leak_map_t m;
+    while (hl_leak_maps_next(&cur, end, &m) && !s->over) {
+        if (m.perms[0] != 'r' || m.perms[1] != 'w' || m.perms[3] != 'p') continue;
+        if (m.plen && !(m.path[0] == '[' && m.plen >= 5 &&
+                        (!memcmp(m.path, "[heap]", 6 < m.plen ? 6 : m.plen) ||
+                         !memcmp(m.path, "[anon:", 6 < m.plen ? 6 : m.plen))))
+            continue;
+        int stack = 0;
+        for (size_t i = 0; i < nsp; i++)
+            stack |= sps[i] >= m.start && sps[i] < m.end;
+        if (!stack) scan_anon_range(s, m.start, m.end);
+    }
+}
+
 static void mark_roots(scan_t *s, const uint64_t *regs, size_t nregs, uintptr_t stack_from,
                        hl_leak_thread_t *th, size_t nth)
 {
@@ -417,6 +488,12 @@ static void mark_roots(scan_t *s, const uint64_t *regs, size_t nregs, uintptr_t 
         scan_words(s, (uintptr_t)th[i].regs, (uintptr_t)(th[i].regs + 23), &s->sum.root_bytes);
         scan_thread(s, th[i].sp, th[i].tp, 128);
     }
+    uintptr_t sps[HL_LEAK_THREADS + 1];
+    size_t nsp = 0;
+    sps[nsp++] = stack_from;
+    for (size_t i = 0; i < nth && nsp <= HL_LEAK_THREADS; i++)
+        if (__atomic_load_n(&th[i].state, __ATOMIC_ACQUIRE) == 1) sps[nsp++] = th[i].sp;
+    scan_anon(s, sps, nsp);
     drain(s);
 }
 
@@ -458,13 +535,15 @@ static void tally(scan_t *s)
 
 static int map_fixed(scan_t *s)
 {
-    s->fixed_len = hl_align_up(
-        MAPS_CAP + ROOTS_CAP * sizeof(range_t) + CACHES_CAP * sizeof(hl_tls_t *), hl_page_size);
+    s->fixed_len = hl_align_up(MAPS_CAP + ROOTS_CAP * sizeof(range_t) +
+                                   CACHES_CAP * sizeof(hl_tls_t *) + MINCORE_PAGES,
+                               hl_page_size);
     s->fixed = hl_os_map_quiet(s->fixed_len, hl_page_size, "leakscan");
     if (!s->fixed) return -1;
     s->maps = s->fixed;
     s->roots = (range_t *)(s->fixed + MAPS_CAP);
     s->caches = (hl_tls_t **)(s->fixed + MAPS_CAP + ROOTS_CAP * sizeof(range_t));
+    s->vec = (unsigned char *)(s->caches + CACHES_CAP);
     return 0;
 }
 

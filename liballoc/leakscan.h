@@ -14,6 +14,11 @@
  *           mapping that holds sp; the mapping that holds a thread's thread pointer when it is
  *           not its stack (the main thread's TCB and static TLS): HL_LEAK_TLS_MAX below the
  *           thread pointer and HL_LEAK_TCB_MAX above it, words inside heap blocks skipped
+ *           private anonymous writable mappings that are not the allocator's (page map), the
+ *           side heap's, the scan's, a module's or a scanned stack: memory the program or
+ *           its runtime mapped itself (an interpreter's object arenas, glibc's cached thread
+ *           stacks with their DTV pointers); in those above HL_LEAK_RESIDENT_MIN only the
+ *           resident pages (mincore: untouched pages hold zeros)
  *   heap    transitively: a word that points into [ptr, ptr + usable) of a live block marks
  *           it (interior pointers count, as in LSan's default); marked blocks are scanned
  *
@@ -61,10 +66,11 @@ enum {
 #define HL_LEAK_TLS_MAX      (1u << 20)   /* static TLS below a thread pointer, scanned at most */
 #define HL_LEAK_TCB_MAX      (64u << 10)  /* TCB above it */
 #define HL_LEAK_TRIES        50
-#define HL_LEAK_THREADS      512        /* threads stopped at most; more are left unscanned */
-#define HL_LEAK_PAGE_SHIFT   12         /* the page index's granule (find) */
-#define HL_LEAK_PAGES_MAX    (1u << 24) /* pages of heap address range indexed at most */
-#define HL_LEAK_BATCH        64         /* blocks per leak_blocks event */
+#define HL_LEAK_THREADS      512         /* threads stopped at most; more are left unscanned */
+#define HL_LEAK_PAGE_SHIFT   12          /* the page index's granule (find) */
+#define HL_LEAK_PAGES_MAX    (1u << 24)  /* pages of heap address range indexed at most */
+#define HL_LEAK_RESIDENT_MIN (1u << 20)  /* anonymous mappings above: only resident pages */
+#define HL_LEAK_BATCH        64          /* blocks per leak_blocks event */
 
 /* Summary of one scan (the leak_scan event; words in this order). */
 typedef struct hl_leak_summary_s {
@@ -107,6 +113,16 @@ void hl_leak_resume(void);
 /* The same with the mapping's path (not NUL-terminated, *plen 0 for an anonymous one). */
 int hl_leak_mapping_path(const char *maps, size_t len, uintptr_t addr, uintptr_t *start,
                          uintptr_t *end, const char **path, size_t *plen);
+
+/* One line of the maps text. */
+typedef struct hl_leak_map_s {
+    uintptr_t start, end;
+    char perms[5];    /* "rw-p" */
+    const char *path; /* not NUL-terminated; plen 0: anonymous */
+    size_t plen;
+} hl_leak_map_t;
+/* The next line at *cur (advanced); 0 at the end. */
+int hl_leak_maps_next(const char **cur, const char *end, hl_leak_map_t *m);
 
 /* Read /proc/self/maps into buf (raw syscalls); returns its length. */
 size_t hl_leak_read_maps(char *buf, size_t cap);

@@ -303,3 +303,35 @@ int hl_leak_mapping_path(const char *maps, size_t len, uintptr_t addr, uintptr_t
     }
     return 0;
 }
+
+int hl_leak_maps_next(const char **cur, const char *end, hl_leak_map_t *m)
+{
+    while (*cur < end) {
+        const char *p = *cur, *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl) nl = end;
+        *cur = nl + 1;
+        m->start = hexnum(&p);
+        if (*p != '-') continue;
+        p++;
+        m->end = hexnum(&p);
+        while (p < nl && *p == ' ')
+            p++;
+        for (int i = 0; i < 4; i++)
+            m->perms[i] = p + i < nl ? p[i] : '-';
+        m->perms[4] = 0;
+        int fields = 0; /* perms offset dev inode, then the path */
+        while (p < nl && fields < 4) {
+            while (p < nl && *p == ' ')
+                p++;
+            if (p < nl) fields++;
+            while (p < nl && *p != ' ')
+                p++;
+        }
+        while (p < nl && *p == ' ')
+            p++;
+        m->path = p;
+        m->plen = (size_t)(nl - p);
+        return 1;
+    }
+    return 0;
+}

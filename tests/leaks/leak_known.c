@@ -14,7 +14,8 @@
  *            reachable (static TLS is a root)
  *   blocked  (argv[1] "blocked" only) a 176-byte block whose only pointer is on the stack of a
  *            thread that blocks every signal: that thread cannot be stopped, so the scan is
- *            partial and the block (and that thread's DTV) show as definitely lost
+ *            partial (its stack is then scanned whole, conservatively: the block stays
+ *            reachable)
  * Every pointer the program drops is overwritten first, so no copy stays in a register or a
  * dead stack slot of main's callees (the scan is conservative, as memcheck's).
  */
