@@ -66,11 +66,11 @@ enum {
 #define HL_LEAK_TLS_MAX      (1u << 20)   /* static TLS below a thread pointer, scanned at most */
 #define HL_LEAK_TCB_MAX      (64u << 10)  /* TCB above it */
 #define HL_LEAK_TRIES        50
-#define HL_LEAK_THREADS      512         /* threads stopped at most; more are left unscanned */
-#define HL_LEAK_PAGE_SHIFT   12          /* the page index's granule (find) */
-#define HL_LEAK_PAGES_MAX    (1u << 24)  /* pages of heap address range indexed at most */
-#define HL_LEAK_RESIDENT_MIN (1u << 20)  /* anonymous mappings above: only resident pages */
-#define HL_LEAK_BATCH        64          /* blocks per leak_blocks event */
+#define HL_LEAK_THREADS      512        /* threads stopped at most; more are left unscanned */
+#define HL_LEAK_PAGE_SHIFT   12         /* the page index's granule (find) */
+#define HL_LEAK_PAGES_MAX    (1u << 24) /* pages of heap address range indexed at most */
+#define HL_LEAK_RESIDENT_MIN (1u << 20) /* anonymous mappings above: only resident pages */
+#define HL_LEAK_BATCH        64         /* blocks per leak_blocks event */
 
 /* Summary of one scan (the leak_scan event; words in this order). */
 typedef struct hl_leak_summary_s {
