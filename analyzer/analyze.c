@@ -9,6 +9,7 @@
 #include "hl_schema.h"
 #include "hmap.h"
 #include "kview.h"
+#include "leakclass.h"
 #include "metrics.h"
 #include "suppress.h"
 #include "progress.h"
@@ -167,6 +168,7 @@ static hl_report_t *analyze_pass(sqlite3 *db, const char *path, const hl_analyze
     if (kv) hl_kview_finish(kv, r);
     r->db = db;
     load_errors(db, r);
+    r->leakclass = hl_leakclass_load(db);
     return r;
 }
 

@@ -8,6 +8,7 @@
 #include "arenamap.h"
 #include "hl_schema.h"
 #include "hmap.h"
+#include "leakclass.h"
 #include "midstate.h"
 #include "rundb.h"
 
@@ -539,5 +540,6 @@ void hl_report_free(hl_report_t *r)
     if (r->replay) hl_arena_map_free(r->replay->fail_map);
     free(r->replay);
     free(r->kernel);
+    hl_leakclass_free(r->leakclass);
     free(r);
 }

@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hl_schema.h"
+#include "leakclass.h"
 #include "render_html.h"
 #include "suppress.h"
 
@@ -70,6 +72,43 @@ static const char *pcts(double v, char *buf, size_t n)
     else
         snprintf(buf, n, "%.2f%%", v * 100);
     return buf;
+}
+
+/* The leak scan's classes (leakclass.h) in the leak section: one row per class, then the
+ * lost bytes per allocation site (function, file:line). */
+static void leak_classes_html(FILE *f, const hl_report_t *r, int top)
+{
+    const hl_leakclass_report_t *lc = r->leakclass;
+    if (!lc) return;
+    fprintf(f,
+            "<table id=\"leak-classes\"><caption>Reachability scan at exit (%s; %" PRIu64
+            " of %" PRIu64 " other threads scanned)</caption>\n"
+            "<tr><th class=\"l\">class</th><th>blocks</th><th>bytes</th></tr>\n",
+            hl_leakclass_status(lc->status), lc->threads_scanned, lc->threads);
+    for (int k = 1; k <= 3; k++)
+        fprintf(f,
+                "<tr class=\"leak-c%d\"><td class=\"l\">%s</td><td>%" PRIu64 "</td><td>%" PRIu64
+                "</td></tr>\n",
+                k, hl_leakclass_labels[k], lc->blocks[k], lc->bytes[k]);
+    fprintf(f,
+            "<tr class=\"leak-lost\"><td class=\"l\">leaked (definitely + indirectly lost)</td>"
+            "<td>%" PRIu64 "</td><td>%" PRIu64 "</td></tr>\n</table>\n",
+            lc->blocks[1] + lc->blocks[2], lc->bytes[1] + lc->bytes[2]);
+    if (!lc->nsites) return;
+    fputs("<table id=\"leak-class-sites\"><tr><th>definitely lost</th><th>indirectly lost</th>"
+          "<th class=\"l\">allocation site</th></tr>\n",
+          f);
+    for (size_t i = 0; i < lc->nsites && i < (size_t)top; i++) {
+        const hl_leak_site_t *s = &lc->sites[i];
+        hl_frames_t fr = {0};
+        if (s->stack >= 0) hl_frames_load(r->db, s->stack, &fr);
+        fprintf(f, "<tr><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td class=\"l\">",
+                s->definite_bytes, s->indirect_bytes);
+        hl_html_esc(f, fr.n ? hl_frames_site(&fr) : "(no stack)");
+        fputs("</td></tr>\n", f);
+        hl_frames_free(&fr);
+    }
+    fputs("</table>\n", f);
 }
 
 static void run_section(FILE *f, const hl_report_t *r)
@@ -166,15 +205,23 @@ static void sizes_section(FILE *f, const hl_report_t *r)
 
 static void leaks_section(FILE *f, const hl_report_t *r, int top)
 {
-    char b1[32];
+    char b1[32], b2[32];
     fprintf(f, "<h2 id=\"leaks\">Leaks at exit: %" PRIu64 " blocks, %s</h2>\n", r->leak_blocks,
             hl_html_human((double)r->leak_bytes, b1, sizeof b1));
+    if (r->leakclass) /* the headline of a scanned run: what it found lost (leak classes) */
+        fprintf(
+            f,
+            "<p id=\"leaked\" class=\"headline\">Leaked at exit: %s in %" PRIu64
+            " blocks (definitely + indirectly lost, reachability scan)</p>\n",
+            hl_html_human((double)(r->leakclass->bytes[1] + r->leakclass->bytes[2]), b2, sizeof b2),
+            r->leakclass->blocks[1] + r->leakclass->blocks[2]);
     for (int k = 1; k < 3; k++)
         if (r->supp_blocks[k])
             fprintf(f,
                     "<p class=\"suppressed\">suppressed: %" PRIu64 " blocks, %" PRIu64
                     " bytes (%s)</p>\n",
                     r->supp_blocks[k], r->supp_bytes[k], hl_supp_labels[k]);
+    leak_classes_html(f, r, top);
     hl_html_leaks_table(f, r, top);
     if (r->leak_blocks)
         hl_html_flame_widget(f, "flame-leaks",

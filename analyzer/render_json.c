@@ -5,6 +5,7 @@
 #include "arenamap.h"
 #include "hl_schema.h"
 #include "jsonw.h"
+#include "leakclass.h"
 #include "render.h"
 #include "suppress.h"
 #include "symbols.h"
@@ -289,6 +290,50 @@ static void kernel_obj(hl_json_t *j, const hl_report_t *r)
     }
     hl_json_arr_end(j);
     hl_json_obj_end(j);
+    hl_json_obj_end(j);
+}
+
+/* The leak scan's classes (leakclass.h): leaks.classes, only when the run has a scan. */
+static void leak_classes_json(hl_json_t *j, const hl_report_t *r, int top)
+{
+    const hl_leakclass_report_t *lc = r->leakclass;
+    static const char *const keys[4] = {"unclassified", "definitely_lost", "indirectly_lost",
+                                        "still_reachable"};
+    hl_json_key(j, "classes");
+    hl_json_obj(j);
+    kv_u64(j, "scans", lc->scans);
+    kv_u64(j, "status", lc->status);
+    hl_json_key(j, "status_text");
+    hl_json_str(j, hl_leakclass_status(lc->status));
+    kv_u64(j, "threads", lc->threads);
+    kv_u64(j, "threads_scanned", lc->threads_scanned);
+    kv_u64(j, "unmatched", lc->unmatched);
+    for (int k = 0; k < 4; k++) {
+        hl_json_key(j, keys[k]);
+        hl_json_obj(j);
+        kv_u64(j, "blocks", lc->blocks[k]);
+        kv_u64(j, "bytes", lc->bytes[k]);
+        hl_json_obj_end(j);
+    }
+    hl_json_key(j, "leaked");
+    hl_json_obj(j);
+    kv_u64(j, "blocks", lc->blocks[1] + lc->blocks[2]);
+    kv_u64(j, "bytes", lc->bytes[1] + lc->bytes[2]);
+    hl_json_obj_end(j);
+    hl_json_key(j, "by_stack");
+    hl_json_arr(j);
+    for (size_t i = 0; i < lc->nsites && i < (size_t)top; i++) {
+        const hl_leak_site_t *s = &lc->sites[i];
+        hl_json_obj(j);
+        stack_id(j, "stack", s->stack);
+        kv_u64(j, "definite_blocks", s->definite_blocks);
+        kv_u64(j, "definite_bytes", s->definite_bytes);
+        kv_u64(j, "indirect_blocks", s->indirect_blocks);
+        kv_u64(j, "indirect_bytes", s->indirect_bytes);
+        frames(j, r->db, s->stack);
+        hl_json_obj_end(j);
+    }
+    hl_json_arr_end(j);
     hl_json_obj_end(j);
 }
 
@@ -597,6 +642,7 @@ void hl_render_json(FILE *f, hl_report_t *r, const hl_render_opts_t *o)
         hl_json_obj_end(&j);
     }
     hl_json_obj_end(&j);
+    if (r->leakclass) leak_classes_json(&j, r, top);
     hl_json_obj_end(&j);
 
     if (r->replay) {

@@ -5,6 +5,7 @@
 
 #include "hl_schema.h"
 #include "render.h"
+#include "leakclass.h"
 #include "safetext.h"
 #include "suppress.h"
 #include "symbols.h"
@@ -233,6 +234,37 @@ static void kernel_section(FILE *f, const hl_report_t *r)
     }
 }
 
+/* The leak scan's classes (leakclass.h), after the leaks section. */
+static void leak_classes_text(FILE *f, const hl_report_t *r, int top)
+{
+    const hl_leakclass_report_t *lc = r->leakclass;
+    if (!lc) return;
+    fprintf(f,
+            "\nleak classes (reachability scan at exit: %" PRIu64 " process%s, %" PRIu64
+            " of %" PRIu64 " other threads scanned, %s)\n",
+            lc->scans, lc->scans == 1 ? "" : "es", lc->threads_scanned, lc->threads,
+            hl_leakclass_status(lc->status));
+    for (int k = 1; k <= 3; k++)
+        fprintf(f, "  %-16s %10" PRIu64 " blocks %14" PRIu64 " bytes\n", hl_leakclass_labels[k],
+                lc->blocks[k], lc->bytes[k]);
+    if (lc->blocks[0])
+        fprintf(f, "  %-16s %10" PRIu64 " blocks %14" PRIu64 " bytes (allocated after the scan)\n",
+                hl_leakclass_labels[0], lc->blocks[0], lc->bytes[0]);
+    fprintf(f, "  leaked (definitely + indirectly lost): %" PRIu64 " blocks, %" PRIu64 " bytes\n",
+            lc->blocks[1] + lc->blocks[2], lc->bytes[1] + lc->bytes[2]);
+    if (!lc->nsites) return;
+    fprintf(f, "  lost by allocation stack:\n");
+    for (size_t i = 0; i < lc->nsites && i < (size_t)top; i++) {
+        const hl_leak_site_t *s = &lc->sites[i];
+        fprintf(f,
+                "  %" PRIu64 " bytes definitely lost in %" PRIu64 " blocks, %" PRIu64
+                " bytes indirectly lost in %" PRIu64 " blocks, stack %" PRId64 "\n",
+                s->definite_bytes, s->definite_blocks, s->indirect_bytes, s->indirect_blocks,
+                s->stack);
+        print_stack(f, r->db, s->stack, "      ");
+    }
+}
+
 void hl_render_text(FILE *f, hl_report_t *r, const hl_render_opts_t *o)
 {
     const hl_run_t *run = &r->run;
@@ -380,6 +412,12 @@ void hl_render_text(FILE *f, hl_report_t *r, const hl_render_opts_t *o)
 
     fprintf(f, "\nleaks at exit: %" PRIu64 " blocks, %" PRIu64 " bytes\n", r->leak_blocks,
             r->leak_bytes);
+    if (r->leakclass) /* the headline of a scanned run: what it found lost (leak classes) */
+        fprintf(f,
+                "leaked at exit: %" PRIu64 " blocks, %" PRIu64
+                " bytes (definitely + indirectly lost, reachability scan)\n",
+                r->leakclass->blocks[1] + r->leakclass->blocks[2],
+                r->leakclass->bytes[1] + r->leakclass->bytes[2]);
     if (r->leak_blocks) {
         fprintf(f, "  by size:\n  %14s %10s %14s\n", "size", "blocks", "bytes");
         for (size_t i = 0; i < r->nleak_sizes && i < (size_t)top; i++)
@@ -400,6 +438,7 @@ void hl_render_text(FILE *f, hl_report_t *r, const hl_render_opts_t *o)
         if (r->supp_blocks[k])
             fprintf(f, "suppressed: %" PRIu64 " blocks, %" PRIu64 " bytes (%s)\n",
                     r->supp_blocks[k], r->supp_bytes[k], hl_supp_labels[k]);
+    leak_classes_text(f, r, top);
 
     fprintf(f, "\nerrors: %zu\n", r->nerrors);
     for (size_t i = 0; i < r->nerrors && i < (size_t)top * 5; i++) {

@@ -253,6 +253,7 @@ typedef struct hl_report_s {
 
     hl_replay_info_t *replay;   /* NULL for a recorded run */
     hl_kernel_report_t *kernel; /* NULL: the run has no kernel events */
+    struct hl_leakclass_report_s *leakclass; /* leak scan classes (leakclass.h), NULL: none */
 } hl_report_t;
 
 void hl_report_free(hl_report_t *r);

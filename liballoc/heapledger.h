@@ -56,7 +56,9 @@ typedef struct hl_options_s {
     uint32_t guard;         /* guard=large|all|sample:N -> 1|2|3 (0 = none) */
     uint32_t guard_sample;  /* N of guard=sample:N */
     uint32_t decay_ms;      /* decay=MS: freed large mappings and empty TLSF pools kept this long */
-    uint32_t reserved[2];
+    uint32_t leaks;         /* leaks=0|1|2: leak scan at exit off, on (prints a summary),
+                               2 (default) only when recorded (docs/analyze.md) */
+    uint32_t reserved[1];
 } hl_options_t;
 
 /* Fill *o with the defaults. */

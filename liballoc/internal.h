@@ -177,6 +177,9 @@ void hl_tls_flush(hl_tls_t *t);
 void hl_thread_init_once(void);
 /* Sum of per-path counters of heap h over live and exited threads. */
 void hl_thread_sum_paths(hl_heap_t *h, uint64_t *out);
+/* The thread caches bound to h (the caller's too), up to max, for the leak scan: their
+ * count, or -1 when the registry lock is held (tried, never waited for). */
+int hl_thread_caches(hl_heap_t *h, hl_tls_t **out, size_t max);
 
 /* ---- the heap object (heap.c) ----------------------------------------------------------- */
 enum { HL_HEAP_UNINIT = 0, HL_HEAP_INITIALIZING = 1, HL_HEAP_READY = 2, HL_HEAP_DEAD = 3 };

@@ -77,6 +77,9 @@ static const opt_t table[] = {
     {"abort_on_error", OPT_BOOL, F(abort_on_error), 1, 0, 0, BOOL,
      "abort after a heap error report"},
     {"check_at_exit", OPT_BOOL, F(check_at_exit), 0, 0, 0, BOOL, "full heap check at exit"},
+    {"leaks", OPT_UINT, F(leaks), 2, 0, 2,
+     "0 (off), 1 (scan and print a summary) or 2 (scan when recorded)",
+     "leak scan at exit: classify live blocks as definitely/indirectly lost or still reachable"},
 };
 
 _Static_assert(sizeof(hl_options_t) == 128, "hl_options_t keeps its size (reserved slots)");

@@ -93,6 +93,17 @@ void hl_pagemap_unregister(const void *addr, size_t len)
     hl_pagemap_set(addr, len, HL_PAGE_NONE, HL_PAGE_NONE);
 }
 
+void hl_pagemap_each(hl_page_kind_t kind, void (*fn)(void *page, void *arg), void *arg)
+{
+    for (uintptr_t r = 0; r < ((uintptr_t)1 << PM_ROOT_BITS); r++) {
+        uint8_t *leaf = __atomic_load_n(&pm_root[r], __ATOMIC_ACQUIRE);
+        if (!leaf) continue;
+        for (uint8_t *p = leaf, *e = leaf + PM_LEAF_SIZE;
+             p < e && (p = memchr(p, (int)kind, (size_t)(e - p))) != NULL; p++)
+            fn((void *)(((r << PM_LEAF_BITS) | (uintptr_t)(p - leaf)) << PM_PAGE_SHIFT), arg);
+    }
+}
+
 void *hl_pagemap_head(const void *addr, hl_page_kind_t head_kind, hl_page_kind_t kind,
                       size_t max_pages)
 {

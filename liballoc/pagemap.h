@@ -39,6 +39,9 @@ hl_page_kind_t hl_pagemap_get(const void *addr);
 /* Kind from an os.c purpose string ("slab_segment", "tlsf_pool", "large", "arena", …). */
 void hl_pagemap_register(const void *addr, size_t len, const char *purpose);
 void hl_pagemap_unregister(const void *addr, size_t len);
+/* Call fn(page, arg) for every page of the given kind, in address order (the leak scan's
+ * walk over large mappings, leakscan.c). Reads the table only. */
+void hl_pagemap_each(hl_page_kind_t kind, void (*fn)(void *page, void *arg), void *arg);
 /* Walk back from addr to the head page of its region (kinds head/body); NULL if not found
  * within max_pages. */
 void *hl_pagemap_head(const void *addr, hl_page_kind_t head_kind, hl_page_kind_t kind,

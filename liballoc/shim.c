@@ -13,6 +13,7 @@
  */
 #include "internal.h"
 #include "harden.h" /* hardening hooks: sized frees, check at exit */
+#include "leakscan.h"
 #include "stack.h"  /* who a call belongs to: the tracer's modules */
 
 #include <errno.h>
@@ -573,4 +574,5 @@ __attribute__((destructor)) static void shim_fini(void)
     }
     if (H->state == HL_HEAP_READY && H->opt.check_at_exit) /* hardening hook */
         hl_heap_check(H, 1);
+    hl_leakscan_at_exit(H, H->opt.leaks, hl_trace_active()); /* leakscan.h */
 }

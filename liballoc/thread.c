@@ -208,3 +208,20 @@ void hl_thread_fork_child(void)
         if (selves[i]->state == HL_TLS_BOUND)
             registry_add(selves[i]);
 }
+
+int hl_thread_caches(hl_heap_t *h, hl_tls_t **out, size_t max)
+{
+    if (pthread_mutex_trylock(&registry_lock) != 0) return -1;
+    size_t n = 0;
+    for (uint32_t s = 0; s < registry_used && n < max; s++) {
+        hl_tls_t *t = registry[s];
+        if (t && t->reg_slot == s + 1 && t->heap == h) out[n++] = t;
+    }
+    hl_unlock(&registry_lock);
+    hl_tls_t *self = hl_tls_of(h);
+    int listed = 0;
+    for (size_t i = 0; i < n; i++)
+        listed |= out[i] == self;
+    if (!listed && self->heap == h && n < max) out[n++] = self;
+    return (int)n;
+}

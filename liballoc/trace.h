@@ -68,8 +68,21 @@ void hl_trace_emit_error(const char *kind, const void *addr, const char *details
  * 0 = unknown): stacks not yet described in this process get their `stack` events first. */
 void hl_trace_emit_error_stacks(const char *kind, const void *addr, size_t size,
                                 const char *details, uint32_t alloc_stack, uint32_t free_stack);
+/* The leak scan's results at exit (leakscan.c): n words of (user pointer | class) per
+ * leak_blocks event, then the summary (hl_leak_summary_t as words). Check the gate
+ * themselves. */
+void hl_trace_emit_leak_blocks(const uint64_t *words, unsigned n);
+void hl_trace_emit_leak_scan(const uint64_t *summary, unsigned n);
 #else
 static inline int hl_trace_active(void) { return 0; }
+static inline void hl_trace_emit_leak_blocks(const uint64_t *words, unsigned n)
+{
+    (void)words, (void)n;
+}
+static inline void hl_trace_emit_leak_scan(const uint64_t *summary, unsigned n)
+{
+    (void)summary, (void)n;
+}
 static inline void hl_trace_init(const char *options, uint64_t tsc_hz)
 {
     (void)options;

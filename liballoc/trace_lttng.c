@@ -364,3 +364,15 @@ void hl_trace_emit_error(const char *kind, const void *addr, const char *details
 {
     hl_trace_emit_error_stacks(kind, addr, 0, details, 0, 0);
 }
+
+void hl_trace_emit_leak_blocks(const uint64_t *words, unsigned n)
+{
+    if (!hl_trace_active()) return;
+    lttng_ust_tracepoint(heapledger, leak_blocks, words, (uint16_t)n);
+}
+
+void hl_trace_emit_leak_scan(const uint64_t *summary, unsigned n)
+{
+    if (!hl_trace_active() || n < 13) return;
+    lttng_ust_tracepoint(heapledger, leak_scan, summary);
+}

@@ -237,6 +237,37 @@ CREATE TABLE IF NOT EXISTS kernel_event (
     ret  INTEGER
 );
 
+-- The leak scan at exit (liballoc/leakscan.h, docs/analyze.md "Leak classes"): one row per
+-- process that ran it, and the class of every live block it found. class: 1 definitely
+-- lost, 2 indirectly lost, 3 still reachable (memcheck's "possibly lost" is folded in).
+-- status: 0 complete, 1 partial (threads - threads_scanned threads not scanned), 2 work
+-- budget exceeded, 3 an allocator lock stayed held, 4 hardened mode, 5 no memory; above 1
+-- no leak_block rows. Bytes are usable bytes as the scan saw them; unmatched: blocks the
+-- scan found that the trace never saw allocated (allocated before tracing began).
+CREATE TABLE IF NOT EXISTS leak_scan (
+    pid              INTEGER NOT NULL,
+    ts               INTEGER NOT NULL,
+    status           INTEGER NOT NULL,
+    threads          INTEGER,
+    threads_scanned  INTEGER,
+    root_bytes       INTEGER,
+    heap_bytes       INTEGER,
+    blocks           INTEGER,
+    definite_blocks  INTEGER,
+    definite_bytes   INTEGER,
+    indirect_blocks  INTEGER,
+    indirect_bytes   INTEGER,
+    reachable_blocks INTEGER,
+    reachable_bytes  INTEGER,
+    ns               INTEGER,
+    unmatched        INTEGER
+);
+
+CREATE TABLE IF NOT EXISTS leak_block (
+    block INTEGER PRIMARY KEY,       -- block.id
+    class INTEGER NOT NULL
+);
+
 -- Views for the common questions, answerable with sqlite3 alone.
 CREATE VIEW IF NOT EXISTS allocations AS
     SELECT pid, ptr, size, usable, tier, class, alloc_path AS path, alloc_ts, free_ts,
@@ -267,5 +298,14 @@ CREATE VIEW IF NOT EXISTS path_cycles AS
                           OR (SELECT op FROM path WHERE id = o.path) IS NOT 'realloc') c
     JOIN path p ON p.id = c.path
     GROUP BY c.op, p.name;
+
+-- live_at_exit with the scan's class ('definitely lost', 'indirectly lost', 'still reachable';
+-- NULL when the process ran no scan or the block was allocated after it).
+CREATE VIEW IF NOT EXISTS leak_classes AS
+    SELECT b.id AS block, b.pid, b.ptr, b.size, b.usable, b.alloc_stack,
+           CASE c.class WHEN 1 THEN 'definitely lost' WHEN 2 THEN 'indirectly lost'
+                        WHEN 3 THEN 'still reachable' END AS class
+    FROM block b LEFT JOIN leak_block c ON c.block = b.id
+    WHERE b.free_seq IS NULL AND (b.flags & 1) = 0;
 
 -- Indexes are created after the bulk load (schemas/heapledger_index.sql).

@@ -140,6 +140,20 @@ LTTNG_UST_TRACEPOINT_EVENT(heapledger, thread,
     LTTNG_UST_TP_FIELDS(
         lttng_ust_field_string(name, name)))
 
+/* The leak scan at exit (liballoc/leakscan.h): the class of every live block it found, as
+ * words (user pointer | class; 1 definitely lost, 2 indirectly lost, 3 still reachable),
+ * up to 64 per event, then one summary. A summary whose status is above 1 comes alone. */
+LTTNG_UST_TRACEPOINT_EVENT(heapledger, leak_blocks,
+    LTTNG_UST_TP_ARGS(const uint64_t *, words, uint16_t, n),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_sequence_hex(uint64_t, blocks, words, uint16_t, n)))
+
+/* LTTng-UST events take at most 10 arguments: the summary's counts travel as one array. */
+LTTNG_UST_TRACEPOINT_EVENT(heapledger, leak_scan,
+    LTTNG_UST_TP_ARGS(const uint64_t *, words),
+    LTTNG_UST_TP_FIELDS(
+        lttng_ust_field_array(uint64_t, summary, words, 13)))
+
 #endif /* HL_TP_H */
 
 #include <lttng/tracepoint-event.h>

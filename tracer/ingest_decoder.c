@@ -71,6 +71,8 @@ static size_t ext_len(const hl_rec_t *r)
     const char *s = r->ext;
     switch ((hl_rec_kind_t)r->kind) {
     case HL_REC_STACK:
+    case HL_REC_LEAK_BLOCKS:
+    case HL_REC_LEAK_SCAN:
         return (size_t)r->n * sizeof(uint64_t);
     case HL_REC_BUILD_ID:
         return r->n;

@@ -33,19 +33,21 @@
 /* ---- records ------------------------------------------------------------------------ */
 
 typedef enum hl_rec_kind_e {
-    HL_REC_ALLOC = 1, /* a=ptr b=size c=usable; tier cls path cycles stack */
-    HL_REC_FREE,      /* a=ptr c=usable; tier cls path cycles stack */
-    HL_REC_REALLOC,   /* a=old_ptr b=size c=usable d=ptr; tier cls path cycles stack */
-    HL_REC_STACK,     /* stack=id n=depth ext=uint64_t ips[n] */
-    HL_REC_OS_MAP,    /* a=addr b=len ext="purpose" */
-    HL_REC_OS_UNMAP,  /* a=addr b=len ext="purpose" */
-    HL_REC_ERROR,     /* a=addr b=size cycles=stack c=alloc_stack d=free_stack
-                         ext="kind\0details" */
-    HL_REC_CONFIG,    /* a=tsc_hz b=arena_size c=fork_parent d=fork_ts ext="version\0options" */
-    HL_REC_MODULE,    /* a=baddr b=memsz ext="path" (statedump bin_info, dl dlopen) */
-    HL_REC_BUILD_ID,  /* a=baddr n=length ext=bytes */
-    HL_REC_DLCLOSE,   /* a=baddr */
-    HL_REC_THREAD,    /* first event of (pid, tid), or its name changed: ext="procname" */
+    HL_REC_ALLOC = 1,   /* a=ptr b=size c=usable; tier cls path cycles stack */
+    HL_REC_FREE,        /* a=ptr c=usable; tier cls path cycles stack */
+    HL_REC_REALLOC,     /* a=old_ptr b=size c=usable d=ptr; tier cls path cycles stack */
+    HL_REC_STACK,       /* stack=id n=depth ext=uint64_t ips[n] */
+    HL_REC_OS_MAP,      /* a=addr b=len ext="purpose" */
+    HL_REC_OS_UNMAP,    /* a=addr b=len ext="purpose" */
+    HL_REC_ERROR,       /* a=addr b=size cycles=stack c=alloc_stack d=free_stack
+                           ext="kind\0details" */
+    HL_REC_CONFIG,      /* a=tsc_hz b=arena_size c=fork_parent d=fork_ts ext="version\0options" */
+    HL_REC_MODULE,      /* a=baddr b=memsz ext="path" (statedump bin_info, dl dlopen) */
+    HL_REC_BUILD_ID,    /* a=baddr n=length ext=bytes */
+    HL_REC_DLCLOSE,     /* a=baddr */
+    HL_REC_THREAD,      /* first event of (pid, tid), or its name changed: ext="procname" */
+    HL_REC_LEAK_BLOCKS, /* leak scan classes: n words (ptr | class) in ext */
+    HL_REC_LEAK_SCAN,   /* leak scan summary: n words (hl_leak_summary_t order) in ext */
 } hl_rec_kind_t;
 
 typedef struct hl_rec_s {
@@ -271,6 +273,21 @@ int hl_store_commit(hl_store_t *st);
 int hl_store_close(hl_store_t *st, int indexes, char *err, size_t errlen);
 /* First error met (sticky), "" when none. */
 const char *hl_store_errmsg(const hl_store_t *st);
+
+/* The store's database connection (for the writers of additive tables: ingest_leakclass.c). */
+sqlite3 *hl_store_db(hl_store_t *st);
+
+/* ---- leak classes (ingest_leakclass.c): tables leak_block and leak_scan ---------------- */
+
+typedef struct hl_ileak_s hl_ileak_t;
+
+hl_ileak_t *hl_ileak_new(sqlite3 *db);
+void hl_ileak_free(hl_ileak_t *lc);
+/* A class for block id (found live) of process pid, or a pointer the ledger did not know
+ * (block 0: counted as unmatched). */
+int hl_ileak_block(hl_ileak_t *lc, uint32_t pid, int64_t block, unsigned cls);
+/* The summary of pid's scan (n words of the leak_scan event). */
+int hl_ileak_scan(hl_ileak_t *lc, uint32_t pid, uint64_t ts, const uint64_t *w, size_t n);
 
 /* ---- ledger (ingest_ledger.c) --------------------------------------------------------- */
 

@@ -58,6 +58,7 @@ typedef struct pending_stack_s {
 struct hl_ledger_s {
     hl_store_t *st;
     hl_symbols_t *syms;
+    hl_ileak_t *leaks; /* leak scan results (ingest_leakclass.c) */
     /* live blocks */
     hl_map_t live; /* proc index << 48 | ptr → slot */
     live_t *slots;
@@ -91,9 +92,10 @@ hl_ledger_t *hl_ledger_new(hl_store_t *st)
     if (!l) return NULL;
     l->st = st;
     l->syms = hl_symbols_new();
+    l->leaks = hl_ileak_new(hl_store_db(st));
     l->next_block = 1;
     l->next_stack = 1;
-    if (!l->syms || hl_map_init(&l->live, 1 << 16) || hl_map_init(&l->pidx, 16) ||
+    if (!l->syms || !l->leaks || hl_map_init(&l->live, 1 << 16) || hl_map_init(&l->pidx, 16) ||
         hl_map_init(&l->stacks, 1024) || hl_map_init(&l->stack_ts, 1024)) {
         hl_ledger_free(l);
         return NULL;
@@ -105,6 +107,7 @@ void hl_ledger_free(hl_ledger_t *l)
 {
     if (!l) return;
     hl_symbols_free(l->syms);
+    hl_ileak_free(l->leaks);
     hl_map_destroy(&l->live);
     hl_map_destroy(&l->pidx);
     hl_map_destroy(&l->stacks);
@@ -428,6 +431,17 @@ static int on_record(hl_ledger_t *l, hl_rec_t *r)
     case HL_REC_DLCLOSE:
         hl_symbols_remove_module(l->syms, r->pid, r->a);
         return hl_store_module_unload(l->st, r->pid, r->a, r->ts);
+    case HL_REC_LEAK_BLOCKS: /* each word names a block live now: its id from the map */
+        for (uint32_t i = 0; r->ext && i < r->n; i++) {
+            uint64_t w = ((const uint64_t *)r->ext)[i];
+            uint64_t *slot = hl_map_find(&l->live, live_key(pidx, w & ~15ull));
+            if (hl_ileak_block(l->leaks, r->pid, slot ? l->slots[*slot].id : 0,
+                               (unsigned)(w & 15)) != 0)
+                return -1;
+        }
+        return 0;
+    case HL_REC_LEAK_SCAN:
+        return r->ext ? hl_ileak_scan(l->leaks, r->pid, r->ts, r->ext, r->n) : 0;
     case HL_REC_THREAD:
         if (r->tid == r->pid && r->ext && !r->a) {
             free(p->procname);

@@ -46,6 +46,8 @@ typedef enum ev_kind_e {
     EV_BUILD_ID,
     EV_DLCLOSE,
     EV_THREAD,
+    EV_LEAK_BLOCKS,
+    EV_LEAK_SCAN,
 } ev_kind_t;
 
 /* Event name → kind and the payload members read, in the order the converter uses them. */
@@ -76,6 +78,8 @@ static const struct {
      EV_CONFIG,
      {"version", "options", "tsc_hz", "arena_size", "fork_parent", "fork_ts"}},
     {"heapledger:thread", EV_THREAD, {"name"}},
+    {"heapledger:leak_blocks", EV_LEAK_BLOCKS, {"blocks"}},
+    {"heapledger:leak_scan", EV_LEAK_SCAN, {"summary"}},
     {"lttng_ust_statedump:bin_info", EV_MODULE, {"baddr", "memsz", "path"}},
     {"lttng_ust_dl:dlopen", EV_MODULE, {"baddr", "memsz", "path"}},
     {"lttng_ust_statedump:build_id", EV_BUILD_ID, {"baddr", "build_id"}},
@@ -624,6 +628,21 @@ static int convert_event(hl_source_t *s, const bt_message *msg)
         r->kind = HL_REC_THREAD;
         r->ext = strdup(name);
         r->a = len >= 4 && !strcmp(name + len - 4, "-ust");
+        break;
+    }
+    case EV_LEAK_BLOCKS:
+    case EV_LEAK_SCAN: {
+        r->kind = in->kind == EV_LEAK_BLOCKS ? HL_REC_LEAK_BLOCKS : HL_REC_LEAK_SCAN;
+        const bt_field *arr = f[0];
+        uint64_t n = 0;
+        if (arr && bt_field_class_type_is(bt_field_get_class_type(arr), BT_FIELD_CLASS_TYPE_ARRAY))
+            n = bt_field_array_get_length(arr);
+        if (n > 4096) n = 4096;
+        uint64_t *w = malloc((n ? n : 1) * sizeof *w);
+        for (uint64_t i = 0; w && i < n; i++)
+            w[i] = fint(bt_field_array_borrow_element_field_by_index_const(arr, i));
+        r->ext = w;
+        r->n = w ? (uint32_t)n : 0;
         break;
     }
     case EV_OTHER:

@@ -105,6 +105,11 @@ static int exec(hl_store_t *s, const char *q)
     return 0;
 }
 
+sqlite3 *hl_store_db(hl_store_t *st)
+{
+    return st->db;
+}
+
 hl_store_t *hl_store_open(sqlite3 *db, int live, char *err, size_t errlen)
 {
     hl_store_t *s = calloc(1, sizeof *s);

@@ -54,6 +54,8 @@ static const struct {
     {"heapledger:error", HL_SESSION_META_CHANNEL},
     {"heapledger:config", HL_SESSION_META_CHANNEL},
     {"heapledger:thread", HL_SESSION_META_CHANNEL},
+    {"heapledger:leak_blocks", HL_SESSION_META_CHANNEL},
+    {"heapledger:leak_scan", HL_SESSION_META_CHANNEL},
     {"lttng_ust_statedump:*", HL_SESSION_META_CHANNEL},
     {"lttng_ust_dl:*", HL_SESSION_META_CHANNEL},
     {"lttng_ust_lib:*", HL_SESSION_META_CHANNEL},

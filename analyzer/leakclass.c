@@ -1,0 +1,130 @@
+/* analyzer/leakclass.c — reads the leak scan's classes (leakclass.h). */
+#include "leakclass.h"
+
+#include <stdlib.h>
+
+const char *const hl_leakclass_labels[4] = {"unclassified", "definitely lost", "indirectly lost",
+                                            "still reachable"};
+
+const char *hl_leakclass_status(uint64_t status)
+{
+    switch (status) {
+    case 0:
+        return "complete";
+    case 1:
+        return "partial: some threads could not be stopped, their stacks were not scanned";
+    case 2:
+        return "not classified: the scan's work budget ran out";
+    case 3:
+        return "not classified: a thread kept an allocator lock";
+    case 4:
+        return "not classified: hardened mode is not scanned";
+    case 5:
+        return "not classified: no memory for the scan";
+    default:
+        return "not classified: unknown status";
+    }
+}
+
+static int has_table(sqlite3 *db)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN "
+                           "('leak_scan', 'leak_block')",
+                           -1, &s, NULL) != SQLITE_OK)
+        return 0;
+    int n = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int(s, 0) : 0;
+    sqlite3_finalize(s);
+    return n == 2;
+}
+
+static int by_lost(const void *a, const void *b)
+{
+    const hl_leak_site_t *x = a, *y = b;
+    uint64_t lx = x->definite_bytes + x->indirect_bytes, ly = y->definite_bytes + y->indirect_bytes;
+    if (lx != ly) return lx > ly ? -1 : 1;
+    return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+static int load_sites(sqlite3 *db, hl_leakclass_report_t *lc)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT coalesce(b.alloc_stack, -1), c.class, count(*), sum(b.size) "
+                           "FROM leak_block c JOIN block b ON b.id = c.block "
+                           "WHERE c.class IN (1, 2) AND b.free_seq IS NULL "
+                           "GROUP BY 1, 2 ORDER BY 1",
+                           -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    size_t cap = 0;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        int64_t stack = sqlite3_column_int64(s, 0);
+        int cls = sqlite3_column_int(s, 1);
+        uint64_t n = (uint64_t)sqlite3_column_int64(s, 2),
+                 bytes = (uint64_t)sqlite3_column_int64(s, 3);
+        if (!lc->nsites || lc->sites[lc->nsites - 1].stack != stack) {
+            if (lc->nsites == cap) {
+                size_t nc = cap ? 2 * cap : 64;
+                hl_leak_site_t *ns = realloc(lc->sites, nc * sizeof *ns);
+                if (!ns) break;
+                lc->sites = ns;
+                cap = nc;
+            }
+            lc->sites[lc->nsites++] = (hl_leak_site_t){.stack = stack};
+        }
+        hl_leak_site_t *t = &lc->sites[lc->nsites - 1];
+        if (cls == 1)
+            t->definite_blocks += n, t->definite_bytes += bytes;
+        else
+            t->indirect_blocks += n, t->indirect_bytes += bytes;
+    }
+    sqlite3_finalize(s);
+    if (lc->nsites) qsort(lc->sites, lc->nsites, sizeof *lc->sites, by_lost);
+    return 0;
+}
+
+hl_leakclass_report_t *hl_leakclass_load(sqlite3 *db)
+{
+    if (!db || !has_table(db)) return NULL;
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT count(*), max(status), sum(threads), sum(threads_scanned), "
+                           "sum(unmatched) FROM leak_scan",
+                           -1, &s, NULL) != SQLITE_OK)
+        return NULL;
+    hl_leakclass_report_t *lc = NULL;
+    if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int64(s, 0) > 0 &&
+        (lc = calloc(1, sizeof *lc)) != NULL) {
+        lc->scans = (uint64_t)sqlite3_column_int64(s, 0);
+        lc->status = (uint64_t)sqlite3_column_int64(s, 1);
+        lc->threads = (uint64_t)sqlite3_column_int64(s, 2);
+        lc->threads_scanned = (uint64_t)sqlite3_column_int64(s, 3);
+        lc->unmatched = (uint64_t)sqlite3_column_int64(s, 4);
+    }
+    sqlite3_finalize(s);
+    if (!lc) return NULL;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT coalesce(c.class, 0), count(*), sum(b.size) FROM block b "
+                           "LEFT JOIN leak_block c ON c.block = b.id "
+                           "WHERE b.free_seq IS NULL AND (b.flags & 1) = 0 "
+                           "AND b.pid IN (SELECT pid FROM leak_scan) GROUP BY 1",
+                           -1, &s, NULL) == SQLITE_OK) {
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            int cls = sqlite3_column_int(s, 0);
+            if (cls < 0 || cls > 3) cls = 0;
+            lc->blocks[cls] += (uint64_t)sqlite3_column_int64(s, 1);
+            lc->bytes[cls] += (uint64_t)sqlite3_column_int64(s, 2);
+        }
+        sqlite3_finalize(s);
+    }
+    load_sites(db, lc);
+    return lc;
+}
+
+void hl_leakclass_free(hl_leakclass_report_t *lc)
+{
+    if (!lc) return;
+    free(lc->sites);
+    free(lc);
+}
