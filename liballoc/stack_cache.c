@@ -145,15 +145,15 @@ __attribute__((noinline)) uint32_t hl_stack_capture_id(size_t max, size_t skip)
     if (id) return id;
 
     /* Miss: unwind with the words. Frame 0 is the walk, 1 this function (its return address
-     * lies below sp), 2 our caller: hl_stack_capture_user's buf[1]. */
+     * lies below sp), 2 our caller: frame k is hl_stack_capture_user's buf[k]. */
     uint64_t ips[SC_WALK];
     uintptr_t slots[SC_WALK];
     uintptr_t lo, hi;
     hl_stack_self_range(&lo, &hi);
-    size_t want = 1 + max + (lo < hi ? SC_SELF_SLACK : skip + 2); /* buf[0..want-1] */
+    size_t want = max + (lo < hi ? SC_SELF_SLACK : skip + 2); /* buf[0..want-1] */
     size_t n = hl_stack_walk_slots(ips, slots, want < SC_WALK ? want : SC_WALK);
     if (n <= 2) return 0;
-    size_t from = skip + 3;
+    size_t from = skip + 2;
     if (lo < hi) {
         from = 2;
         while (from < n && ips[from] >= lo && ips[from] < hi)
