@@ -25,7 +25,6 @@
 
 #include <elf.h>
 #include <errno.h>
-#define UNW_LOCAL_ONLY /* the _UL (this process) variants, in libunwind.so itself */
 #include <libunwind.h>
 #include <pthread.h>
 #include <sched.h>
@@ -281,35 +280,6 @@ __attribute__((noinline)) size_t hl_stack_capture_user(uint64_t *ips, size_t max
             from++;
     }
     return stack_copy(ips, max, buf, (size_t)n, from);
-}
-
-/* A walk that also says where each return address was read from (stack_cache.c verifies
- * cached stacks against those slots). Frame 0 is this function; for frame k >= 1, ips[k] is
- * its return address and slots[k] the stack word that held it (the caller's CFA - 8). A frame
- * whose word does not hold its address (a signal frame: the address came from the saved
- * context) gets slot 0. Slower than unw_backtrace (a DWARF step per frame, ~1 us at depth
- * 16): only on a cache miss. */
-__attribute__((noinline)) size_t hl_stack_walk_slots(uint64_t *ips, uintptr_t *slots, size_t max)
-{
-    unw_context_t uc;
-    unw_cursor_t c;
-    size_t n = 0;
-    int saved = unwind_enter();
-    if (unw_getcontext(&uc) == 0 && unw_init_local(&c, &uc) == 0) {
-        do {
-            unw_word_t ip = 0, sp = 0;
-            if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || unw_get_reg(&c, UNW_REG_SP, &sp) < 0 || !ip)
-                break;
-            ips[n] = ip;
-            slots[n] = n && sp >= 8 && *(const uint64_t *)(uintptr_t)(sp - 8) == ip
-                           ? (uintptr_t)(sp - 8)
-                           : 0;
-            n++;
-        } while (n < max && unw_step(&c) > 0);
-    }
-    unwind_leave(saved);
-    __asm__ volatile("" ::: "memory"); /* no tail call: this frame must stay frame 0 */
-    return n;
 }
 
 void hl_stack_self_range(uintptr_t *lo, uintptr_t *hi)

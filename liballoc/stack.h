@@ -52,9 +52,6 @@ size_t hl_stack_capture(uint64_t *ips, size_t max, size_t skip);
  * hl_stack_init() first (before it, behaves like hl_stack_capture). */
 size_t hl_stack_capture_user(uint64_t *ips, size_t max, size_t skip);
 
-/* A slower walk that also records where each return address lives on the stack (see
- * stack.c); for stack_cache.c. Frame 0 is hl_stack_walk_slots itself. Returns frames stored. */
-size_t hl_stack_walk_slots(uint64_t *ips, uintptr_t *slots, size_t max);
 /* Text of the module holding this file (empty when it is the main program). */
 void hl_stack_self_range(uintptr_t *lo, uintptr_t *hi);
 
