@@ -260,6 +260,7 @@ static int sc_is_sigreturn(uint64_t ip)
 {
 #if defined(__x86_64__)
     static const uint8_t code[9] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
+    if ((ip & 4095) > 4096 - sizeof code) return 1; /* the bytes could cross into no page */
     return memcmp((const void *)(uintptr_t)ip, code, sizeof code) == 0;
 #else
     (void)ip;
