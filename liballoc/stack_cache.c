@@ -60,9 +60,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#define SC_ENTRIES 16384u /* stack entries, power of two, sets of two */
-#define SC_SHAPES  4096u  /* (stack pointer, return address) shapes, power of two */
-#define SC_FRAMES  28u    /* stack words verified per entry (default depth 16 + ours) */
+#define SC_ENTRIES 4096u /* stack entries (384 B each), power of two, sets of two */
+#define SC_SHAPES  4096u /* (stack pointer, return address) shapes, power of two */
+#define SC_FRAMES  28u   /* stack words verified per entry (default depth 16 + ours) */
 /* Frames above the caller of hl_stack_capture_id a walk covers beyond max: as in
  * hl_stack_capture_user (stack.c), so that both return the same stack. */
 #define SC_SELF_SLACK 8u
