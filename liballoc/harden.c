@@ -15,6 +15,7 @@
 #include "harden.h"
 #include "fullguard.h"
 #include "pagemap.h"
+#include "pattern.h"
 #include "quarantine.h"
 #include "stack.h"
 
@@ -259,12 +260,7 @@ static uint32_t capture(const hl_heap_t *h)
     if (!h->opt.stacks || capturing) return 0;
     capturing = 1; /* the unwinder's warm-up may call malloc: served, not recorded */
     uint32_t id = 0;
-    if (hl_stack_init() == 0) {
-        uint64_t ips[HL_STACK_MAX_DEPTH];
-        size_t d = hl_stack_capture_user(ips, h->opt.stacks, 2);
-        int is_new;
-        id = hl_stack_intern(ips, d, &is_new);
-    }
+    if (hl_stack_init() == 0) id = hl_stack_capture_id(h->opt.stacks, 2); /* stack_cache.c */
     capturing = 0;
     return id;
 }
@@ -540,7 +536,12 @@ static const char *op_name(op_t op)
     return n[op];
 }
 
-static size_t first_not(const char *p, size_t from, size_t to, uint8_t v, int zero_ok);
+/* Offset of the first byte in p[from, to) that is not v (nor 0 when zero_ok), or `to`
+ * (pattern.c: chunk compares, canaries and poison are checked on every operation). */
+static inline size_t first_not(const char *p, size_t from, size_t to, uint8_t v, int zero_ok)
+{
+    return hl_pattern_first_not(p, from, to, v, zero_ok);
+}
 
 /* Report a failed locate for operation op. */
 static void report_loc(hl_heap_t *h, loc_t l, hblk_t *b, void *p, op_t op)
@@ -626,31 +627,6 @@ static void report_loc(hl_heap_t *h, loc_t l, hblk_t *b, void *p, op_t op)
     }
     r.details = d.s;
     hl_report(&r);
-}
-
-static inline int byte_bad(uint8_t b, uint8_t v, int zero_ok)
-{
-    return b != v && !(zero_ok && !b);
-}
-
-/* Offset of the first byte in p[from, to) that is not v (nor 0 when zero_ok), or `to`.
- * Eight bytes at a time: canaries and poison are checked on every free in hardened mode. */
-static size_t first_not(const char *p, size_t from, size_t to, uint8_t v, int zero_ok)
-{
-    const uint64_t pat = 0x0101010101010101ull * v;
-    size_t i = from;
-    for (; i < to && ((uintptr_t)(p + i) & 7); i++)
-        if (byte_bad((uint8_t)p[i], v, zero_ok)) return i;
-    for (; i + 8 <= to; i += 8) {
-        uint64_t w;
-        memcpy(&w, p + i, 8);
-        if (w == pat || (zero_ok && w == 0)) continue;
-        for (size_t k = 0; k < 8; k++)
-            if (byte_bad((uint8_t)p[i + k], v, zero_ok)) return i + k;
-    }
-    for (; i < to; i++)
-        if (byte_bad((uint8_t)p[i], v, zero_ok)) return i;
-    return to;
 }
 
 /* Check the canary of a block; report heap-overflow at the first bad byte. 1 if bad. */

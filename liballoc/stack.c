@@ -124,7 +124,7 @@ static struct {
      * and the array keeps only the last: the other pair would stay open for good), so only one
      * call at a time may be the one that opens it. Taken before `lock`. */
     pthread_mutex_t open_lock;
-    int *fds;             /* libunwind's pipe array, as its pipe2 call passed it; NULL until seen */
+    int *fds; /* libunwind's pipe array, as its pipe2 call passed it; NULL until seen */
 } unw_pipe = {.lock = PTHREAD_MUTEX_INITIALIZER, .open_lock = PTHREAD_MUTEX_INITIALIZER};
 
 __attribute__((visibility("default"))) int pipe2(int fds[2], int flags)
@@ -202,7 +202,7 @@ static void unwind_fork_child(void)
 {
     pthread_mutex_init(&unw_pipe.lock, NULL);
     pthread_mutex_init(&unw_pipe.open_lock, NULL);
-    opener = 0; /* the forking thread's hold is gone with the reset lock */
+    opener = 0;                       /* the forking thread's hold is gone with the reset lock */
     atomic_store(&unw_pipe.users, 0); /* the threads inside an unwinder call are gone */
     close_pipe_locked();
 }
@@ -283,6 +283,12 @@ __attribute__((noinline)) size_t hl_stack_capture_user(uint64_t *ips, size_t max
             from++;
     }
     return stack_copy(ips, max, buf, (size_t)n, from);
+}
+
+void hl_stack_self_range(uintptr_t *lo, uintptr_t *hi)
+{
+    *lo = hl_stk.self_lo;
+    *hi = hl_stk.self_hi;
 }
 
 static uint64_t stack_hash(const uint64_t *ips, size_t depth)

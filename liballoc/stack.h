@@ -52,6 +52,15 @@ size_t hl_stack_capture(uint64_t *ips, size_t max, size_t skip);
  * hl_stack_init() first (before it, behaves like hl_stack_capture). */
 size_t hl_stack_capture_user(uint64_t *ips, size_t max, size_t skip);
 
+/* Text of the module holding this file (empty when it is the main program). */
+void hl_stack_self_range(uintptr_t *lo, uintptr_t *hi);
+
+/* Id of the calling thread's stack as hl_stack_capture_user(.., max, skip) would capture and
+ * hl_stack_intern would intern it, through a cache of verified call sites (stack_cache.c):
+ * ~10x cheaper when the call site and stack depth were seen before. 0: none. Needs
+ * hl_stack_init(); the caller guards reentrancy as for capture. */
+uint32_t hl_stack_capture_id(size_t max, size_t skip);
+
 /* Id of the stack ips[0..depth) (1..), interning it on first sight. *is_new is set to 1 when
  * this call inserted the stack, 0 when it was known. Returns 0 (and *is_new = 0) when depth
  * is 0, the table is full or was never mapped. */

@@ -51,7 +51,14 @@ bench-quick: $(BENCH_PROGS) $(BENCH_HL_SO)
 	@$(BENCH_ENV) tests/bench/test_args.sh
 	@$(BENCH_ENV) BENCH_QUICK=1 BENCH_OUT=$(BENCH_DIR)/quick.md tests/bench/run.sh >/dev/null
 
-BENCH_TARGETS += bench-suite
+# Hardened mode's price (issue 13 item 5): glibc, scudo, default heapledger and harden=1 side
+# by side on the tiny mixed / fixed-size / 2-thread micro-benchmarks, gcc and python3
+# (tests/bench/harden_runner.py; report in build/bench/harden.md, docs/PERFORMANCE.md).
+.PHONY: bench-harden
+bench-harden: $(BENCH_PROGS) $(BENCH_HL_SO)
+	$(BENCH_ENV) BENCH_OUT=$(BENCH_DIR)/harden.md nice -n 10 /usr/bin/python3 tests/bench/harden_runner.py
+
+BENCH_TARGETS += bench-suite bench-harden
 CHECK_TARGETS += bench-quick
 
 # heapledger record side by side with heaptrack (issue 12; tests/bench/heaptrack_vs.sh):

@@ -34,6 +34,13 @@ $(HARDEN_TEST): tests/harden/test_harden.c $(LIBHL_CORE_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -fno-optimize-sibling-calls -o $@ $< $(LIBHL_CORE_A) -lcriterion $(LIBHL_CORE_LIBS)
 
+# The call-site cache of hardened stacks (stack_cache.c): cached ids equal full unwinds'.
+HARDEN_STACK_TEST := $(HARDEN_DIR)/stack_cache_tests
+$(HARDEN_STACK_TEST): tests/harden/test_stack_cache.c $(LIBHL_CORE_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -fno-optimize-sibling-calls -I liballoc -o $@ $< $(LIBHL_CORE_A) -lcriterion \
+	    $(LIBHL_CORE_LIBS)
+
 # Bug programs: -O0 so that the bugs stay as written.
 $(HARDEN_DIR)/bugs/%: tests/harden/bugs/%.c
 	@mkdir -p $(dir $@)
@@ -45,8 +52,9 @@ $(HARDEN_DIR)/bugs/%: tests/harden/bugs/%.cc
 
 .PHONY: check-harden
 check-harden: $(HARDEN_TEST) $(HARDEN_BUGS) $(HARDEN_FULL) $(LIBHL_SO) $(TEST_DIR)/stress $(BIN_DIR)/heapledger \
-	$(AN_REPLAY_REC) $(HARDEN_PROGS) $(HL_SYMBOLIZER)
+	$(AN_REPLAY_REC) $(HARDEN_PROGS) $(HL_SYMBOLIZER) $(HARDEN_STACK_TEST)
 	HEAPLEDGER_SYMBOLIZER=$(abspath $(HL_SYMBOLIZER)) $(HARDEN_TEST) --jobs 2
+	$(HARDEN_STACK_TEST) --jobs 2
 	tests/harden/signals.sh $(abspath $(LIBHL_SO)) $(HARDEN_DIR)/signals
 	tests/harden/fds.sh $(abspath $(LIBHL_SO)) $(HARDEN_DIR)/fds
 	tests/harden/replay_absurd.sh $(BIN_DIR)/heapledger $(AN_REPLAY_REC) schemas $(HARDEN_DIR)

@@ -1,0 +1,47 @@
+/* liballoc/pattern.c — first byte breaking a fill pattern (see pattern.h). */
+#include "pattern.h"
+#include "harden.h"
+
+#include <string.h>
+
+#define CHUNK 256
+
+static const uint8_t canary_fill[CHUNK] = {[0 ... CHUNK - 1] = HL_CANARY_BYTE};
+static const uint8_t poison_fill[CHUNK] = {[0 ... CHUNK - 1] = HL_POISON_BYTE};
+
+static inline int byte_bad(uint8_t b, uint8_t v, int zero_ok)
+{
+    return b != v && !(zero_ok && !b);
+}
+
+/* The word-wide search of p[from, to): eight bytes per compare. */
+static size_t words_first_not(const char *p, size_t from, size_t to, uint8_t v, int zero_ok)
+{
+    const uint64_t pat = 0x0101010101010101ull * v;
+    size_t i = from;
+    for (; i < to && ((uintptr_t)(p + i) & 7); i++)
+        if (byte_bad((uint8_t)p[i], v, zero_ok)) return i;
+    for (; i + 8 <= to; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        if (w == pat || (zero_ok && w == 0)) continue;
+        for (size_t k = 0; k < 8; k++)
+            if (byte_bad((uint8_t)p[i + k], v, zero_ok)) return i + k;
+    }
+    for (; i < to; i++)
+        if (byte_bad((uint8_t)p[i], v, zero_ok)) return i;
+    return to;
+}
+
+size_t hl_pattern_first_not(const char *p, size_t from, size_t to, uint8_t v, int zero_ok)
+{
+    const uint8_t *fill = v == HL_CANARY_BYTE ? canary_fill : v == HL_POISON_BYTE ? poison_fill : 0;
+    if (!fill || to - from < 32) return from < to ? words_first_not(p, from, to, v, zero_ok) : to;
+    for (size_t i = from; i < to; i += CHUNK) {
+        size_t n = to - i < CHUNK ? to - i : CHUNK;
+        if (memcmp(p + i, fill, n) == 0) continue;
+        size_t bad = words_first_not(p, i, i + n, v, zero_ok);
+        if (bad < i + n) return bad;
+    }
+    return to;
+}

@@ -1,0 +1,140 @@
+/* tests/harden/test_stack_cache.c — the call-site cache of hardened stacks (stack_cache.c).
+ *
+ * A cached stack is reused only when the return-address words of its last full unwind still
+ * hold the same addresses. These tests reach hl_stack_capture_id at the same stack pointer and
+ * return address through different call chains (twin functions with identical frames), where
+ * a cache keyed by the call site alone would hand out the first chain's stack, and check that
+ * every id equals a full unwind's (hl_stack_capture_user + hl_stack_intern) at the same place.
+ */
+#include "stack.h"
+
+#include <criterion/criterion.h>
+#include <pthread.h>
+
+#define DEPTH 8
+
+typedef struct {
+    uint32_t cached, full;
+} pair_t;
+
+#define BARRIER() __asm__ volatile("" ::: "memory")
+
+/* Both captures from the same frame; skip 1 makes both stacks start in leaf's caller (their
+ * own call instructions in leaf differ). */
+static __attribute__((noinline)) pair_t leaf(void)
+{
+    pair_t r;
+    r.cached = hl_stack_capture_id(DEPTH, 1);
+    uint64_t ips[DEPTH];
+    size_t d = hl_stack_capture_user(ips, DEPTH, 1);
+    int is_new;
+    r.full = hl_stack_intern(ips, d, &is_new);
+    BARRIER();
+    return r;
+}
+
+/* Twins: same code, same frame, different return addresses into their callers. */
+static __attribute__((noinline)) pair_t via_a(void)
+{
+    pair_t r = leaf();
+    BARRIER();
+    return r;
+}
+
+static __attribute__((noinline)) pair_t via_b(void)
+{
+    pair_t r = leaf();
+    BARRIER();
+    return r;
+}
+
+/* The chain differs two frames further out: mid is shared, its callers are twins. */
+static __attribute__((noinline)) pair_t mid(void)
+{
+    pair_t r = via_a();
+    BARRIER();
+    return r;
+}
+
+static __attribute__((noinline)) pair_t outer_a(void)
+{
+    pair_t r = mid();
+    BARRIER();
+    return r;
+}
+
+static __attribute__((noinline)) pair_t outer_b(void)
+{
+    pair_t r = mid();
+    BARRIER();
+    return r;
+}
+
+static void expect_exact(pair_t p, const char *what)
+{
+    cr_assert_neq(p.full, 0, "%s: a full unwind gave no stack", what);
+    cr_assert_eq(p.cached, p.full, "%s: cached id %u, a full unwind interns %u", what, p.cached,
+                 p.full);
+}
+
+Test(stack_cache, same_call_site_different_caller_is_not_reused)
+{
+    cr_assert_eq(hl_stack_init(), 0);
+    for (int round = 0; round < 3; round++) {
+        pair_t a = via_a(), b = via_b();
+        expect_exact(a, "via_a");
+        expect_exact(b, "via_b");
+        cr_assert_neq(a.cached, b.cached, "two call chains share stack id %u", a.cached);
+    }
+}
+
+Test(stack_cache, chain_differing_further_out_is_not_reused)
+{
+    cr_assert_eq(hl_stack_init(), 0);
+    for (int round = 0; round < 3; round++) {
+        pair_t a = outer_a(), b = outer_b();
+        expect_exact(a, "outer_a");
+        expect_exact(b, "outer_b");
+        cr_assert_neq(a.cached, b.cached, "two call chains share stack id %u", a.cached);
+    }
+}
+
+Test(stack_cache, repeated_site_gives_the_same_id)
+{
+    cr_assert_eq(hl_stack_init(), 0);
+    static pair_t got[1000];
+    for (int i = 0; i < 1000; i++)
+        got[i] = via_a(); /* one call site (no branch here the compiler could peel off) */
+    for (int i = 1; i < 1000; i++)
+        cr_assert_eq(got[i].cached, got[0].cached, "round %d: id %u, then %u", i, got[0].cached,
+                     got[i].cached);
+    pair_t first = got[999];
+    expect_exact(first, "via_a");
+}
+
+static void *thread_body(void *arg)
+{
+    pair_t *out = arg;
+    out[0] = via_a();
+    out[1] = via_b();
+    out[2] = outer_a();
+    return NULL;
+}
+
+/* New threads start without any stack words of their own unwound: entries made by other
+ * threads (same addresses, different stacks) must neither be trusted nor fault. */
+Test(stack_cache, threads_get_exact_stacks)
+{
+    cr_assert_eq(hl_stack_init(), 0);
+    pair_t mine = via_a();
+    for (int t = 0; t < 8; t++) {
+        pthread_t th;
+        pair_t got[3];
+        cr_assert_eq(pthread_create(&th, NULL, thread_body, got), 0);
+        pthread_join(th, NULL);
+        expect_exact(got[0], "thread via_a");
+        expect_exact(got[1], "thread via_b");
+        expect_exact(got[2], "thread outer_a");
+        cr_assert_neq(got[0].cached, mine.cached, "a thread's stack (start_thread) took main's");
+    }
+}
