@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "hl_schema.h"
+#include "leakclass.h"
 #include "render_html.h"
 #include "suppress.h"
 
@@ -61,6 +62,16 @@ static void leaks_card(FILE *f, const hl_report_t *r)
     free(lx);
     uint64_t sb = r->supp_blocks[1] + r->supp_blocks[2];
     if (sb) fprintf(f, "<span class=\"sub\">%" PRIu64 " suppressed blocks not counted</span>", sb);
+    const hl_leakclass_report_t *lc = r->leakclass;
+    if (lc) { /* the reachability scan at exit (leakclass.h): the classes of those blocks */
+        char b1[32], b2[32], b3[32];
+        fprintf(f,
+                "<span class=\"cs\" id=\"head-leak-classes\">scan at exit: %s definitely lost, %s "
+                "indirectly lost, %s still reachable</span>",
+                hl_html_human((double)lc->bytes[1], b1, sizeof b1),
+                hl_html_human((double)lc->bytes[2], b2, sizeof b2),
+                hl_html_human((double)lc->bytes[3], b3, sizeof b3));
+    }
     fputs("</a>\n", f);
 }
 
