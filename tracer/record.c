@@ -563,6 +563,14 @@ static int record_ingest(record_out_t *o, const char *trace, int exit_status, ui
     return 0;
 }
 
+/* Once the database holds a chunk, a record that dies leaves the trace directory with the
+ * chunks not stored yet (the reaper says where). */
+static void record_keep_trace(void *arg)
+{
+    record_watch_t *w = arg;
+    hl_reaper_note(w->reaper, "kept", w->rotor->dir);
+}
+
 /* The database's name (-o, else heapledger-CMD-PID.db) once the program runs, and the
  * chunked ingest into it. */
 static void record_out_start(record_out_t *o, const record_args_t *a, pid_t pid, const char *trace,
@@ -582,6 +590,8 @@ static void record_out_start(record_out_t *o, const record_args_t *a, pid_t pid,
         return;
     }
     hl_rotor_init(&o->rotor, trace, ing, a->keep != NULL);
+    o->rotor.before_first = record_keep_trace;
+    o->rotor.arg = w;
     w->rotor = &o->rotor;
 }
 
@@ -817,8 +827,10 @@ int hl_cmd_record(int argc, char **argv)
         return record_finish(&c, 128 + rec_pending);
     }
     if (a.relay) record_relay_announce(&s);
-    record_watch_t w = {&c.sessiond, &c.reaper, hl_sessiond_consumerd(&c.sessiond), marker, NULL,
-                        0,           NULL};
+    record_watch_t w = {.sessiond = &c.sessiond,
+                        .reaper = &c.reaper,
+                        .consumerd = hl_sessiond_consumerd(&c.sessiond),
+                        .marker = marker};
     static record_out_t out; /* large: not on the stack */
     memset(&out, 0, sizeof out);
     size_t off = 0;

@@ -115,6 +115,8 @@ static size_t scan(hl_rotor_t *r, chunk_t *v, size_t max)
 static void store(hl_rotor_t *r, const char *path)
 {
     hl_ingest_result_t res;
+    if (!r->started && r->before_first) r->before_first(r->arg);
+    r->started = 1;
     int rc = hl_ingest_chunks_add(r->ing, path, &res);
     if (rc < 0) {
         r->failed = 1;

@@ -34,6 +34,11 @@ typedef struct hl_rotor_s {
     int damaged;                 /* a chunk was damaged (kept on disk) */
     uint64_t peak_waiting_bytes; /* largest backlog seen (bytes of closed chunks) */
     char err[512];               /* the first failure or damage */
+    /* Called once, before the first chunk is stored (record tells its reaper to keep the
+     * trace directory from then on: the database no longer holds the whole recording). */
+    void (*before_first)(void *arg);
+    void *arg;
+    int started; /* before_first was called */
 } hl_rotor_t;
 
 /* The chunk size to rotate at: HEAPLEDGER_CHUNK_BYTES (bytes; K, M, G suffixes) or the

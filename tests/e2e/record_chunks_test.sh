@@ -13,7 +13,8 @@
 #   t_prog_killed  the program SIGKILLed after a chunk was stored: every recorded event is in
 #                  the database (equal to one pass over the kept chunks)
 #   t_record_killed record SIGKILLed after a chunk was stored: the database keeps the stored
-#                  chunks (valid, readable, ingest_status 'recording')
+#                  chunks (valid, readable, ingest_status 'recording'), the reaper keeps the
+#                  trace directory with the chunks not stored yet, and collect stores them
 #   t_bad_env      a malformed HEAPLEDGER_CHUNK_BYTES is refused before anything runs
 #
 # usage: BUILD=build tests/e2e/record_chunks_test.sh [TEST...]      (default: all)
@@ -176,6 +177,15 @@ t_record_killed() {
     check "ingest_status" recording "$(sql "$d/a.db" "SELECT value FROM meta WHERE key = 'ingest_status'")" || return 1
     [ "$(sql "$d/a.db" "SELECT count(*) FROM block WHERE pid = $p")" -gt 0 ] ||
         { note "FAIL: no block kept"; return 1; }
+    # The chunks not stored yet are kept where the reaper says, and collect stores them.
+    local kept
+    kept=$(sed -n 's/.* the others are kept in \(.*\) (heapledger collect.*/\1/p' "$d/err")
+    [ -n "$kept" ] && [ -d "$kept" ] || { note "FAIL: no kept trace directory named"; cat "$d/err"; return 1; }
+    "$HL" collect --all "$kept" -o "$d/rest.db" >"$d/rest.out" 2>&1
+    local rc=$?
+    [ $rc -le 1 ] || { note "FAIL: collect of the kept chunks: $rc"; cat "$d/rest.out"; return 1; }
+    [ "$(sql "$d/rest.db" "SELECT count(*) FROM block WHERE pid = $p")" -gt 0 ] ||
+        { note "FAIL: the kept chunks hold no block"; return 1; }
 }
 
 t_bad_env() {
