@@ -458,7 +458,10 @@ struct hl_ingest_chunks_s {
     hl_iprogress_t pr;
     double t0, decode_cpu, store_cpu;
     char scratch[64];
-    char warn[512]; /* what damaged chunks lost (the first) */
+    int sig_on;      /* SIGINT/SIGTERM stop the ingest (hl_ingest_chunks_signals) */
+    int interrupted; /* the signal that stopped it */
+    stop_handlers_t sh;
+    char warn[1024]; /* what damaged chunks lost (the first), or how it was interrupted */
     char err[512];  /* why storing failed */
     char db_path[4096];
     char source[4096];
@@ -497,6 +500,18 @@ void hl_ingest_chunks_backlog(hl_ingest_chunks_t *c, unsigned chunks, uint64_t b
     c->pr.backlog_bytes = bytes;
     c->pr.base = c->seq_base;
     hl_iprogress_update(&c->pr, 0);
+}
+
+void hl_ingest_chunks_signals(hl_ingest_chunks_t *c, int on)
+{
+    if (on && !c->sig_on) stop_handlers_install(&c->sh);
+    if (!on && c->sig_on) stop_handlers_restore(&c->sh);
+    c->sig_on = on;
+}
+
+int hl_ingest_chunks_interrupted(const hl_ingest_chunks_t *c)
+{
+    return c->interrupted ? c->interrupted : c->sig_on ? (int)ingest_stop : 0;
 }
 
 /* The database, WAL from the start: every chunk's commit survives a crash of record. */
@@ -555,11 +570,13 @@ int hl_ingest_chunks_add(hl_ingest_chunks_t *c, const char *dir, hl_ingest_resul
     }
     c->pr.base = c->seq_base;
     pass_t p;
-    int rc = decode_pass(&c->s, dirs, (size_t)n, c->scratch, &c->pr, c->seq_base, &chunks_no_stop,
-                         &p, c->err, sizeof c->err);
+    int rc = decode_pass(&c->s, dirs, (size_t)n, c->scratch, &c->pr, c->seq_base,
+                         c->sig_on ? &ingest_stop : &chunks_no_stop, &p, c->err, sizeof c->err);
     free_dirs(dirs, n);
     nftw(c->scratch, rm_entry, 8, FTW_DEPTH | FTW_PHYS); /* salvage copies of this chunk */
     mkdir(c->scratch, 0700);
+    /* Interrupted: end at once, symbolising can take seconds (as in hl_ingest_trace). */
+    if (rc == 0 && p.rc == 2) hl_ledger_raw_frames(c->s.led);
     if (rc != 0 || p.crc != 0 ||
         (hl_ledger_checkpoint(c->s.led, &c->s.run) != 0 || hl_store_commit(c->s.st) != 0)) {
         if (rc == 0)
@@ -574,6 +591,10 @@ int hl_ingest_chunks_add(hl_ingest_chunks_t *c, const char *dir, hl_ingest_resul
     c->seq_base += p.events;
     c->chunks++;
     chunks_result(c, r);
+    if (p.rc == 2) { /* stopped by a signal: what was stored stays, the chunk too */
+        c->interrupted = r->interrupted = ingest_stop;
+        return 1;
+    }
     if (p.rc != 0) { /* damaged, or nothing decodable: what decoded is stored */
         if (!c->damaged)
             snprintf(c->warn, sizeof c->warn, "trace chunk %.200s: %.280s", dir, p.derr);
@@ -584,10 +605,29 @@ int hl_ingest_chunks_add(hl_ingest_chunks_t *c, const char *dir, hl_ingest_resul
     return 0;
 }
 
-int hl_ingest_chunks_close(hl_ingest_chunks_t *c, int exit_status, hl_ingest_result_t *r)
+int hl_ingest_chunks_close(hl_ingest_chunks_t *c, int exit_status, const char *trace, int deleted,
+                           hl_ingest_result_t *r)
 {
     memset(r, 0, sizeof *r);
     int rc;
+    if (!c->interrupted && c->sig_on && ingest_stop) c->interrupted = ingest_stop;
+    if (c->interrupted && c->open) { /* as hl_ingest_trace: end at once, say how to redo it */
+        hl_ledger_raw_frames(c->s.led);
+        const char *sig = c->interrupted == SIGINT ? "SIGINT" : "SIGTERM";
+        if (deleted)
+            snprintf(c->warn, sizeof c->warn,
+                     "interrupted by %s after %llu events: %.200s holds them (ingest_status "
+                     "'interrupted'); the trace chunks not stored are kept in %.200s "
+                     "(heapledger collect --all %.200s -o OTHER.db stores them)",
+                     sig, (unsigned long long)c->seq_base, c->db_path, trace, trace);
+        else
+            snprintf(c->warn, sizeof c->warn,
+                     "interrupted by %s after %llu events: %.200s holds them (ingest_status "
+                     "'interrupted'); to ingest the whole trace again: heapledger collect --all "
+                     "%.200s -o %.200s --force",
+                     sig, (unsigned long long)c->seq_base, c->db_path, trace, c->db_path);
+        c->damaged = 1;
+    }
     if (!c->open) {
         snprintf(r->error, sizeof r->error, "%s", c->failed ? c->err : "no trace chunk was stored");
         rc = -1;
@@ -603,12 +643,15 @@ int hl_ingest_chunks_close(hl_ingest_chunks_t *c, int exit_status, hl_ingest_res
         rc = c->damaged ? 1 : 0;
         if ((c->damaged && hl_store_meta(c->s.st, "ingest_warning", c->warn) != 0) ||
             hl_ledger_finish(c->s.led, &c->s.run) != 0 ||
-            hl_store_meta(c->s.st, "ingest_status", c->damaged ? "partial" : "complete") != 0) {
+            hl_store_meta(c->s.st, "ingest_status",
+                          c->interrupted ? "interrupted"
+                          : c->damaged   ? "partial"
+                                         : "complete") != 0) {
             snprintf(r->error, sizeof r->error, "%.300s: %.200s", c->db_path,
                      hl_store_errmsg(c->s.st));
             rc = -1;
         } else if (c->damaged) {
-            snprintf(r->error, sizeof r->error, "%s", c->warn);
+            snprintf(r->error, sizeof r->error, "%.500s", c->warn);
         }
         hl_ledger_counts(c->s.led, r);
         char cerr[192];
@@ -625,6 +668,8 @@ int hl_ingest_chunks_close(hl_ingest_chunks_t *c, int exit_status, hl_ingest_res
     }
     if (c->scratch[0]) nftw(c->scratch, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
     hl_iprogress_end(&c->pr, r->events);
+    r->interrupted = c->interrupted;
+    hl_ingest_chunks_signals(c, 0);
     free(c);
     return rc;
 }

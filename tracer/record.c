@@ -52,6 +52,7 @@
 #pragma weak hl_ingest_chunks_close
 #pragma weak hl_ingest_chunks_events
 #pragma weak hl_ingest_chunks_count
+#pragma weak hl_ingest_chunks_signals
 #pragma weak hl_kernel_start
 #pragma weak hl_kernel_stop
 #pragma weak hl_kernel_store
@@ -494,12 +495,13 @@ static int record_ingest(record_out_t *o, const char *trace, int exit_status, ui
     uint64_t stored_events = 0;
     if (o->chunked) {
         stored_during = hl_ingest_chunks_count(o->rotor.ing);
+        hl_ingest_chunks_signals(o->rotor.ing, 1); /* the program ended: signals are ours */
         hl_rotor_finish(&o->rotor);
         chunks = hl_ingest_chunks_count(o->rotor.ing);
         stored_events = hl_ingest_chunks_events(o->rotor.ing);
-        rc = hl_ingest_chunks_close(o->rotor.ing, exit_status, &r);
+        rc = hl_ingest_chunks_close(o->rotor.ing, exit_status, trace, o->rotor.deleted > 0, &r);
         o->rotor.ing = NULL;
-        if (rc >= 0 && o->rotor.damaged) {
+        if (rc >= 0 && o->rotor.damaged && !r.interrupted) {
             rc = 1;
             snprintf(r.error, sizeof r.error, "%s", o->rotor.err);
         }
@@ -869,7 +871,7 @@ int hl_cmd_record(int argc, char **argv)
         if (kernel) hl_kernel_free(kernel);
         if (out.chunked && out.rotor.ing) { /* nothing was stored: no database */
             hl_ingest_result_t r;
-            hl_ingest_chunks_close(out.rotor.ing, HL_EXIT_UNKNOWN, &r);
+            hl_ingest_chunks_close(out.rotor.ing, HL_EXIT_UNKNOWN, c.trace, 0, &r);
         }
         int code = HL_EXIT_TOOL;
         if (pid && WIFEXITED(status) && WEXITSTATUS(status) >= HL_EXIT_NOEXEC)
@@ -895,7 +897,7 @@ int hl_cmd_record(int argc, char **argv)
         if (kernel) hl_kernel_free(kernel);
         if (out.chunked && out.rotor.ing) {
             hl_ingest_result_t r;
-            hl_ingest_chunks_close(out.rotor.ing, HL_EXIT_UNKNOWN, &r);
+            hl_ingest_chunks_close(out.rotor.ing, HL_EXIT_UNKNOWN, c.trace, 0, &r);
         }
         return record_finish(&c, code ? code : HL_EXIT_TOOL);
     }

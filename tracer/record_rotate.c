@@ -4,6 +4,7 @@
 /* The ingest may be absent from a partial build: record then keeps the trace (record.c). */
 #pragma weak hl_ingest_chunks_add
 #pragma weak hl_ingest_chunks_backlog
+#pragma weak hl_ingest_chunks_interrupted
 
 #include <dirent.h>
 #include <errno.h>
@@ -123,12 +124,16 @@ static void store(hl_rotor_t *r, const char *path)
         snprintf(r->err, sizeof r->err, "%s", res.error);
         return;
     }
+    if (rc > 0 && hl_ingest_chunks_interrupted(r->ing)) {
+        r->stopped = 1;
+        return;
+    }
     if (rc > 0) {
         if (!r->damaged) snprintf(r->err, sizeof r->err, "%s", res.error);
         r->damaged = 1;
         return;
     }
-    if (!r->keep) nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    if (!r->keep && nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS) == 0) r->deleted++;
 }
 
 enum { MAX_SCAN = 4096 };
@@ -137,7 +142,7 @@ unsigned hl_rotor_poll(hl_rotor_t *r)
 {
     static chunk_t v[MAX_SCAN];
     char path[4600];
-    size_t n = r->failed ? 0 : scan(r, v, MAX_SCAN);
+    size_t n = r->failed || r->stopped ? 0 : scan(r, v, MAX_SCAN);
     uint64_t bytes = 0;
     for (size_t i = 0; i < n; i++) {
         snprintf(path, sizeof path, "%s/archives/%s", r->dir, v[i].name);
@@ -149,7 +154,7 @@ unsigned hl_rotor_poll(hl_rotor_t *r)
     snprintf(path, sizeof path, "%s/archives/%s", r->dir, v[0].name);
     r->next = v[0].index + 1;
     store(r, path);
-    return r->failed ? 0 : (unsigned)(n - 1);
+    return r->failed || r->stopped ? 0 : (unsigned)(n - 1);
 }
 
 /* Chunk directories of dir (names NAME-INDEX, not hidden, not archives), oldest first. */
@@ -177,19 +182,20 @@ void hl_rotor_finish(hl_rotor_t *r)
 {
     while (hl_rotor_poll(r) > 0)
         ;
-    if (r->failed) return;
+    if (r->failed || r->stopped) return;
     char path[4600];
     struct stat st;
     /* A session that never rotated left its trace at dir/ust; one whose daemon died mid-run
      * left the chunk it was filling at dir/BEGIN-INDEX (never archived). */
     snprintf(path, sizeof path, "%s/ust", r->dir);
     if (stat(path, &st) == 0) store(r, path);
+    if (r->failed || r->stopped) return;
     static chunk_t v[MAX_SCAN];
     size_t n = scan_open(r->dir, v, MAX_SCAN);
-    for (size_t i = 0; i < n && !r->failed; i++) {
+    for (size_t i = 0; i < n && !r->failed && !r->stopped; i++) {
         snprintf(path, sizeof path, "%s/%s", r->dir, v[i].name);
         store(r, path);
     }
     snprintf(path, sizeof path, "%s/archives", r->dir);
-    if (!r->keep && !r->failed && !r->damaged) rmdir(path);
+    if (!r->keep && !r->failed && !r->damaged && !r->stopped) rmdir(path);
 }

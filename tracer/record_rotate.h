@@ -32,6 +32,8 @@ typedef struct hl_rotor_s {
     long next;                   /* index of the next chunk to store */
     int failed;                  /* storing failed: later chunks stay on disk */
     int damaged;                 /* a chunk was damaged (kept on disk) */
+    int stopped;                 /* a signal stopped the ingest: later chunks stay on disk */
+    unsigned deleted;            /* chunks deleted once stored */
     uint64_t peak_waiting_bytes; /* largest backlog seen (bytes of closed chunks) */
     char err[512];               /* the first failure or damage */
     /* Called once, before the first chunk is stored (record tells its reaper to keep the

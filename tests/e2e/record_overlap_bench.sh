@@ -8,13 +8,15 @@
 # while it runs (the default). Reported per run: wall time from start to a ready database,
 # the program's run time, the wait after it ended, peak disk (trace directory + database,
 # sampled every 0.2 s), record's peak RSS (VmHWM, sampled), the program's CPU ns per event.
+# "ready" is when record printed the database's event count (the summary, read back from the
+# database, follows; "total" is record's exit).
 # Plus the untraced program's CPU ns per event (best of RUNS) for the cost per event.
 #
 # usage: BUILD=build tests/e2e/record_overlap_bench.sh [PAIRS] [RUNS]   (default 5000000 3)
 set -u
 BUILD=${BUILD:-build}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-HL=$ROOT/$BUILD/bin/heapledger
+HL=${HL:-$ROOT/$BUILD/bin/heapledger} # HL=... measures another build (a copy: the tree may be rebuilt meanwhile)
 LIB=$ROOT/$BUILD/lib
 BENCH=$ROOT/$BUILD/tests/e2e/record_bench
 PAIRS=${1:-5000000}
@@ -37,26 +39,28 @@ run() { # run MODE CHUNK_BYTES
     rm -rf "$d" && mkdir -p "$d/tmp"
     t0=$(date +%s.%N)
     HEAPLEDGER_CHUNK_BYTES=$2 TMPDIR=$d/tmp "$HL" record -o "$d/x.db" --stacks 16 -- \
-        "$BENCH" "$PAIRS" >"$d/out" 2>"$d/err" &
+        "$BENCH" "$PAIRS" >"$d/out" 2> >(while IFS= read -r l; do echo "$(date +%s.%N) $l"; done >"$d/err") &
     r=$!
     while kill -0 "$r" 2>/dev/null; do
         s=$(du -sb "$d" 2>/dev/null | cut -f1)
         [ "${s:-0}" -gt "$peak" ] && peak=$s
-        h=$(sed -n 's/^VmHWM: *\([0-9]*\) kB/\1/p' "/proc/$r/status" 2>/dev/null)
+        h=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$r/status" 2>/dev/null)
         [ "${h:-0}" -gt "$hwm" ] && hwm=$h
         sleep 0.2
     done
     wait "$r" || { echo "   $1: record failed:"; cat "$d/err"; return 1; }
     t1=$(date +%s.%N)
-    local ran wait_s db ev
+    sleep 0.5 # the timestamping reader
+    local ran wait_s db ev ready
+    ready=$(awk '/ events in /{ print $1; exit }' "$d/err")
     ran=$(sed -n "s/.* ran \([0-9.]*\) s.*/\1/p" "$d/err")
     wait_s=$(sed -n 's/.*ready \([0-9.]*\) s after it ended.*/\1/p; s/.*: [0-9]* events in \([0-9.]*\) s$/\1/p' "$d/err")
     db=$(stat -c %s "$d/x.db")
     ev=$(sqlite3 "$d/x.db" 'SELECT events FROM run')
-    printf '   %-6s total %7.2f s  ran %7.2f s  wait after %7.2f s  peak disk %6.0f MiB (db %5.0f MiB)  record RSS %4.0f MiB  program %6.1f ns/call  %s events\n' \
-        "$1" "$(echo "$t1 - $t0" | bc)" "$ran" "$wait_s" "$(echo "$peak / 1048576" | bc)" \
+    printf '   %-6s ready %7.2f s  total %7.2f s  ran %7.2f s  ingest after %7.2f s  peak disk %6.0f MiB (db %5.0f MiB)  record RSS %4.0f MiB  program %6.1f ns/call  %s events\n' \
+        "$1" "$(echo "$ready - $t0" | bc)" "$(echo "$t1 - $t0" | bc)" "$ran" "$wait_s" "$(echo "$peak / 1048576" | bc)" \
         "$(echo "$db / 1048576" | bc)" "$(echo "$hwm / 1024" | bc)" "$(cpu "$d/out")" "$ev"
-    grep -E "chunks|discarded" "$d/err" | sed 's/^/          /'
+    grep -E "chunks|discarded" "$d/err" | cut -d' ' -f2- | sed 's/^/          /'
 }
 
 echo "== $PAIRS pairs ($((PAIRS * 2)) events), $RUNS alternating runs; load: $(cut -d' ' -f1-3 /proc/loadavg)"
