@@ -878,6 +878,7 @@ int hl_cmd_record(int argc, char **argv)
             code = WEXITSTATUS(status);
         return record_finish(&c, code);
     }
+    if (out.chunked && out.io.progress) fputs("\r\033[K", stderr); /* the progress line */
     int code = record_status(a.argv[0], status);
     fprintf(stderr, "heapledger record: '%s' ran %.2f s (pid %d)%s\n", a.argv[0],
             (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9, (int)pid,

@@ -86,3 +86,12 @@ record-chunks-check: $(E2E_DIR)/record_chunks_prog $(BIN_DIR)/heapledger $(LIB_D
 	@BUILD=$(BUILD) tests/e2e/record_chunks_test.sh
 
 CHECK_TARGETS += record-chunks-check
+
+# Storing during the run against storing after it: time to a ready database, peak disk,
+# record's RSS, the program's CPU per event (record_overlap_bench.sh; 10 M events).
+.PHONY: record-overlap-bench
+record-overlap-bench: $(E2E_DIR)/record_bench $(BIN_DIR)/heapledger $(LIB_DIR)/libheapledger.so \
+                      $(LIB_DIR)/libheapledger-tp.so
+	@BUILD=$(BUILD) tests/e2e/record_overlap_bench.sh
+
+BENCH_TARGETS += record-overlap-bench
