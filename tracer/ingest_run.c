@@ -462,7 +462,7 @@ struct hl_ingest_chunks_s {
     int interrupted; /* the signal that stopped it */
     stop_handlers_t sh;
     char warn[1024]; /* what damaged chunks lost (the first), or how it was interrupted */
-    char err[512];  /* why storing failed */
+    char err[512];   /* why storing failed */
     char db_path[4096];
     char source[4096];
 };
@@ -577,8 +577,11 @@ int hl_ingest_chunks_add(hl_ingest_chunks_t *c, const char *dir, hl_ingest_resul
     mkdir(c->scratch, 0700);
     /* Interrupted: end at once, symbolising can take seconds (as in hl_ingest_trace). */
     if (rc == 0 && p.rc == 2) hl_ledger_raw_frames(c->s.led);
+    /* meta.last_chunk commits with the chunk's rows: a record killed after this commit but
+     * before the chunk was deleted leaves it on disk, and this names it as stored. */
     if (rc != 0 || p.crc != 0 ||
-        (hl_ledger_checkpoint(c->s.led, &c->s.run) != 0 || hl_store_commit(c->s.st) != 0)) {
+        (hl_ledger_checkpoint(c->s.led, &c->s.run) != 0 ||
+         hl_store_meta(c->s.st, "last_chunk", dir) != 0 || hl_store_commit(c->s.st) != 0)) {
         if (rc == 0)
             snprintf(c->err, sizeof c->err, "%.300s: %.200s", c->db_path, hl_store_errmsg(c->s.st));
         c->failed = 1;

@@ -869,7 +869,7 @@ int hl_cmd_record(int argc, char **argv)
     hl_sessiond_terminate(&c.sessiond);
     if (!ran) {
         if (kernel) hl_kernel_free(kernel);
-        if (out.chunked && out.rotor.ing) { /* nothing was stored: no database */
+        if (out.chunked && out.rotor.ing) { /* finish what was stored (usually nothing) */
             hl_ingest_result_t r;
             hl_ingest_chunks_close(out.rotor.ing, HL_EXIT_UNKNOWN, c.trace, 0, &r);
         }

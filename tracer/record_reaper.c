@@ -165,9 +165,10 @@ static void __attribute__((noreturn)) reap_cleanup(const reap_state_t *s)
                        s->trace[0] ? ", removed " : "", s->trace);
     if (s->kept[0] && len > 0 && (size_t)len < sizeof msg)
         len += snprintf(msg + len, sizeof msg - (size_t)len,
-                        "heapledger record: the database keeps the trace chunks stored so far; "
-                        "the others are kept in %s (heapledger collect --all %s -o FILE.db "
-                        "stores them)\n",
+                        "heapledger record: the database keeps the trace chunks stored so far "
+                        "(the last one is its meta.last_chunk: delete that one if it is still "
+                        "there); the others are kept in %s (heapledger collect --all %s -o "
+                        "FILE.db stores them)\n",
                         s->kept, s->kept);
     if (len > 0) (void)!write(2, msg, (size_t)len < sizeof msg ? (size_t)len : sizeof msg);
     _exit(0);
