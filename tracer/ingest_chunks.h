@@ -5,9 +5,10 @@
  * such chunk into the open ledger, which carries everything across chunks (live blocks,
  * stacks, threads, module maps, the config event), numbers its events after those of the
  * chunks before (block.alloc_seq and the other seq columns are those of one pass over all
- * chunks), and commits: a stored chunk survives a crash of record (the database is in WAL
- * mode from its first commit, synchronous=NORMAL). hl_ingest_chunks_close writes what only
- * the end knows (blocks live at exit, the run row with the exit status) and the indexes.
+ * chunks), and commits (with meta.last_chunk = dir, in the same transaction): a stored chunk
+ * survives a crash of record (the database is in WAL mode from its first commit,
+ * synchronous=NORMAL). hl_ingest_chunks_close writes what only the end knows (blocks live at exit,
+ * the run row with the exit status) and the indexes.
  *
  * The database file is created by the first chunk (none: no file). Not thread-safe; one
  * thread calls everything, and no other ingest thread may run meanwhile (each chunk forks a
