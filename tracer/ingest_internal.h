@@ -313,6 +313,10 @@ typedef struct hl_iprogress_s {
     int enabled;
     uint64_t expect; /* expected events (estimate), 0 when unknown */
     double start, last;
+    int recording; /* record's chunked ingest: stored, rate, backlog instead of a bar */
+    uint64_t base; /* events stored before the current pass (added to update's count) */
+    unsigned backlog_chunks;
+    uint64_t backlog_bytes; /* trace chunks closed but not stored yet */
 } hl_iprogress_t;
 
 void hl_iprogress_start(hl_iprogress_t *p, int want, uint64_t expect);

@@ -9,6 +9,7 @@
  * stop at its next batch.
  */
 #include "db.h"
+#include "ingest_chunks.h"
 #include "ingest_internal.h"
 
 #include <errno.h>
@@ -126,22 +127,27 @@ static void remove_db(const char *path)
 }
 
 /* Consume batches until the last one, or until the store fails (then abort the decoder).
- * live: checkpoint and commit at flush batches and every commit_ms. */
-static int consume_all(session_t *s, hl_iprogress_t *pr, int live, int commit_ms)
+ * live: checkpoint and commit at flush batches and every commit_ms. seq_base is added to
+ * every record's seq (the events of the chunks stored before: hl_ingest_chunks_add); the
+ * events the batches report are added to *events. */
+static int consume_all(session_t *s, hl_iprogress_t *pr, int live, int commit_ms, uint64_t seq_base,
+                       uint64_t *events)
 {
-    uint64_t events = 0;
     double last_commit = hl_ingest_now();
     for (;;) {
         hl_batch_t *b = hl_queue_pop(&s->q);
         int last = b->last, flush = b->flush;
-        events += b->events;
+        *events += b->events;
+        if (seq_base)
+            for (size_t i = 0; i < b->n; i++)
+                b->rec[i].seq += seq_base;
         int rc = hl_ledger_batch(s->led, b);
         hl_queue_release(&s->q, b);
         if (rc != 0) {
             hl_queue_abort(&s->q);
             return -1;
         }
-        if (pr) hl_iprogress_update(pr, events);
+        if (pr) hl_iprogress_update(pr, *events);
         if (last) return 0;
         if (live && (flush || (hl_ingest_now() - last_commit) * 1000 >= commit_ms)) {
             if (hl_ledger_checkpoint(s->led, &s->run) != 0 || hl_store_commit(s->st) != 0) {
@@ -194,6 +200,49 @@ static void *pump_main(void *p)
     pump_arg_t *a = p;
     a->rc = hl_decoder_pump(a->dec, a->q, a->stop, a->lost, sizeof a->lost, a->err, sizeof a->err);
     return NULL;
+}
+
+/* One decode of a set of CTF dirs into the open session: the decoder child, the pump thread,
+ * the store on this thread. */
+typedef struct pass_s {
+    int rc;          /* the decoder's: 0 end, 1 damaged (derr), -1 nothing decoded, 2 stopped */
+    int crc;         /* the store's: 0, or -1 (hl_store_errmsg) */
+    uint64_t events; /* events of this pass */
+    double store_cpu, decode_cpu;
+    char derr[512]; /* what the decoder said, with what salvage lost */
+} pass_t;
+
+/* Decode dirs[0..n) into s (records' seq offset by seq_base). Returns 0 with p filled, or -1
+ * when the decoder could not start (err says why). Call with no other ingest thread alive
+ * (the decoder forks). */
+static int decode_pass(session_t *s, char **dirs, size_t n, const char *scratch, hl_iprogress_t *pr,
+                       uint64_t seq_base, const volatile sig_atomic_t *stop, pass_t *p, char *err,
+                       size_t errlen)
+{
+    memset(p, 0, sizeof *p);
+    hl_decoder_t *dec = hl_decoder_start(dirs, n, scratch, err, errlen);
+    if (!dec) return -1;
+    pump_arg_t a = {.dec = dec, .q = &s->q, .stop = stop};
+    pthread_t th;
+    double cpu0 = thread_cpu();
+    pthread_create(&th, NULL, pump_main, &a);
+    p->crc = consume_all(s, pr, 0, 0, seq_base, &p->events);
+    pthread_join(th, NULL);
+    p->store_cpu = thread_cpu() - cpu0;
+    p->decode_cpu = hl_decoder_cpu(dec); /* reaped by the pump already */
+    hl_decoder_free(dec);
+    /* The decoder's message, with what salvage lost when it lost something. */
+    if (a.lost[0] && a.rc == 0) { /* decoded all that was salvaged: still partial */
+        a.rc = 1;
+        snprintf(p->derr, sizeof p->derr, "trace damaged, %s", a.lost);
+    } else if (a.lost[0] && a.rc == 1) {
+        snprintf(p->derr, sizeof p->derr, "%s; %s", a.err, a.lost);
+    } else {
+        snprintf(p->derr, sizeof p->derr, "%s", a.err);
+    }
+    if (a.lost[0] && a.rc >= 0 && a.rc != 2 && !p->events) a.rc = -1; /* nothing readable */
+    p->rc = a.rc;
+    return 0;
 }
 
 /* SIGINT/SIGTERM during hl_ingest_trace: the first stops the ingest (the pump sees the
@@ -272,10 +321,15 @@ int hl_ingest_trace(const char *trace_dir, const char *db_path, const hl_ingest_
     session_t s;
     char scratch[] = "/tmp/heapledger-ingest.XXXXXX"; /* salvage copies; mode 0700 */
     int have_scratch = 0;
-    hl_decoder_t *dec = NULL;
+    hl_iprogress_t pr;
+    hl_iprogress_start(&pr, o->progress, bytes / 36); /* ~36 bytes per event with contexts */
+    stop_handlers_t sh;
+    stop_handlers_install(&sh);
+    pass_t p;
     if (session_open(&s, db_path, o, 0, trace_dir, r->error, sizeof r->error) != 0 ||
         !(have_scratch = mkdtemp(scratch) != NULL) ||
-        !(dec = hl_decoder_start(dirs, (size_t)n, scratch, r->error, sizeof r->error))) {
+        decode_pass(&s, dirs, (size_t)n, scratch, &pr, 0, &ingest_stop, &p, r->error,
+                    sizeof r->error) != 0) {
         if (s.db && s.st && !have_scratch)
             snprintf(r->error, sizeof r->error, "cannot create a directory %s: %s", scratch,
                      strerror(errno));
@@ -284,39 +338,18 @@ int hl_ingest_trace(const char *trace_dir, const char *db_path, const hl_ingest_
         if (created) remove_db(db_path);
         if (have_scratch) rmdir(scratch);
         free_dirs(dirs, n);
+        stop_handlers_restore(&sh);
         return -1;
     }
     free_dirs(dirs, n);
-    hl_iprogress_t pr;
-    hl_iprogress_start(&pr, o->progress, bytes / 36); /* ~36 bytes per event with contexts */
-    stop_handlers_t sh;
-    stop_handlers_install(&sh);
-    pump_arg_t a = {.dec = dec, .q = &s.q, .stop = &ingest_stop};
-    pthread_t th;
-    double cpu0 = thread_cpu();
-    pthread_create(&th, NULL, pump_main, &a);
-    int crc = consume_all(&s, &pr, 0, 0);
-    pthread_join(th, NULL);
-    r->store_cpu = thread_cpu() - cpu0;
-    r->decode_cpu = hl_decoder_cpu(dec); /* reaped by the pump already */
-    hl_decoder_free(dec);
+    r->store_cpu = p.store_cpu;
+    r->decode_cpu = p.decode_cpu;
     nftw(scratch, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
-    /* The decoder's message, with what salvage lost when it lost something. */
-    char derr[512];
-    if (a.lost[0] && a.rc == 0) { /* decoded all that was salvaged: still partial */
-        a.rc = 1;
-        snprintf(derr, sizeof derr, "trace damaged, %s", a.lost);
-    } else if (a.lost[0] && a.rc == 1) {
-        snprintf(derr, sizeof derr, "%s; %s", a.err, a.lost);
-    } else {
-        snprintf(derr, sizeof derr, "%s", a.err);
-    }
     hl_ledger_counts(s.led, r);
-    if (a.lost[0] && a.rc >= 0 && a.rc != 2 && !r->events) a.rc = -1; /* nothing readable */
-    if (a.rc == 2) { /* stopped by a signal: keep what was stored, say how to redo it */
+    if (p.rc == 2) { /* stopped by a signal: keep what was stored, say how to redo it */
         r->interrupted = ingest_stop;
         hl_ledger_raw_frames(s.led);
-        snprintf(derr, sizeof derr,
+        snprintf(p.derr, sizeof p.derr,
                  "interrupted by %s after %llu events: %s holds them (ingest_status "
                  "'interrupted'); to ingest the whole trace again: heapledger collect %s -o %s "
                  "--force",
@@ -324,24 +357,24 @@ int hl_ingest_trace(const char *trace_dir, const char *db_path, const hl_ingest_
                  db_path, trace_dir, db_path);
     }
     int rc = 0;
-    if (crc != 0) {
+    if (p.crc != 0) {
         snprintf(r->error, sizeof r->error, "%s: %s", db_path, hl_store_errmsg(s.st));
         rc = -1;
-    } else if (a.rc < 0) {
-        snprintf(r->error, sizeof r->error, "%s", derr);
+    } else if (p.rc < 0) {
+        snprintf(r->error, sizeof r->error, "%s", p.derr);
         rc = -1;
     } else {
-        const char *status = a.rc == 2 ? "interrupted" : a.rc == 1 ? "partial" : "complete";
-        if (a.rc == 1 || a.rc == 2) {
-            snprintf(r->error, sizeof r->error, "%s", derr);
-            hl_store_meta(s.st, "ingest_warning", derr);
+        const char *status = p.rc == 2 ? "interrupted" : p.rc == 1 ? "partial" : "complete";
+        if (p.rc == 1 || p.rc == 2) {
+            snprintf(r->error, sizeof r->error, "%s", p.derr);
+            hl_store_meta(s.st, "ingest_warning", p.derr);
         }
         if (hl_ledger_finish(s.led, &s.run) != 0 ||
             hl_store_meta(s.st, "ingest_status", status) != 0) {
             snprintf(r->error, sizeof r->error, "%s: %s", db_path, hl_store_errmsg(s.st));
             rc = -1;
         } else {
-            rc = a.rc == 1 || a.rc == 2 ? 1 : 0;
+            rc = p.rc == 1 || p.rc == 2 ? 1 : 0;
         }
     }
     hl_ledger_counts(s.led, r);
@@ -377,7 +410,8 @@ int hl_ingest_live(const char *url, const char *db_path, const hl_ingest_opts_t 
     decode_arg_t a = {.url = url, .q = &s.q, .stop = stop};
     pthread_t th;
     pthread_create(&th, NULL, decode_main, &a);
-    int crc = consume_all(&s, NULL, 1, commit_ms);
+    uint64_t events = 0;
+    int crc = consume_all(&s, NULL, 1, commit_ms, 0, &events);
     pthread_join(th, NULL);
     int rc;
     const char *status;
@@ -408,5 +442,237 @@ int hl_ingest_live(const char *url, const char *db_path, const hl_ingest_opts_t 
         rc = -1;
     }
     r->seconds = hl_ingest_now() - t0;
+    return rc;
+}
+
+/* ---- chunk by chunk (ingest_chunks.h) ------------------------------------------------- */
+
+struct hl_ingest_chunks_s {
+    session_t s;
+    int open;   /* the database exists (the first chunk came) */
+    int failed; /* storing failed: no more chunks */
+    int damaged;
+    unsigned chunks;
+    uint64_t seq_base; /* events of the chunks stored so far */
+    hl_ingest_opts_t o;
+    hl_iprogress_t pr;
+    double t0, decode_cpu, store_cpu;
+    char scratch[64];
+    int sig_on;      /* SIGINT/SIGTERM stop the ingest (hl_ingest_chunks_signals) */
+    int interrupted; /* the signal that stopped it */
+    stop_handlers_t sh;
+    char warn[1024]; /* what damaged chunks lost (the first), or how it was interrupted */
+    char err[512];   /* why storing failed */
+    char db_path[4096];
+    char source[4096];
+};
+
+static const volatile sig_atomic_t chunks_no_stop; /* record forwards signals to the program */
+
+hl_ingest_chunks_t *hl_ingest_chunks_new(const char *db_path, const char *source,
+                                         const hl_ingest_opts_t *o)
+{
+    static const hl_ingest_opts_t defaults = HL_INGEST_OPTS_INIT;
+    hl_ingest_chunks_t *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->o = o ? *o : defaults;
+    snprintf(c->db_path, sizeof c->db_path, "%s", db_path);
+    snprintf(c->source, sizeof c->source, "%s", source);
+    c->t0 = hl_ingest_now();
+    hl_iprogress_start(&c->pr, c->o.progress, 0);
+    c->pr.recording = 1;
+    return c;
+}
+
+uint64_t hl_ingest_chunks_events(const hl_ingest_chunks_t *c)
+{
+    return c->seq_base;
+}
+
+unsigned hl_ingest_chunks_count(const hl_ingest_chunks_t *c)
+{
+    return c->chunks;
+}
+
+void hl_ingest_chunks_backlog(hl_ingest_chunks_t *c, unsigned chunks, uint64_t bytes)
+{
+    c->pr.backlog_chunks = chunks;
+    c->pr.backlog_bytes = bytes;
+    c->pr.base = c->seq_base;
+    hl_iprogress_update(&c->pr, 0);
+}
+
+void hl_ingest_chunks_signals(hl_ingest_chunks_t *c, int on)
+{
+    if (on && !c->sig_on) stop_handlers_install(&c->sh);
+    if (!on && c->sig_on) stop_handlers_restore(&c->sh);
+    c->sig_on = on;
+}
+
+int hl_ingest_chunks_interrupted(const hl_ingest_chunks_t *c)
+{
+    return c->interrupted ? c->interrupted : c->sig_on ? (int)ingest_stop : 0;
+}
+
+/* The database, WAL from the start: every chunk's commit survives a crash of record. */
+static int chunks_open(hl_ingest_chunks_t *c)
+{
+    if (session_open(&c->s, c->db_path, &c->o, 1, c->source, c->err, sizeof c->err) != 0 ||
+        hl_store_meta(c->s.st, "ingest_status", "recording") != 0 ||
+        hl_store_commit(c->s.st) != 0) {
+        if (!c->err[0] && c->s.st) snprintf(c->err, sizeof c->err, "%s", hl_store_errmsg(c->s.st));
+        int created = c->s.db != NULL;
+        session_close(&c->s, 0, 0, NULL, 0);
+        if (created) remove_db(c->db_path);
+        memset(&c->s, 0, sizeof c->s);
+        return -1;
+    }
+    snprintf(c->scratch, sizeof c->scratch, "/tmp/heapledger-ingest.XXXXXX");
+    if (!mkdtemp(c->scratch)) {
+        snprintf(c->err, sizeof c->err, "cannot create a directory %s: %s", c->scratch,
+                 strerror(errno));
+        c->scratch[0] = 0;
+        session_close(&c->s, 0, 0, NULL, 0);
+        remove_db(c->db_path);
+        return -1;
+    }
+    c->open = 1;
+    return 0;
+}
+
+static void chunks_result(hl_ingest_chunks_t *c, hl_ingest_result_t *r)
+{
+    if (c->open) hl_ledger_counts(c->s.led, r);
+    r->decode_cpu = c->decode_cpu;
+    r->store_cpu = c->store_cpu;
+    r->seconds = hl_ingest_now() - c->t0;
+}
+
+int hl_ingest_chunks_add(hl_ingest_chunks_t *c, const char *dir, hl_ingest_result_t *r)
+{
+    memset(r, 0, sizeof *r);
+    if (c->failed) {
+        snprintf(r->error, sizeof r->error, "%s", c->err);
+        return -1;
+    }
+    char **dirs = NULL;
+    int n = hl_source_find_ctf(dir, &dirs, NULL, r->error, sizeof r->error);
+    if (n <= 0) { /* an empty chunk (nothing was written in it) */
+        free(dirs);
+        chunks_result(c, r);
+        return n < 0 ? 1 : 0;
+    }
+    if (!c->open && chunks_open(c) != 0) {
+        free_dirs(dirs, n);
+        c->failed = 1;
+        snprintf(r->error, sizeof r->error, "%s", c->err);
+        return -1;
+    }
+    c->pr.base = c->seq_base;
+    pass_t p;
+    int rc = decode_pass(&c->s, dirs, (size_t)n, c->scratch, &c->pr, c->seq_base,
+                         c->sig_on ? &ingest_stop : &chunks_no_stop, &p, c->err, sizeof c->err);
+    free_dirs(dirs, n);
+    nftw(c->scratch, rm_entry, 8, FTW_DEPTH | FTW_PHYS); /* salvage copies of this chunk */
+    mkdir(c->scratch, 0700);
+    /* Interrupted: end at once, symbolising can take seconds (as in hl_ingest_trace). */
+    if (rc == 0 && p.rc == 2) hl_ledger_raw_frames(c->s.led);
+    /* meta.last_chunk commits with the chunk's rows: a record killed after this commit but
+     * before the chunk was deleted leaves it on disk, and this names it as stored. */
+    if (rc != 0 || p.crc != 0 ||
+        (hl_ledger_checkpoint(c->s.led, &c->s.run) != 0 ||
+         hl_store_meta(c->s.st, "last_chunk", dir) != 0 || hl_store_commit(c->s.st) != 0)) {
+        if (rc == 0)
+            snprintf(c->err, sizeof c->err, "%.300s: %.200s", c->db_path, hl_store_errmsg(c->s.st));
+        c->failed = 1;
+        snprintf(r->error, sizeof r->error, "%s", c->err);
+        chunks_result(c, r);
+        return -1;
+    }
+    c->decode_cpu += p.decode_cpu;
+    c->store_cpu += p.store_cpu;
+    c->seq_base += p.events;
+    c->chunks++;
+    chunks_result(c, r);
+    if (p.rc == 2) { /* stopped by a signal: what was stored stays, the chunk too */
+        c->interrupted = r->interrupted = ingest_stop;
+        return 1;
+    }
+    if (p.rc != 0) { /* damaged, or nothing decodable: what decoded is stored */
+        if (!c->damaged)
+            snprintf(c->warn, sizeof c->warn, "trace chunk %.200s: %.280s", dir, p.derr);
+        c->damaged = 1;
+        snprintf(r->error, sizeof r->error, "trace chunk %.200s: %.280s", dir, p.derr);
+        return 1;
+    }
+    return 0;
+}
+
+int hl_ingest_chunks_close(hl_ingest_chunks_t *c, int exit_status, const char *trace, int deleted,
+                           hl_ingest_result_t *r)
+{
+    memset(r, 0, sizeof *r);
+    int rc;
+    if (!c->interrupted && c->sig_on && ingest_stop) c->interrupted = ingest_stop;
+    if (c->interrupted && c->open) { /* as hl_ingest_trace: end at once, say how to redo it */
+        hl_ledger_raw_frames(c->s.led);
+        const char *sig = c->interrupted == SIGINT ? "SIGINT" : "SIGTERM";
+        if (deleted)
+            snprintf(c->warn, sizeof c->warn,
+                     "interrupted by %s after %llu events: %.200s holds them (ingest_status "
+                     "'interrupted'); the trace chunks not stored are kept in %.200s "
+                     "(heapledger collect --all %.200s -o OTHER.db stores them)",
+                     sig, (unsigned long long)c->seq_base, c->db_path, trace, trace);
+        else
+            snprintf(c->warn, sizeof c->warn,
+                     "interrupted by %s after %llu events: %.200s holds them (ingest_status "
+                     "'interrupted'); to ingest the whole trace again: heapledger collect --all "
+                     "%.200s -o %.200s --force",
+                     sig, (unsigned long long)c->seq_base, c->db_path, trace, c->db_path);
+        c->damaged = 1;
+    }
+    if (!c->open) {
+        snprintf(r->error, sizeof r->error, "%s", c->failed ? c->err : "no trace chunk was stored");
+        rc = -1;
+    } else if (c->failed) {
+        chunks_result(c, r);
+        snprintf(r->error, sizeof r->error, "%s", c->err);
+        session_close(&c->s, 0, 0, NULL, 0);
+        if (!c->chunks) remove_db(c->db_path);
+        rc = -1;
+    } else {
+        c->s.run.has_exit_status = exit_status != HL_EXIT_UNKNOWN;
+        c->s.run.exit_status = exit_status;
+        rc = c->damaged ? 1 : 0;
+        if ((c->damaged && hl_store_meta(c->s.st, "ingest_warning", c->warn) != 0) ||
+            hl_ledger_finish(c->s.led, &c->s.run) != 0 ||
+            hl_store_meta(c->s.st, "ingest_status",
+                          c->interrupted ? "interrupted"
+                          : c->damaged   ? "partial"
+                                         : "complete") != 0) {
+            snprintf(r->error, sizeof r->error, "%.300s: %.200s", c->db_path,
+                     hl_store_errmsg(c->s.st));
+            rc = -1;
+        } else if (c->damaged) {
+            snprintf(r->error, sizeof r->error, "%.500s", c->warn);
+        }
+        hl_ledger_counts(c->s.led, r);
+        char cerr[192];
+        double t1 = hl_ingest_now(), c1 = thread_cpu();
+        if (session_close(&c->s, rc >= 0, 1, cerr, sizeof cerr) != 0 && rc >= 0) {
+            snprintf(r->error, sizeof r->error, "%.300s: %.190s", c->db_path, cerr);
+            rc = -1;
+        }
+        r->index_seconds = hl_ingest_now() - t1;
+        r->index_cpu = thread_cpu() - c1;
+        r->decode_cpu = c->decode_cpu;
+        r->store_cpu = c->store_cpu;
+        r->seconds = hl_ingest_now() - c->t0;
+    }
+    if (c->scratch[0]) nftw(c->scratch, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+    hl_iprogress_end(&c->pr, r->events);
+    r->interrupted = c->interrupted;
+    hl_ingest_chunks_signals(c, 0);
+    free(c);
     return rc;
 }

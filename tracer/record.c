@@ -23,6 +23,7 @@
 #include "record_env.h"
 #include "record_ns.h"
 #include "record_reaper.h"
+#include "record_rotate.h"
 #include "record_summary.h"
 #include "session.h"
 #include "suggest.h"
@@ -47,10 +48,18 @@
 /* The ingest and kernel-events parts may be absent from a partial build: record then keeps
  * the trace, or records without kernel events, and says so. */
 #pragma weak hl_ingest_trace
+#pragma weak hl_ingest_chunks_new
+#pragma weak hl_ingest_chunks_close
+#pragma weak hl_ingest_chunks_events
+#pragma weak hl_ingest_chunks_count
+#pragma weak hl_ingest_chunks_signals
 #pragma weak hl_kernel_start
 #pragma weak hl_kernel_stop
 #pragma weak hl_kernel_store
 #pragma weak hl_kernel_free
+
+/* How often record looks for closed trace chunks while the program runs. */
+#define HL_RECORD_POLL_MS 250
 
 #define HL_EXIT_TOOL     125
 #define HL_EXIT_NOEXEC   126
@@ -254,6 +263,7 @@ typedef struct record_watch_s {
     const char *marker;      /* NAME=VALUE put in the program's environment (reaper) */
     const char *died;        /* set when a daemon died while the program ran */
     pid_t died_pid;
+    hl_rotor_t *rotor; /* stores the trace chunks while the program runs; NULL: after it */
 } record_watch_t;
 
 /* Wait for the program while watching the daemons: a daemon that dies mid-run is noted in
@@ -265,9 +275,11 @@ static int record_wait(pid_t pid, int *status, record_watch_t *w)
     int pfd = pidfd_open(pid, 0);
     int sfd = w->sessiond->pid ? pidfd_open(w->sessiond->pid, 0) : -1;
     int cfd = w->consumerd ? pidfd_open(w->consumerd, 0) : -1;
+    unsigned waiting = 0; /* closed trace chunks not stored yet */
     while (pfd >= 0 && !w->died) {
         struct pollfd fds[3] = {{pfd, POLLIN, 0}, {sfd, POLLIN, 0}, {cfd, POLLIN, 0}};
-        int n = poll(fds, 3, -1);
+        int n = poll(fds, 3, !w->rotor ? -1 : waiting ? 0 : HL_RECORD_POLL_MS);
+        if (n == 0 && w->rotor) waiting = hl_rotor_poll(w->rotor);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0 || fds[0].revents) break;
         if (fds[1].revents) {
@@ -298,9 +310,15 @@ static int record_wait(pid_t pid, int *status, record_watch_t *w)
     return 0;
 }
 
-/* Run the program; returns its wait status in *status, or -1 with a message printed. */
+typedef struct record_out_s record_out_t;
+static void record_out_start(record_out_t *o, const record_args_t *a, pid_t pid, const char *trace,
+                             record_watch_t *w);
+
+/* Run the program; returns its wait status in *status, or -1 with a message printed. out
+ * (NULL with --relay) learns the program's pid before it is released. */
 static int record_run(const record_args_t *a, const hl_record_libs_t *libs, int *status,
-                      pid_t *pid_out, hl_kernel_t **kernel, record_watch_t *w)
+                      pid_t *pid_out, hl_kernel_t **kernel, record_watch_t *w, record_out_t *out,
+                      const char *trace)
 {
     int go[2], er[2];
     if (pipe2(go, O_CLOEXEC) || pipe2(er, O_CLOEXEC)) {
@@ -322,6 +340,7 @@ static int record_run(const record_args_t *a, const hl_record_libs_t *libs, int 
     close(er[1]);
     rec_child = pid;
     *pid_out = pid;
+    if (out) record_out_start(out, a, pid, trace, w);
     if (rec_pending) kill(pid, rec_pending);
     if (a->kernel) {
         char err[512] = "this build of heapledger has no kernel-events support";
@@ -442,33 +461,68 @@ static int record_trace_dir(const record_args_t *a, char *dir, size_t len)
     return 0;
 }
 
-/* Ingest the trace and print the summary. Returns 0, or -1 when the database is not usable
- * (the trace is then kept and its path printed) or holds no events. died: the daemon that
- * died mid-run, or NULL. */
-static int record_ingest(const record_args_t *a, const char *trace, const char *db,
-                         const char *cmdline, const char *options, int exit_status,
-                         uint64_t discarded, hl_kernel_t *kernel, int *keep_trace, uint64_t *events,
-                         const char *died)
+/* The run database and what goes into it, known before the program starts (but its default
+ * name, after the program's pid). */
+struct record_out_s {
+    char db[4096];
+    char cmdline[4096];
+    char options[4096];
+    hl_ingest_opts_t io;
+    hl_rotor_t rotor; /* used when chunked */
+    int chunked;      /* the trace is stored chunk by chunk while the program runs */
+    double end;       /* record_now() when the program ended */
+};
+
+static double record_now(void)
 {
-    hl_ingest_opts_t io = HL_INGEST_OPTS_INIT;
-    io.command = cmdline;
-    io.options = options;
-    io.exit_status = exit_status;
-    io.progress = isatty(2);
-    io.force = a->force;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Store the trace (what the rotor has not stored yet, or all of it in one pass) and print
+ * the summary. Returns 0, or -1 when the database is not usable (the trace is then kept and
+ * its path printed) or holds no events. died: the daemon that died mid-run, or NULL. */
+static int record_ingest(record_out_t *o, const char *trace, int exit_status, uint64_t discarded,
+                         hl_kernel_t *kernel, int *keep_trace, uint64_t *events, const char *died)
+{
+    const char *db = o->db;
+    o->io.exit_status = exit_status;
     hl_ingest_result_t r;
     memset(&r, 0, sizeof r);
     int rc = -1;
-    if (hl_ingest_trace)
-        rc = hl_ingest_trace(trace, db, &io, &r);
-    else
+    unsigned stored_during = 0, chunks = 0;
+    uint64_t stored_events = 0;
+    if (o->chunked) {
+        stored_during = hl_ingest_chunks_count(o->rotor.ing);
+        hl_ingest_chunks_signals(o->rotor.ing, 1); /* the program ended: signals are ours */
+        hl_rotor_finish(&o->rotor);
+        chunks = hl_ingest_chunks_count(o->rotor.ing);
+        stored_events = hl_ingest_chunks_events(o->rotor.ing);
+        rc = hl_ingest_chunks_close(o->rotor.ing, exit_status, trace, o->rotor.deleted > 0, &r);
+        o->rotor.ing = NULL;
+        if (rc >= 0 && o->rotor.damaged && !r.interrupted) {
+            rc = 1;
+            snprintf(r.error, sizeof r.error, "%s", o->rotor.err);
+        }
+    } else if (hl_ingest_trace) {
+        rc = hl_ingest_trace(trace, db, &o->io, &r);
+    } else {
         snprintf(r.error, sizeof r.error, "this build of heapledger has no ingest");
+    }
     if (rc < 0) {
         fprintf(stderr, "heapledger record: ingest failed: %s\n", r.error);
-        fprintf(stderr,
-                "heapledger record: the trace is kept in %s; once fixed, run: "
-                "heapledger collect %s -o %s\n",
-                trace, trace, db);
+        if (chunks)
+            fprintf(stderr,
+                    "heapledger record: %s keeps the %llu events of the %u trace chunks stored "
+                    "before (ingest_status 'recording'); the chunks not stored are kept in "
+                    "%s/archives\n",
+                    db, (unsigned long long)stored_events, chunks, trace);
+        else
+            fprintf(stderr,
+                    "heapledger record: the trace is kept in %s; once fixed, run: "
+                    "heapledger collect%s %s -o %s\n",
+                    trace, o->chunked ? " --all" : "", trace, db);
         *keep_trace = 1;
         return -1;
     }
@@ -485,8 +539,14 @@ static int record_ingest(const record_args_t *a, const char *trace, const char *
     if (discarded > r.discarded)
         fprintf(stderr, "heapledger record: LTTng reported %llu events discarded\n",
                 (unsigned long long)discarded);
-    fprintf(stderr, "heapledger record: %s: %llu events in %.2f s\n", db,
-            (unsigned long long)r.events, r.seconds);
+    if (o->chunked)
+        fprintf(stderr,
+                "heapledger record: %s: %llu events in %u trace chunks (%u stored while the "
+                "program ran), ready %.2f s after it ended\n",
+                db, (unsigned long long)r.events, chunks, stored_during, record_now() - o->end);
+    else
+        fprintf(stderr, "heapledger record: %s: %llu events in %.2f s\n", db,
+                (unsigned long long)r.events, r.seconds);
     if (r.events == 0) {
         if (died)
             fprintf(stderr,
@@ -503,6 +563,38 @@ static int record_ingest(const record_args_t *a, const char *trace, const char *
     hl_record_summary(stderr, db);
     fprintf(stderr, "  %-12s heapledger report %s\n", "next", db);
     return 0;
+}
+
+/* Once the database holds a chunk, a record that dies leaves the trace directory with the
+ * chunks not stored yet (the reaper says where). */
+static void record_keep_trace(void *arg)
+{
+    record_watch_t *w = arg;
+    hl_reaper_note(w->reaper, "kept", w->rotor->dir);
+}
+
+/* The database's name (-o, else heapledger-CMD-PID.db) once the program runs, and the
+ * chunked ingest into it. */
+static void record_out_start(record_out_t *o, const record_args_t *a, pid_t pid, const char *trace,
+                             record_watch_t *w)
+{
+    if (a->out)
+        snprintf(o->db, sizeof o->db, "%s", a->out);
+    else {
+        const char *base = strrchr(a->argv[0], '/');
+        snprintf(o->db, sizeof o->db, "heapledger-%s-%d.db", base ? base + 1 : a->argv[0],
+                 (int)pid);
+    }
+    if (!o->chunked) return;
+    hl_ingest_chunks_t *ing = hl_ingest_chunks_new(o->db, trace, &o->io);
+    if (!ing) {
+        o->chunked = 0; /* out of memory: everything after the run, as without rotation */
+        return;
+    }
+    hl_rotor_init(&o->rotor, trace, ing, a->keep != NULL);
+    o->rotor.before_first = record_keep_trace;
+    o->rotor.arg = w;
+    w->rotor = &o->rotor;
 }
 
 /* Can the database be written? Refused before anything runs: a missing or unwritable
@@ -699,6 +791,12 @@ int hl_cmd_record(int argc, char **argv)
     } else if (record_check_output(a.out, a.force) || record_check_keep(a.keep)) {
         return 2;
     }
+    /* Trace chunks stored while the program runs (record_rotate.h); not with --relay. */
+    uint64_t chunk_bytes = 0;
+    if (!a.relay && hl_ingest_chunks_new) {
+        chunk_bytes = hl_rotor_chunk_bytes();
+        if (chunk_bytes == (uint64_t)-1) return 2;
+    }
     hl_record_libs_t libs;
     if (hl_record_find_libs(&libs, err, sizeof err)) {
         fprintf(stderr, "heapledger record: %s\n", err);
@@ -716,7 +814,8 @@ int hl_cmd_record(int argc, char **argv)
     hl_session_t s;
     hl_session_init(&s, c.trace, a.lossy);
     if (a.relay) hl_session_set_relay(&s, a.relay, a.out); /* checked above */
-    if (hl_session_create(&s) || hl_session_start(&s)) {
+    if (hl_session_create(&s) || (chunk_bytes && hl_session_rotate_on_size(&s, chunk_bytes)) ||
+        hl_session_start(&s)) {
         fprintf(stderr, "heapledger record: %s\n", s.err);
         hl_session_destroy(&s);
         return record_finish(&c, HL_EXIT_TOOL);
@@ -730,15 +829,33 @@ int hl_cmd_record(int argc, char **argv)
         return record_finish(&c, 128 + rec_pending);
     }
     if (a.relay) record_relay_announce(&s);
-    record_watch_t w = {&c.sessiond, &c.reaper, hl_sessiond_consumerd(&c.sessiond),
-                        marker,      NULL,      0};
+    record_watch_t w = {.sessiond = &c.sessiond,
+                        .reaper = &c.reaper,
+                        .consumerd = hl_sessiond_consumerd(&c.sessiond),
+                        .marker = marker};
+    static record_out_t out; /* large: not on the stack */
+    memset(&out, 0, sizeof out);
+    size_t off = 0;
+    for (char **p = a.argv; *p && off < sizeof out.cmdline - 1; p++)
+        off += (size_t)snprintf(out.cmdline + off, sizeof out.cmdline - off, "%s%s",
+                                p == a.argv ? "" : " ", *p);
+    hl_record_options(out.options, sizeof out.options, a.options, a.stacks);
+    hl_ingest_opts_t io = HL_INGEST_OPTS_INIT;
+    out.io = io;
+    out.io.command = out.cmdline;
+    out.io.options = out.options;
+    out.io.progress = isatty(2);
+    out.io.force = a.force;
+    out.chunked = chunk_bytes != 0;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int status = 0;
     pid_t pid = 0;
     hl_kernel_t *kernel = NULL;
-    int ran = record_run(&a, &libs, &status, &pid, &kernel, &w) == 0;
+    int ran =
+        record_run(&a, &libs, &status, &pid, &kernel, &w, a.relay ? NULL : &out, c.trace) == 0;
     clock_gettime(CLOCK_MONOTONIC, &t1);
+    out.end = record_now();
     if (kernel) hl_kernel_stop(kernel);
 
     uint64_t discarded = 0, lost = 0;
@@ -752,11 +869,16 @@ int hl_cmd_record(int argc, char **argv)
     hl_sessiond_terminate(&c.sessiond);
     if (!ran) {
         if (kernel) hl_kernel_free(kernel);
+        if (out.chunked && out.rotor.ing) { /* finish what was stored (usually nothing) */
+            hl_ingest_result_t r;
+            hl_ingest_chunks_close(out.rotor.ing, HL_EXIT_UNKNOWN, c.trace, 0, &r);
+        }
         int code = HL_EXIT_TOOL;
         if (pid && WIFEXITED(status) && WEXITSTATUS(status) >= HL_EXIT_NOEXEC)
             code = WEXITSTATUS(status);
         return record_finish(&c, code);
     }
+    if (out.chunked && out.io.progress) fputs("\r\033[K", stderr); /* the progress line */
     int code = record_status(a.argv[0], status);
     fprintf(stderr, "heapledger record: '%s' ran %.2f s (pid %d)%s\n", a.argv[0],
             (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9, (int)pid,
@@ -765,38 +887,30 @@ int hl_cmd_record(int argc, char **argv)
         fprintf(stderr, "heapledger record: LTTng lost %llu packets\n", (unsigned long long)lost);
 
     if (a.relay) return record_finish(&c, record_relay_end(&s, code, discarded, w.died));
-    char db[4096];
-    if (a.out)
-        snprintf(db, sizeof db, "%s", a.out);
-    else {
-        const char *base = strrchr(a.argv[0], '/');
-        snprintf(db, sizeof db, "heapledger-%s-%d.db", base ? base + 1 : a.argv[0], (int)pid);
-    }
-    char cmdline[4096] = "";
-    size_t off = 0;
-    for (char **p = a.argv; *p && off < sizeof cmdline - 1; p++)
-        off += (size_t)snprintf(cmdline + off, sizeof cmdline - off, "%s%s", p == a.argv ? "" : " ",
-                                *p);
-    char options[4096];
-    hl_record_options(options, sizeof options, a.options, a.stacks);
     uint64_t events = 0;
-    if (!record_trace_written(c.trace)) {
+    int stored = out.chunked && out.rotor.ing && hl_ingest_chunks_count(out.rotor.ing) > 0;
+    if (!stored && !record_trace_written(c.trace)) {
         fprintf(stderr,
                 "heapledger record: nothing was recorded: no process of '%s' reached the session "
                 "daemon (a static program, or one that clears LD_PRELOAD, cannot be traced); no "
                 "database written\n",
                 a.argv[0]);
         if (kernel) hl_kernel_free(kernel);
+        if (out.chunked && out.rotor.ing) {
+            hl_ingest_result_t r;
+            hl_ingest_chunks_close(out.rotor.ing, HL_EXIT_UNKNOWN, c.trace, 0, &r);
+        }
         return record_finish(&c, code ? code : HL_EXIT_TOOL);
     }
-    int ok = record_ingest(&a, c.trace, db, cmdline, options, code, discarded, kernel,
-                           &c.keep_trace, &events, w.died) == 0;
+    if (out.chunked && !out.rotor.ing) out.chunked = 0;
+    int ok =
+        record_ingest(&out, c.trace, code, discarded, kernel, &c.keep_trace, &events, w.died) == 0;
     if (kernel) hl_kernel_free(kernel);
     if (ok && w.died) {
         fprintf(stderr,
                 "heapledger record: the recording is incomplete: the %s died while '%s' ran; "
                 "%s keeps the %llu events that reached the disk before\n",
-                w.died, a.argv[0], db, (unsigned long long)events);
+                w.died, a.argv[0], out.db, (unsigned long long)events);
         ok = 0;
     }
     if (!ok && code == 0) code = HL_EXIT_TOOL;

@@ -23,6 +23,7 @@
 
 typedef struct reap_state_s {
     char trace[4096];
+    char kept[4096]; /* the trace directory kept: it holds trace chunks not stored yet */
     char home[4096];
     char marker[128];
     pid_t sessiond;
@@ -162,6 +163,13 @@ static void __attribute__((noreturn)) reap_cleanup(const reap_state_t *s)
                        "process%s and %d session daemon process%s%s%s\n",
                        programs, programs == 1 ? "" : "es", daemons, daemons == 1 ? "" : "es",
                        s->trace[0] ? ", removed " : "", s->trace);
+    if (s->kept[0] && len > 0 && (size_t)len < sizeof msg)
+        len += snprintf(msg + len, sizeof msg - (size_t)len,
+                        "heapledger record: the database keeps the trace chunks stored so far "
+                        "(the last one is its meta.last_chunk: delete that one if it is still "
+                        "there); the others are kept in %s (heapledger collect --all %s -o "
+                        "FILE.db stores them)\n",
+                        s->kept, s->kept);
     if (len > 0) (void)!write(2, msg, (size_t)len < sizeof msg ? (size_t)len : sizeof msg);
     _exit(0);
 }
@@ -181,7 +189,10 @@ static void __attribute__((noreturn)) reap_main(int fd)
         if (!v) continue;
         if (strcmp(line, "trace") == 0)
             snprintf(s.trace, sizeof s.trace, "%s", v);
-        else if (strcmp(line, "home") == 0)
+        else if (strcmp(line, "kept") == 0) { /* instead of removing it */
+            snprintf(s.kept, sizeof s.kept, "%s", v);
+            s.trace[0] = 0;
+        } else if (strcmp(line, "home") == 0)
             snprintf(s.home, sizeof s.home, "%s", v);
         else if (strcmp(line, "marker") == 0)
             snprintf(s.marker, sizeof s.marker, "%s", v);

@@ -5,6 +5,8 @@
  * what it creates as it goes (one line each):
  *
  *   trace DIR      a temporary trace directory to remove
+ *   kept DIR       keep the trace directory after all (trace chunks were stored in the
+ *                  database, record_rotate.h: the chunks not stored yet stay for collect)
  *   sessiond PID   the private session daemon (record_ns.h, sessiond.h); 0 once record
  *                  reaps it itself (its pid may then be reused)
  *   home DIR       a private LTTNG_HOME to remove
@@ -17,7 +19,7 @@
  *      mount namespace (root), and those whose environment carries the marker (everyone),
  *      until none is left;
  *   2. kills the private session daemon and its descendants (the consumer daemon);
- *   3. removes the temporary trace directory and the private LTTNG_HOME;
+ *   3. removes the temporary trace directory (unless kept) and the private LTTNG_HOME;
  *   4. says so on stderr and exits.
  * A --keep-trace directory is the user's: it is left with whatever reached it.
  */

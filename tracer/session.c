@@ -217,6 +217,25 @@ int hl_session_create(hl_session_t *s)
     return rc;
 }
 
+int hl_session_rotate_on_size(hl_session_t *s, uint64_t bytes)
+{
+    struct lttng_rotation_schedule *rs = lttng_rotation_schedule_size_threshold_create();
+    if (!rs) {
+        snprintf(s->err, sizeof s->err, "cannot allocate an LTTng rotation schedule");
+        return -1;
+    }
+    enum lttng_rotation_status st = lttng_rotation_schedule_size_threshold_set_threshold(rs, bytes);
+    if (st == LTTNG_ROTATION_STATUS_OK) st = lttng_session_add_rotation_schedule(s->name, rs);
+    lttng_rotation_schedule_destroy(rs);
+    if (st != LTTNG_ROTATION_STATUS_OK) {
+        snprintf(s->err, sizeof s->err,
+                 "cannot make session %s rotate every %llu bytes (lttng rotation status %d)",
+                 s->name, (unsigned long long)bytes, (int)st);
+        return -1;
+    }
+    return 0;
+}
+
 int hl_session_start(hl_session_t *s)
 {
     int rc = lttng_start_tracing(s->name);

@@ -45,6 +45,12 @@ int hl_session_start(hl_session_t *s);
 /* Stop tracing and wait until all data is on disk; then read the channel's discarded event
  * and lost packet counts (bit 63 masked) into *discarded / *lost (either may be NULL). */
 int hl_session_stop(hl_session_t *s, uint64_t *discarded, uint64_t *lost);
+/* Rotate the trace on size (local sessions only; call after create, before start): the
+ * session daemon closes the current trace chunk each time about `bytes` were written since
+ * the last rotation, into <dir>/archives/BEGIN-END-INDEX/ (a complete CTF trace of its own,
+ * never written again), and the next chunk fills meanwhile. The last chunk is archived there
+ * too when the session is destroyed. */
+int hl_session_rotate_on_size(hl_session_t *s, uint64_t bytes);
 /* Destroy the session (waits for the trace to be complete). Safe to call when not created. */
 int hl_session_destroy(hl_session_t *s);
 

@@ -74,3 +74,25 @@ record-bench: $(E2E_DIR)/record_bench $(BIN_DIR)/heapledger $(LIB_DIR)/libheaple
 	@BUILD=$(BUILD) tests/e2e/record_bench.sh
 
 BENCH_TARGETS += record-bench
+
+# The database fills while the program runs: trace chunks stored during the run equal one
+# pass, deleted once stored, kills lose nothing stored (record_chunks_test.sh).
+$(E2E_DIR)/record_chunks_prog: tests/e2e/record_chunks_prog.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $< -lpthread
+
+.PHONY: record-chunks-check
+record-chunks-check: $(E2E_DIR)/record_chunks_prog $(BIN_DIR)/heapledger $(LIB_DIR)/libheapledger.so \
+                     $(LIB_DIR)/libheapledger-tp.so
+	@BUILD=$(BUILD) tests/e2e/record_chunks_test.sh
+
+CHECK_TARGETS += record-chunks-check
+
+# Storing during the run against storing after it: time to a ready database, peak disk,
+# record's RSS, the program's CPU per event (record_overlap_bench.sh; 10 M events).
+.PHONY: record-overlap-bench
+record-overlap-bench: $(E2E_DIR)/record_bench $(BIN_DIR)/heapledger $(LIB_DIR)/libheapledger.so \
+                      $(LIB_DIR)/libheapledger-tp.so
+	@BUILD=$(BUILD) tests/e2e/record_overlap_bench.sh
+
+BENCH_TARGETS += record-overlap-bench

@@ -1,0 +1,226 @@
+#!/usr/bin/env bash
+# tests/e2e/record_chunks_test.sh — the database fills while the program runs (docs/record.md,
+# "Storing during the run"): the session rotates into trace chunks, each closed chunk is
+# stored into the one open ledger and deleted.
+#
+#   t_same         a recording that rotates several times (HEAPLEDGER_CHUNK_BYTES=2M) gives
+#                  exactly the database that one pass over all its chunks gives (every row of
+#                  every table: blocks with their seq and ts, stacks, frames, threads, modules),
+#                  and the same counts, blocks, leaks and stacks as a recording of the same
+#                  program stored in one pass after the run (HEAPLEDGER_CHUNK_BYTES=0)
+#   t_gone         without --keep-trace: chunks stored while the program ran, the backlog on
+#                  disk stays small, nothing is left in TMPDIR at the end
+#   t_prog_killed  the program SIGKILLed after a chunk was stored: every recorded event is in
+#                  the database (equal to one pass over the kept chunks)
+#   t_record_killed record SIGKILLed after a chunk was stored: the database keeps the stored
+#                  chunks (valid, readable, ingest_status 'recording'), the reaper keeps the
+#                  trace directory with the chunks not stored yet, and collect stores them
+#   t_bad_env      a malformed HEAPLEDGER_CHUNK_BYTES is refused before anything runs
+#
+# usage: BUILD=build tests/e2e/record_chunks_test.sh [TEST...]      (default: all)
+set -u
+BUILD=${BUILD:-build}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+HL=${HL:-$ROOT/$BUILD/bin/heapledger} # HL=... tests another build
+PROG=$ROOT/$BUILD/tests/e2e/record_chunks_prog
+WORK=$(mktemp -d /tmp/hl-record-chunks.XXXXXX)
+pass=0 fail=0
+failed=()
+BG=()
+cleanup() {
+    local p
+    for p in "${BG[@]}"; do kill -9 "$p" 2>/dev/null; done
+    [ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+note() { echo "    $*"; }
+check() { [ "$2" == "$3" ] && return 0; note "FAIL: $1: expected '$2', got '$3'"; return 1; }
+contains() {
+    grep -qF -- "$2" "$1" && return 0
+    note "FAIL: '$2' not in $1:"
+    sed 's/^/      | /' "$1" | head -20
+    return 1
+}
+sql() { sqlite3 -batch -noheader "$1" "$2"; }
+wait_for() { # wait_for SECONDS COMMAND...: poll until COMMAND succeeds
+    local end=$((SECONDS + $1))
+    shift
+    until "$@"; do [ $SECONDS -lt $end ] || return 1; sleep 0.1; done
+}
+# At least one chunk stored: the database (WAL) already holds blocks of the program.
+stored() { [ -e "$1" ] && [ "$(sql "$1" 'SELECT count(*) FROM block' 2>/dev/null || echo 0)" -gt 0 ]; }
+
+# Every table, row for row (the run row without what only record knows: command, options,
+# exit status; meta without the source path and record's last_chunk).
+same_tables() { # same_tables A.db B.db
+    local t a b bad=0
+    for t in block stack frame thread process module os_region orphan_free error; do
+        a=$(sql "$1" "SELECT * FROM $t ORDER BY 1, 2" | md5sum)
+        b=$(sql "$2" "SELECT * FROM $t ORDER BY 1, 2" | md5sum)
+        [ "$a" = "$b" ] || { note "FAIL: table $t differs between $1 and $2"; bad=1; }
+    done
+    a=$(sql "$1" "SELECT host, version, tsc_hz, start_ts, end_ts, events, discarded_events FROM run")
+    b=$(sql "$2" "SELECT host, version, tsc_hz, start_ts, end_ts, events, discarded_events FROM run")
+    check "run row" "$b" "$a" || bad=1
+    a=$(sql "$1" "SELECT key, value FROM meta WHERE key NOT IN ('source', 'last_chunk') ORDER BY 1")
+    b=$(sql "$2" "SELECT key, value FROM meta WHERE key NOT IN ('source', 'last_chunk') ORDER BY 1")
+    check "meta" "$b" "$a" || bad=1
+    return $bad
+}
+
+# What does not depend on addresses or times: counts, blocks by size, leaks by size and
+# function, stacks by their functions.
+shape() { # shape DB PID
+    sql "$1" "SELECT count(*), sum(free_seq IS NULL) FROM block WHERE pid = $2"
+    sql "$1" "SELECT size, count(*), sum(free_seq IS NULL), sum(flags) FROM block WHERE pid = $2
+              GROUP BY size ORDER BY size"
+    sql "$1" "SELECT b.size, count(*), group_concat(DISTINCT f.function) FROM block b
+              JOIN frame f ON f.stack_id = b.alloc_stack AND f.depth = 0
+              WHERE b.pid = $2 AND b.free_seq IS NULL GROUP BY b.size ORDER BY b.size"
+    sql "$1" "SELECT group_concat(fn, '<') FROM (SELECT s.id, f.function AS fn FROM stack s
+              JOIN frame f ON f.stack_id = s.id WHERE s.pid = $2 ORDER BY s.id, f.depth)
+              GROUP BY id ORDER BY 1"
+}
+pid_of() { sed -n 's/^pid \([0-9]*\).*/\1/p' "$1"; }
+chunks_of() { ls "$1/archives" 2>/dev/null | wc -l; }
+
+# --- the tests ----------------------------------------------------------------------------
+
+t_same() {
+    local d=$WORK/same
+    mkdir -p "$d"
+    HEAPLEDGER_CHUNK_BYTES=2M "$HL" record -o "$d/a.db" --keep-trace "$d/tr" -- "$PROG" 3 120000 1200 \
+        >"$d/a.out" 2>"$d/a.err"
+    check "exit status" 0 $? || { cat "$d/a.err"; return 1; }
+    local n
+    n=$(chunks_of "$d/tr")
+    [ "$n" -ge 3 ] || { note "FAIL: $n trace chunks, expected several"; cat "$d/a.err"; return 1; }
+    contains "$d/a.err" "events in $n trace chunks" || return 1
+    check "ingest_status" complete "$(sql "$d/a.db" "SELECT value FROM meta WHERE key = 'ingest_status'")" || return 1
+    "$HL" collect --all "$d/tr" -o "$d/ref.db" >"$d/ref.out" 2>&1 || { cat "$d/ref.out"; return 1; }
+    same_tables "$d/a.db" "$d/ref.db" || return 1
+    # The same program recorded and stored in one pass after the run.
+    HEAPLEDGER_CHUNK_BYTES=0 "$HL" record -o "$d/b.db" -- "$PROG" 3 120000 0 >"$d/b.out" 2>"$d/b.err"
+    check "exit status (one pass)" 0 $? || { cat "$d/b.err"; return 1; }
+    contains "$d/b.err" "b.db: " || return 1
+    shape "$d/a.db" "$(pid_of "$d/a.out")" >"$d/a.shape"
+    shape "$d/b.db" "$(pid_of "$d/b.out")" >"$d/b.shape"
+    diff "$d/b.shape" "$d/a.shape" >"$d/shape.diff" ||
+        { note "FAIL: chunked and one-pass recordings differ:"; sed 's/^/      | /' "$d/shape.diff" | head; return 1; }
+    # Known values: 3 × 120000 loop blocks, 8 leaks (3 × 3331 in leak, 5 × 2223 in leak).
+    check "loop blocks" 360000 "$(sql "$d/a.db" "SELECT count(*) FROM block WHERE pid = $(pid_of "$d/a.out") AND size BETWEEN 40 AND 103")" || return 1
+    check "leaks" "2223|5|leak
+3331|3|leak" "$(sed -n '/|leak$/p' "$d/a.shape")" || return 1
+}
+
+t_gone() {
+    local d=$WORK/gone
+    mkdir -p "$d/tmp"
+    HEAPLEDGER_CHUNK_BYTES=2M TMPDIR=$d/tmp "$HL" record -o "$d/a.db" -- "$PROG" 4 100000 1500 \
+        >"$d/out" 2>"$d/err" &
+    local r=$! max=0 n tr
+    BG+=("$r")
+    while kill -0 "$r" 2>/dev/null; do
+        tr=$(ls -d "$d"/tmp/heapledger-trace-* 2>/dev/null | head -1)
+        n=$(chunks_of "${tr:-/nonexistent}")
+        [ "$n" -gt "$max" ] && max=$n
+        sleep 0.2
+    done
+    wait "$r"
+    check "exit status" 0 $? || { cat "$d/err"; return 1; }
+    local during
+    during=$(sed -n 's/.* trace chunks (\([0-9]*\) stored while the program ran).*/\1/p' "$d/err")
+    [ "${during:-0}" -ge 1 ] || { note "FAIL: no chunk stored while the program ran"; cat "$d/err"; return 1; }
+    note "$during chunks stored during the run; at most $max closed chunks waited on disk"
+    check "files left in TMPDIR" "" "$(ls -A "$d/tmp")" || return 1
+    check "integrity" ok "$(sql "$d/a.db" 'PRAGMA integrity_check')" || return 1
+    check "loop blocks" 400000 "$(sql "$d/a.db" "SELECT count(*) FROM block WHERE pid = $(pid_of "$d/out") AND size BETWEEN 40 AND 103")" || return 1
+}
+
+t_prog_killed() {
+    local d=$WORK/progkill
+    mkdir -p "$d"
+    HEAPLEDGER_CHUNK_BYTES=2M "$HL" record -o "$d/a.db" --keep-trace "$d/tr" -- "$PROG" 30 100000 2000 \
+        >"$d/out" 2>"$d/err" &
+    local r=$!
+    BG+=("$r")
+    wait_for 120 stored "$d/a.db" || { note "FAIL: nothing stored during the run"; cat "$d/err"; return 1; }
+    local p
+    p=$(pid_of "$d/out")
+    kill -9 "$p"
+    wait "$r"
+    check "exit status" 137 $? || { cat "$d/err"; return 1; }
+    contains "$d/err" "was killed by signal 9" || return 1
+    "$HL" collect --all "$d/tr" -o "$d/ref.db" >"$d/ref.out" 2>&1 || { cat "$d/ref.out"; return 1; }
+    same_tables "$d/a.db" "$d/ref.db" || return 1
+    [ "$(sql "$d/a.db" "SELECT count(*) FROM block WHERE pid = $p")" -gt 100000 ] ||
+        { note "FAIL: too few blocks"; return 1; }
+}
+
+t_record_killed() {
+    local d=$WORK/reckill
+    mkdir -p "$d/tmp"
+    HEAPLEDGER_CHUNK_BYTES=2M TMPDIR=$d/tmp "$HL" record -o "$d/a.db" -- "$PROG" 30 100000 2000 \
+        >"$d/out" 2>"$d/err" &
+    local r=$!
+    BG+=("$r")
+    wait_for 120 stored "$d/a.db" || { note "FAIL: nothing stored during the run"; cat "$d/err"; return 1; }
+    local p
+    p=$(pid_of "$d/out")
+    BG+=("$p")
+    kill -9 "$r"
+    wait "$r" 2>/dev/null
+    wait_for 30 grep -q "record ended before it finished" "$d/err" ||
+        { note "FAIL: the reaper did not report: $(cat "$d/err")"; return 1; }
+    check "integrity" ok "$(sql "$d/a.db" 'PRAGMA integrity_check')" || return 1
+    check "ingest_status" recording "$(sql "$d/a.db" "SELECT value FROM meta WHERE key = 'ingest_status'")" || return 1
+    [ "$(sql "$d/a.db" "SELECT count(*) FROM block WHERE pid = $p")" -gt 0 ] ||
+        { note "FAIL: no block kept"; return 1; }
+    # The chunks not stored yet are kept where the reaper says, and collect stores them.
+    local kept
+    kept=$(sed -n 's/.* the others are kept in \(.*\) (heapledger collect.*/\1/p' "$d/err")
+    [ -n "$kept" ] && [ -d "$kept" ] || { note "FAIL: no kept trace directory named"; cat "$d/err"; return 1; }
+    # The last chunk stored may still be there (killed between its commit and its deletion).
+    local last
+    last=$(sql "$d/a.db" "SELECT value FROM meta WHERE key = 'last_chunk'")
+    [ -n "$last" ] || { note "FAIL: no meta.last_chunk"; return 1; }
+    rm -rf "$last"
+    "$HL" collect --all "$kept" -o "$d/rest.db" >"$d/rest.out" 2>&1
+    local rc=$? # 3: the chunk being filled was cut off mid-packet (partial)
+    [ $rc = 0 ] || [ $rc = 3 ] || { note "FAIL: collect of the kept chunks: $rc"; cat "$d/rest.out"; return 1; }
+    # They are the chunks after the stored ones (none stored twice). They may hold no event:
+    # killed in one of the program's pauses, the chunk being filled had no complete packet yet.
+    local rest_min db_max
+    rest_min=$(sql "$d/rest.db" "SELECT min(alloc_ts) FROM block WHERE pid = $p")
+    db_max=$(sql "$d/a.db" "SELECT max(alloc_ts) FROM block WHERE pid = $p")
+    [ -z "$rest_min" ] || [ "$rest_min" -gt "$db_max" ] ||
+        { note "FAIL: the kept chunks overlap the stored ones ($rest_min <= $db_max)"; return 1; }
+}
+
+t_bad_env() {
+    local d=$WORK/badenv
+    mkdir -p "$d"
+    HEAPLEDGER_CHUNK_BYTES=lots "$HL" record -o "$d/a.db" -- touch "$d/ran" >"$d/out" 2>"$d/err"
+    check "exit status" 2 $? || return 1
+    contains "$d/err" "HEAPLEDGER_CHUNK_BYTES=lots: expected a size in bytes" || return 1
+    [ ! -e "$d/ran" ] || { note "FAIL: the program ran"; return 1; }
+}
+
+all=(t_same t_gone t_prog_killed t_record_killed t_bad_env)
+tests=("$@")
+[ ${#tests[@]} -gt 0 ] || tests=("${all[@]}")
+echo "record-chunks: ${#tests[@]} tests (work dir $WORK)"
+for t in "${tests[@]}"; do
+    start=$(date +%s.%N)
+    if "$t"; then
+        pass=$((pass + 1))
+        printf '  ok    %-20s %5.1f s\n' "$t" "$(echo "$(date +%s.%N) - $start" | bc)"
+    else
+        fail=$((fail + 1))
+        failed+=("$t")
+        echo "  FAIL  $t"
+    fi
+done
+echo "record-chunks: $pass passed, $fail failed ${failed[*]:-}"
+[ "$fail" = 0 ]
