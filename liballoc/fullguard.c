@@ -276,31 +276,6 @@ void *hl_fullguard_alloc(hl_heap_t *h, size_t req, size_t align, hl_opinfo_t *in
 
 /* ---- reports ------------------------------------------------------------------------------ */
 
-typedef struct fg_text_s {
-    char s[192];
-    size_t n;
-} fg_text_t;
-
-static void t_str(fg_text_t *t, const char *s)
-{
-    while (*s && t->n + 1 < sizeof t->s)
-        t->s[t->n++] = *s++;
-    t->s[t->n] = 0;
-}
-
-static void t_num(fg_text_t *t, uint64_t v, int hex)
-{
-    char b[24];
-    int i = (int)sizeof b;
-    b[--i] = 0;
-    do {
-        b[--i] = "0123456789abcdef"[hex ? v & 15 : v % 10];
-        v = hex ? v >> 4 : v / 10;
-    } while (v);
-    if (hex) t_str(t, "0x");
-    t_str(t, b + i);
-}
-
 /* Report on block p of run d (d NULL: no block); has_off: the bad byte is p + off. */
 static void report(hl_heap_t *h, const char *kind, const void *p, const fg_desc_t *d, int has_off,
                    long off, const char *details, int must_abort)
@@ -332,31 +307,31 @@ static fg_desc_t *live_block(hl_heap_t *h, const void *p, fg_op_t op, fg_chunk_t
     fg_desc_t *d = run_of(p, &c);
     uint32_t st = d ? __atomic_load_n(&d->state, __ATOMIC_ACQUIRE) : RUN_RESERVED;
     const char *kind = invalid[op];
-    fg_text_t t = {.n = 0};
-    t_str(&t, names[op]);
-    t_str(&t, "(");
-    t_num(&t, (uintptr_t)p, 1);
-    t_str(&t, "): ");
+    hl_text_t t = {.n = 0};
+    hl_text_str(&t, names[op]);
+    hl_text_str(&t, "(");
+    hl_text_num(&t, (uintptr_t)p, 1);
+    hl_text_str(&t, "): ");
     if (d && (const char *)p == user_ptr(c, d) && st == RUN_LIVE) {
         *cp = c;
         return d;
     }
     if (d && (const char *)p == user_ptr(c, d) && (st == RUN_FREED || st == RUN_AVAIL)) {
         if (op == OP_FREE || op == OP_DELETE) kind = "double-free";
-        t_str(&t, "the block was already freed");
+        hl_text_str(&t, "the block was already freed");
     } else if (d && (st == RUN_LIVE || st == RUN_FREED || st == RUN_AVAIL)) {
         const char *up = user_ptr(c, d);
         if ((uintptr_t)p & 15 && (op == OP_FREE || op == OP_DELETE)) kind = "misaligned-free";
-        t_str(&t, (const char *)p >= up ? "interior pointer " : "pointer ");
-        t_num(&t, (uint64_t)((const char *)p >= up ? (const char *)p - up : up - (const char *)p),
-              0);
-        t_str(&t, (const char *)p >= up ? " bytes inside the block at "
-                                        : " bytes before the block at ");
-        t_num(&t, (uintptr_t)up, 1);
-        if (st != RUN_LIVE) t_str(&t, " (freed)");
+        hl_text_str(&t, (const char *)p >= up ? "interior pointer " : "pointer ");
+        hl_text_num(
+            &t, (uint64_t)((const char *)p >= up ? (const char *)p - up : up - (const char *)p), 0);
+        hl_text_str(&t, (const char *)p >= up ? " bytes inside the block at "
+                                              : " bytes before the block at ");
+        hl_text_num(&t, (uintptr_t)up, 1);
+        if (st != RUN_LIVE) hl_text_str(&t, " (freed)");
     } else {
         d = NULL;
-        t_str(&t, "no block starts at this address (guarded region)");
+        hl_text_str(&t, "no block starts at this address (guarded region)");
     }
     report(h, kind, p, d, 0, 0, t.s, 0);
     return NULL;
@@ -375,11 +350,11 @@ static size_t check_block(hl_heap_t *h, const fg_chunk_t *c, const fg_desc_t *d,
     const char *run = run_base(c, d), *p = run + d->off;
     size_t req = d->meta.req, span = hl_align_up(req, d->align), errors = 0;
     size_t bad = first_not(p, req, span, HL_FG_CANARY);
-    fg_text_t t = {.n = 0};
+    hl_text_t t = {.n = 0};
     if (bad < span) {
-        t_str(&t, "the gap between the block and its guard page was written (found on ");
-        t_str(&t, when);
-        t_str(&t, ")");
+        hl_text_str(&t, "the gap between the block and its guard page was written (found on ");
+        hl_text_str(&t, when);
+        hl_text_str(&t, ")");
         report(h, "heap-overflow", p, d, 1, (long)bad, t.s, 0);
         errors++;
     }
@@ -394,9 +369,9 @@ static size_t check_block(hl_heap_t *h, const fg_chunk_t *c, const fg_desc_t *d,
                 if (p[-k]) under = -k;
     if (under) {
         t.n = 0;
-        t_str(&t, "bytes before the block were written (found on ");
-        t_str(&t, when);
-        t_str(&t, ")");
+        hl_text_str(&t, "bytes before the block were written (found on ");
+        hl_text_str(&t, when);
+        hl_text_str(&t, ")");
         report(h, "heap-underflow", p, d, 1, under, t.s, 0);
         errors++;
     }
@@ -502,13 +477,13 @@ void hl_fullguard_check_delete(hl_heap_t *h, void *p, size_t size, const char *w
     if (!d || d->state != RUN_LIVE || (char *)p != user_ptr(c, d)) return; /* free reports it */
     size_t req = d->meta.req;
     if (size == req || (size == 0 && req == 1)) return;
-    fg_text_t t = {.n = 0};
-    t_str(&t, what);
-    t_str(&t, " called with size ");
-    t_num(&t, size, 0);
-    t_str(&t, " for a block of ");
-    t_num(&t, req, 0);
-    t_str(&t, " bytes");
+    hl_text_t t = {.n = 0};
+    hl_text_str(&t, what);
+    hl_text_str(&t, " called with size ");
+    hl_text_num(&t, size, 0);
+    hl_text_str(&t, " for a block of ");
+    hl_text_num(&t, req, 0);
+    hl_text_str(&t, " bytes");
     report(h, "size-mismatch-delete", p, d, 0, 0, t.s, 0);
 }
 
@@ -565,8 +540,8 @@ int hl_fullguard_on_fault(const void *addr, int is_write)
     const char *run = run_base(c, d), *guard = run + (size_t)d->pages * 4096;
     const char *a = addr, *p = run + d->off;
     const char *kind;
-    fg_text_t t = {.n = 0};
-    t_str(&t, is_write ? "WRITE" : "READ");
+    hl_text_t t = {.n = 0};
+    hl_text_str(&t, is_write ? "WRITE" : "READ");
     if (st == RUN_LIVE) {
         if (a < guard) return 0; /* a live block's own pages do not fault */
         /* The guard page also lies just below the next run: an underflow of its block lands
@@ -574,18 +549,18 @@ int hl_fullguard_on_fault(const void *addr, int is_write)
         fg_chunk_t *c2 = NULL;
         fg_desc_t *n = run_of(guard + 4096, &c2);
         if (n && n != d && n->state == RUN_LIVE && user_ptr(c2, n) - a < a - (p + d->meta.req)) {
-            t_str(&t, " faulted on the guard page below the block's page run");
+            hl_text_str(&t, " faulted on the guard page below the block's page run");
             report(n->heap, "heap-underflow", user_ptr(c2, n), n, 1, (long)(a - user_ptr(c2, n)),
                    t.s, 1);
             return 1;
         }
         kind = "heap-overflow";
-        t_str(&t, " faulted on the guard page after the block");
+        hl_text_str(&t, " faulted on the guard page after the block");
     } else {
         kind = "use-after-free";
-        t_str(&t, st == RUN_FREED
-                      ? " faulted on a freed block (in quarantine)"
-                      : " faulted on a freed block (out of quarantine, not reused yet)");
+        hl_text_str(&t, st == RUN_FREED
+                            ? " faulted on a freed block (in quarantine)"
+                            : " faulted on a freed block (out of quarantine, not reused yet)");
     }
     report(d->heap, kind, p, d, 1, (long)(a - p), t.s, 1);
     return 1;

@@ -481,32 +481,6 @@ static loc_t locate(hl_heap_t *h, void *vp, hblk_t *b)
 
 typedef enum { OP_FREE, OP_REALLOC, OP_USABLE, OP_DELETE } op_t;
 
-/* A tiny string builder for details lines (no allocation, truncates). */
-typedef struct dbuf_s {
-    char s[192];
-    size_t n;
-} dbuf_t;
-
-static void d_str(dbuf_t *d, const char *s)
-{
-    while (*s && d->n + 1 < sizeof d->s)
-        d->s[d->n++] = *s++;
-    d->s[d->n] = 0;
-}
-
-static void d_num(dbuf_t *d, uint64_t v, int hex)
-{
-    char t[24];
-    int i = (int)sizeof t;
-    t[--i] = 0;
-    do {
-        t[--i] = "0123456789abcdef"[hex ? v & 15 : v % 10];
-        v = hex ? v >> 4 : v / 10;
-    } while (v);
-    if (hex) d_str(d, "0x");
-    d_str(d, t + i);
-}
-
 static void report_fill(hl_hreport_t *r, const hl_heap_t *h, const char *kind, const void *addr,
                         const hblk_t *b)
 {
@@ -518,15 +492,15 @@ static void report_fill(hl_hreport_t *r, const hl_heap_t *h, const char *kind, c
     int mv = b->tier != HL_TIER_NONE && meta_valid(b);
     r->meta = mv ? b->meta : NULL;
     r->size = mv ? b->meta->req : b->usable;
-    dbuf_t d = {.n = 0};
+    hl_text_t d = {.n = 0};
     if (b->tier == HL_TIER_TINY)
-        d_num(&d, b->cls, 0);
+        hl_text_num(&d, b->cls, 0);
     else if (b->tier == HL_TIER_MID)
-        d_str(&d, "tlsf");
+        hl_text_str(&d, "tlsf");
     else if (b->tier == HL_TIER_LARGE)
-        d_str(&d, "mmap");
+        hl_text_str(&d, "mmap");
     else
-        d_str(&d, hl_report_where(addr));
+        hl_text_str(&d, hl_report_where(addr));
     memcpy(r->cls, d.s, sizeof r->cls - 1);
 }
 
@@ -549,7 +523,7 @@ static void report_loc(hl_heap_t *h, loc_t l, hblk_t *b, void *p, op_t op)
     static const char *const invalid[] = {"invalid-free", "invalid-realloc", "invalid-usable-size",
                                           "invalid-free"};
     hl_hreport_t r;
-    dbuf_t d = {.n = 0};
+    hl_text_t d = {.n = 0};
     const char *kind = invalid[op];
     if (l == LOC_MISALIGNED) {
         hblk_t c;
@@ -576,51 +550,51 @@ static void report_loc(hl_heap_t *h, loc_t l, hblk_t *b, void *p, op_t op)
     }
     if (from_copy && b->copy.state == HL_META_FREED) kind = "use-after-free";
     report_fill(&r, h, kind, p, b);
-    d_str(&d, op_name(op));
-    d_str(&d, "(");
-    d_num(&d, (uintptr_t)p, 1);
-    d_str(&d, "): ");
+    hl_text_str(&d, op_name(op));
+    hl_text_str(&d, "(");
+    hl_text_num(&d, (uintptr_t)p, 1);
+    hl_text_str(&d, "): ");
     switch (l) {
     case LOC_FREED:
-        d_str(&d, "the block was already freed");
+        hl_text_str(&d, "the block was already freed");
         break;
     case LOC_NOT_OURS:
-        d_str(&d, "the pointer is not in any heap region (");
-        d_str(&d, r.cls);
-        d_str(&d, " memory)");
+        hl_text_str(&d, "the pointer is not in any heap region (");
+        hl_text_str(&d, r.cls);
+        hl_text_str(&d, " memory)");
         break;
     case LOC_MISALIGNED:
     case LOC_INTERIOR:
         if (b->tier != HL_TIER_NONE && (char *)p >= b->p) {
-            d_str(&d, l == LOC_MISALIGNED ? "misaligned pointer " : "interior pointer ");
-            d_num(&d, (uint64_t)((char *)p - b->p), 0);
-            d_str(&d, " bytes inside the block at ");
-            d_num(&d, (uintptr_t)b->p, 1);
+            hl_text_str(&d, l == LOC_MISALIGNED ? "misaligned pointer " : "interior pointer ");
+            hl_text_num(&d, (uint64_t)((char *)p - b->p), 0);
+            hl_text_str(&d, " bytes inside the block at ");
+            hl_text_num(&d, (uintptr_t)b->p, 1);
         } else {
-            d_str(&d, "no block starts at this address");
+            hl_text_str(&d, "no block starts at this address");
         }
         break;
     case LOC_UNDERFLOW:
         r.has_offset = 1;
         r.offset = -1;
-        d_str(&d, "the block header before the block was overwritten");
+        hl_text_str(&d, "the block header before the block was overwritten");
         break;
     case LOC_CORRUPT:
         if (!from_copy) {
-            d_str(&d, "the block trailer after the canary was overwritten");
+            hl_text_str(&d, "the block trailer after the canary was overwritten");
             break;
         }
         r.has_offset = b->copy.state == HL_META_FREED ? (int)h->opt.poison : (int)h->opt.canary;
         if (b->copy.state == HL_META_FREED) {
             size_t bad = first_not(b->p, 0, b->moff, HL_POISON_BYTE, 0);
             r.offset = (long)bad;
-            d_str(&d, "freed block written after its free, its trailer too");
+            hl_text_str(&d, "freed block written after its free, its trailer too");
         } else {
             size_t bad = first_not(b->p, b->copy.req, b->moff, HL_CANARY_BYTE, 0);
             r.offset = (long)bad; /* == moff: the canary is intact, the trailer is not */
-            d_str(&d, "canary and block trailer overwritten");
+            hl_text_str(&d, "canary and block trailer overwritten");
         }
-        d_str(&d, " (size and stacks from the trailer's out-of-line copy)");
+        hl_text_str(&d, " (size and stacks from the trailer's out-of-line copy)");
         break;
     default:
         break;
@@ -636,13 +610,13 @@ static int check_canary(hl_heap_t *h, const hblk_t *b, const char *when)
     size_t bad = first_not(b->p, req, b->moff, HL_CANARY_BYTE, 0);
     if (bad == b->moff) return 0;
     hl_hreport_t r;
-    dbuf_t d = {.n = 0};
+    hl_text_t d = {.n = 0};
     report_fill(&r, h, "heap-overflow", b->p, b);
     r.has_offset = 1;
     r.offset = (long)bad;
-    d_str(&d, "canary after the block overwritten (found on ");
-    d_str(&d, when);
-    d_str(&d, ")");
+    hl_text_str(&d, "canary after the block overwritten (found on ");
+    hl_text_str(&d, when);
+    hl_text_str(&d, ")");
     r.details = d.s;
     hl_report(&r);
     return 1;
@@ -654,13 +628,13 @@ static int check_poison(hl_heap_t *h, const hblk_t *b, size_t from, int zero_ok,
     size_t bad = first_not(b->p, from, b->moff, HL_POISON_BYTE, zero_ok);
     if (bad == b->moff) return 0;
     hl_hreport_t r;
-    dbuf_t d = {.n = 0};
+    hl_text_t d = {.n = 0};
     report_fill(&r, h, "use-after-free", b->p, b);
     r.has_offset = 1;
     r.offset = (long)bad;
-    d_str(&d, "freed block written after its free (poison changed, found on ");
-    d_str(&d, when);
-    d_str(&d, ")");
+    hl_text_str(&d, "freed block written after its free (poison changed, found on ");
+    hl_text_str(&d, when);
+    hl_text_str(&d, ")");
     r.details = d.s;
     hl_report(&r);
     return 1;
@@ -905,14 +879,14 @@ void hl_harden_check_delete(hl_heap_t *h, void *p, size_t size, size_t align, co
     int ok = size == req || (size == 0 && req == 1);
     if (ok) return;
     hl_hreport_t r;
-    dbuf_t d = {.n = 0};
+    hl_text_t d = {.n = 0};
     report_fill(&r, h, "size-mismatch-delete", p, &b);
-    d_str(&d, what);
-    d_str(&d, " called with size ");
-    d_num(&d, size, 0);
-    d_str(&d, " for a block of ");
-    d_num(&d, req, 0);
-    d_str(&d, " bytes");
+    hl_text_str(&d, what);
+    hl_text_str(&d, " called with size ");
+    hl_text_num(&d, size, 0);
+    hl_text_str(&d, " for a block of ");
+    hl_text_num(&d, req, 0);
+    hl_text_str(&d, " bytes");
     r.details = d.s;
     hl_report(&r);
 }
@@ -1047,13 +1021,13 @@ int hl_harden_on_wild_fault(const void *addr, uintptr_t ip)
         hblk_t b;
         memset(&b, 0, sizeof b);
         hl_hreport_t r;
-        dbuf_t d = {.n = 0};
+        hl_text_t d = {.n = 0};
         report_fill(&r, NULL, entries[i].kind, p, &b);
         memcpy(r.cls, "wild", 5);
-        d_str(&d, entries[i].op);
-        d_str(&d, "(");
-        d_num(&d, (uintptr_t)p, 1);
-        d_str(&d, "): the pointer is not in any heap region (unmapped memory)");
+        hl_text_str(&d, entries[i].op);
+        hl_text_str(&d, "(");
+        hl_text_num(&d, (uintptr_t)p, 1);
+        hl_text_str(&d, "): the pointer is not in any heap region (unmapped memory)");
         r.details = d.s;
         r.abort_on_error = 1; /* the faulting access cannot be resumed */
         hl_report(&r);

@@ -65,23 +65,29 @@
 #define HL_REQUEST_MAX ((size_t)PTRDIFF_MAX)
 
 /* Defaults (docs/options.md). */
-#define HL_DEFAULT_MID_MAX      (256u << 10)
-#define HL_DEFAULT_SLAB         (64u << 10)
-#define HL_DEFAULT_ARENA_SLAB   (4u << 10)
+#define HL_DEFAULT_MID_MAX    (256u << 10)
+#define HL_DEFAULT_SLAB       (64u << 10)
+#define HL_DEFAULT_ARENA_SLAB (4u << 10)
 /* Regions grow geometrically so that small programs hold little: the first slab segment
  * has HL_SEGMENT_SLABS_MIN slabs, each next one twice as many up to HL_SEGMENT_SLABS; a
  * TLSF arena's pools start at HL_POOL_SIZE_MIN bytes and double up to HL_POOL_SIZE. */
-#define HL_SEGMENT_SLABS_MIN    16u
-#define HL_SEGMENT_SLABS        64u
-#define HL_POOL_SIZE_MIN        (1u << 20)
-#define HL_POOL_SIZE            (8u << 20)
-#define HL_MAX_ARENAS           16u
-#define HL_DEFAULT_DECAY_MS     100u
+#define HL_SEGMENT_SLABS_MIN 16u
+#define HL_SEGMENT_SLABS     64u
+#define HL_POOL_SIZE_MIN     (1u << 20)
+#define HL_POOL_SIZE         (8u << 20)
+#define HL_MAX_ARENAS        16u
+#define HL_DEFAULT_DECAY_MS  100u
 
 /* ---- locks ------------------------------------------------------------------------------ */
 typedef pthread_mutex_t hl_lock_t;
-hl_inline void hl_lock(hl_lock_t *l) { pthread_mutex_lock(l); }
-hl_inline void hl_unlock(hl_lock_t *l) { pthread_mutex_unlock(l); }
+hl_inline void hl_lock(hl_lock_t *l)
+{
+    pthread_mutex_lock(l);
+}
+hl_inline void hl_unlock(hl_lock_t *l)
+{
+    pthread_mutex_unlock(l);
+}
 /* Adaptive: a waiter spins briefly before sleeping. With more threads than cores a lock
  * holder is often preempted for only a moment; measured on 4 threads on 2 cores (Larson,
  * cross-thread frees): +10 % throughput against the default mutex. */
@@ -108,6 +114,16 @@ void hl_out_u64w(hl_out_t *o, uint64_t v, int width);
 void hl_out_hex(hl_out_t *o, uint64_t v);
 void hl_out_size(hl_out_t *o, uint64_t bytes); /* "12.3 MiB" */
 void hl_out_flush(hl_out_t *o);
+/* A bounded string in a fixed buffer (report details lines): never allocates, truncates. */
+typedef struct hl_text_s {
+    char s[192];
+    size_t n;
+} hl_text_t;
+void hl_text_str(hl_text_t *t, const char *s);
+void hl_text_num(hl_text_t *t, uint64_t v, int hex); /* decimal, or 0x-prefixed hex */
+/* The hexadecimal number at *s (lower-case digits, as /proc/PID/maps writes them); *s is left
+ * on the first other character. */
+uint64_t hl_parse_hex(const char **s);
 /* Write "heapledger: <msg>\n" to stderr. */
 void hl_warn(const char *msg, const char *arg);
 /* A checker found a broken invariant: describe it on stderr when verbose ("heapledger:
@@ -122,8 +138,14 @@ __attribute__((noreturn)) void hl_fatal(const char *kind, const void *addr, cons
 #define hl_assert(c) ((void)0)
 #endif
 
-hl_inline size_t hl_align_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
-hl_inline bool hl_is_pow2(size_t a) { return a && !(a & (a - 1)); }
+hl_inline size_t hl_align_up(size_t n, size_t a)
+{
+    return (n + a - 1) & ~(a - 1);
+}
+hl_inline bool hl_is_pow2(size_t a)
+{
+    return a && !(a & (a - 1));
+}
 
 #include "os.h"
 #include "tlsf.h"
@@ -134,12 +156,15 @@ hl_inline bool hl_is_pow2(size_t a) { return a && !(a & (a - 1)); }
 
 /* ---- per-thread state (thread.c) ------------------------------------------------------- */
 typedef struct hl_tbin_s {
-    void *head;     /* LIFO of free slots, linked through their first word */
-    int32_t avail;  /* free room: cap - slots in the list (the fast paths touch only this) */
-    uint32_t cap;   /* 0 = no caching (unbound, hardened, exiting, not a tiny tag) */
+    void *head;    /* LIFO of free slots, linked through their first word */
+    int32_t avail; /* free room: cap - slots in the list (the fast paths touch only this) */
+    uint32_t cap;  /* 0 = no caching (unbound, hardened, exiting, not a tiny tag) */
 } hl_tbin_t;
 
-hl_inline uint32_t hl_bin_count(const hl_tbin_t *b) { return b->cap - (uint32_t)b->avail; }
+hl_inline uint32_t hl_bin_count(const hl_tbin_t *b)
+{
+    return b->cap - (uint32_t)b->avail;
+}
 
 enum { HL_TLS_FRESH = 0, HL_TLS_BOUND = 1, HL_TLS_EXITING = 2 };
 
@@ -147,17 +172,17 @@ enum { HL_TLS_FRESH = 0, HL_TLS_BOUND = 1, HL_TLS_EXITING = 2 };
  * free fast path needs no tag test: a non-tiny byte lands on a bin whose cap is 0. */
 typedef struct hl_tls_s {
     hl_tbin_t bins[256];
-    hl_heap_t *heap;              /* heap the cache belongs to; NULL until the first miss */
-    uint32_t state;               /* HL_TLS_* */
-    uint32_t arena;               /* mid arena index of this thread */
-    uint16_t in_trace;            /* reentrancy guard (hl_tls only): nested calls are the
-                                     tracer's (side heap, untraced) */
-    uint16_t trace_kind;          /* hl_tls only: 0 not known yet, 1 traced, 2 the tracer's
-                                     (LTTng-UST's own "-ust" threads: side heap, untraced) */
-    uint64_t heap_uid;            /* uid of heap when bound (detects a destroyed heap) */
+    hl_heap_t *heap;     /* heap the cache belongs to; NULL until the first miss */
+    uint32_t state;      /* HL_TLS_* */
+    uint32_t arena;      /* mid arena index of this thread */
+    uint16_t in_trace;   /* reentrancy guard (hl_tls only): nested calls are the
+                            tracer's (side heap, untraced) */
+    uint16_t trace_kind; /* hl_tls only: 0 not known yet, 1 traced, 2 the tracer's
+                            (LTTng-UST's own "-ust" threads: side heap, untraced) */
+    uint64_t heap_uid;   /* uid of heap when bound (detects a destroyed heap) */
     uint64_t paths[HL_PATH_COUNT];
-    uint32_t reg_slot;            /* 1 + index in the registry of live caches (thread.c), 0 none */
-    uint32_t unbound_frees;       /* frees served while unbound (HL_TLS_BIND_AFTER_FREES) */
+    uint32_t reg_slot;      /* 1 + index in the registry of live caches (thread.c), 0 none */
+    uint32_t unbound_frees; /* frees served while unbound (HL_TLS_BIND_AFTER_FREES) */
 } hl_tls_t;
 
 /* A thread that has never allocated serves this many frees without binding its cache: glibc
@@ -190,11 +215,11 @@ struct hl_heap_s {
     uint64_t uid;
     hl_options_t opt;       /* resolved (automatic values filled in) */
     hl_options_t opt_given; /* as given: what reports and the config event show */
-    size_t tiny_max;      /* largest tiny request (0: tiny tier off) */
-    size_t mid_max;       /* largest mid request; above: large (normal mode) */
-    void *arena_base;     /* fixed-arena mode: the region, else NULL */
+    size_t tiny_max;        /* largest tiny request (0: tiny tier off) */
+    size_t mid_max;         /* largest mid request; above: large (normal mode) */
+    void *arena_base;       /* fixed-arena mode: the region, else NULL */
     size_t arena_size;
-    int arena_owned;      /* arena mapped by us */
+    int arena_owned;         /* arena mapped by us */
     uint32_t arena_reported; /* os_map of the arena emitted (hl_region_report) */
     hl_tiny_t tiny;
     hl_mid_t mid;
@@ -210,7 +235,10 @@ struct hl_heap_s {
 /* The default heap; ready after hl_default_init(). */
 extern hl_heap_t hl_main_heap;
 
-hl_inline hl_tls_t *hl_tls_of(hl_heap_t *h) { return h == &hl_main_heap ? &hl_tls : &hl_tls_x; }
+hl_inline hl_tls_t *hl_tls_of(hl_heap_t *h)
+{
+    return h == &hl_main_heap ? &hl_tls : &hl_tls_x;
+}
 
 /* Describe what an operation did (for stats and tracing). */
 hl_inline void hl_info(hl_opinfo_t *info, unsigned tier, unsigned cls, unsigned path, size_t usable)
@@ -263,10 +291,10 @@ void hl_thread_fork_child(void);
 /* Who may use it: the shim's gated path only, for calls it attributes to the tracer (nested
  * in an emit, on an LTTng-UST "-ust" thread, or made from LTTng-UST's code; shim.c). Frees
  * and reallocs go to it by address from any thread. */
-#define HL_SIDE_RESERVE     (256u << 20) /* address space reserved when recorded (NORESERVE) */
-#define HL_SIDE_RESERVE_MIN (16u << 20)  /* smallest reservation tried when that fails */
-#define HL_SIDE_RESERVE_UNTRACED (1u << 20) /* untraced: only the call-site registration */
-#define HL_SIDE_OWNER       0xFFu        /* TLSF owner byte of its blocks: no heap's arena */
+#define HL_SIDE_RESERVE          (256u << 20) /* address space reserved when recorded (NORESERVE) */
+#define HL_SIDE_RESERVE_MIN      (16u << 20)  /* smallest reservation tried when that fails */
+#define HL_SIDE_RESERVE_UNTRACED (1u << 20)   /* untraced: only the call-site registration */
+#define HL_SIDE_OWNER            0xFFu        /* TLSF owner byte of its blocks: no heap's arena */
 
 typedef struct hl_side_region_s {
     uintptr_t base;

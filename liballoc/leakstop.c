@@ -244,19 +244,6 @@ size_t hl_leak_read_maps(char *buf, size_t cap)
     return len;
 }
 
-static uintptr_t hexnum(const char **s)
-{
-    uintptr_t v = 0;
-    for (;; (*s)++) {
-        char c = **s;
-        unsigned d = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
-                     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
-                                            : 16u;
-        if (d == 16) return v;
-        v = v * 16 + d;
-    }
-}
-
 int hl_leak_mapping(const char *maps, size_t len, uintptr_t addr, uintptr_t *start, uintptr_t *end,
                     int *anon)
 {
@@ -275,10 +262,10 @@ int hl_leak_mapping_path(const char *maps, size_t len, uintptr_t addr, uintptr_t
         const char *nl = memchr(p, '\n', (size_t)(e - p));
         if (!nl) nl = e;
         const char *s = p;
-        uintptr_t a = hexnum(&s);
+        uintptr_t a = (uintptr_t)hl_parse_hex(&s);
         if (*s == '-') {
             s++;
-            uintptr_t b = hexnum(&s);
+            uintptr_t b = (uintptr_t)hl_parse_hex(&s);
             if (addr >= a && addr < b) {
                 /* "start-end perms offset dev inode [path]": anonymous when no path. */
                 int fields = 0;
@@ -310,10 +297,10 @@ int hl_leak_maps_next(const char **cur, const char *end, hl_leak_map_t *m)
         const char *p = *cur, *nl = memchr(p, '\n', (size_t)(end - p));
         if (!nl) nl = end;
         *cur = nl + 1;
-        m->start = hexnum(&p);
+        m->start = (uintptr_t)hl_parse_hex(&p);
         if (*p != '-') continue;
         p++;
-        m->end = hexnum(&p);
+        m->end = (uintptr_t)hl_parse_hex(&p);
         while (p < nl && *p == ' ')
             p++;
         for (int i = 0; i < 4; i++)

@@ -63,33 +63,20 @@ static void maps_load(void)
     syscall(SYS_close, fd);
 }
 
-static uint64_t hexnum(const char **s)
-{
-    uint64_t v = 0;
-    for (;; (*s)++) {
-        char c = **s;
-        unsigned d = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
-                     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
-                                            : 16u;
-        if (d == 16) return v;
-        v = v * 16 + d;
-    }
-}
-
 /* The maps line holding addr: start, file offset, path (copied into path, "" for anonymous). */
 static int maps_find(uintptr_t addr, uintptr_t *start, uint64_t *off, char *path, size_t plen)
 {
     const char *s = maps_buf;
     while (*s) {
         const char *line = s;
-        uintptr_t lo = hexnum(&s);
+        uintptr_t lo = (uintptr_t)hl_parse_hex(&s);
         s++; /* '-' */
-        uintptr_t hi = hexnum(&s);
+        uintptr_t hi = (uintptr_t)hl_parse_hex(&s);
         const char *eol = strchr(line, '\n');
         if (!eol) eol = line + strlen(line);
         if (addr >= lo && addr < hi) {
             s += 6; /* " rwxp " */
-            uint64_t o = hexnum(&s);
+            uint64_t o = (uintptr_t)hl_parse_hex(&s);
             int fields = 0; /* skip dev and inode */
             while (s < eol && fields < 2) {
                 while (s < eol && *s == ' ')

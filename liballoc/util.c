@@ -17,8 +17,7 @@ void hl_out_flush(hl_out_t *o)
     size_t off = 0;
     while (off < o->len) {
         ssize_t w = write(o->fd, o->buf + off, o->len - off);
-        if (w <= 0)
-            break;
+        if (w <= 0) break;
         off += (size_t)w;
     }
     o->len = 0;
@@ -27,11 +26,9 @@ void hl_out_flush(hl_out_t *o)
 static void out_bytes(hl_out_t *o, const char *s, size_t n)
 {
     while (n) {
-        if (o->len == sizeof o->buf)
-            hl_out_flush(o);
+        if (o->len == sizeof o->buf) hl_out_flush(o);
         size_t k = sizeof o->buf - o->len;
-        if (k > n)
-            k = n;
+        if (k > n) k = n;
         memcpy(o->buf + o->len, s, k);
         o->len += k;
         s += k;
@@ -39,7 +36,10 @@ static void out_bytes(hl_out_t *o, const char *s, size_t n)
     }
 }
 
-void hl_out_str(hl_out_t *o, const char *s) { out_bytes(o, s, strlen(s)); }
+void hl_out_str(hl_out_t *o, const char *s)
+{
+    out_bytes(o, s, strlen(s));
+}
 
 void hl_out_u64w(hl_out_t *o, uint64_t v, int width)
 {
@@ -54,7 +54,10 @@ void hl_out_u64w(hl_out_t *o, uint64_t v, int width)
     out_bytes(o, tmp + i, sizeof tmp - (size_t)i);
 }
 
-void hl_out_u64(hl_out_t *o, uint64_t v) { hl_out_u64w(o, v, 0); }
+void hl_out_u64(hl_out_t *o, uint64_t v)
+{
+    hl_out_u64w(o, v, 0);
+}
 
 void hl_out_hex(hl_out_t *o, uint64_t v)
 {
@@ -137,4 +140,37 @@ void hl_fatal(const char *kind, const void *addr, const char *details)
     hl_out_flush(&o);
     hl_trace_emit_error(kind, addr, details ? details : "");
     abort();
+}
+
+void hl_text_str(hl_text_t *t, const char *s)
+{
+    while (*s && t->n + 1 < sizeof t->s)
+        t->s[t->n++] = *s++;
+    t->s[t->n] = 0;
+}
+
+void hl_text_num(hl_text_t *t, uint64_t v, int hex)
+{
+    char b[24];
+    int i = (int)sizeof b;
+    b[--i] = 0;
+    do {
+        b[--i] = "0123456789abcdef"[hex ? v & 15 : v % 10];
+        v = hex ? v >> 4 : v / 10;
+    } while (v);
+    if (hex) hl_text_str(t, "0x");
+    hl_text_str(t, b + i);
+}
+
+uint64_t hl_parse_hex(const char **s)
+{
+    uint64_t v = 0;
+    for (;; (*s)++) {
+        char c = **s;
+        unsigned d = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
+                     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+                                            : 16u;
+        if (d == 16) return v;
+        v = v * 16 + d;
+    }
 }
