@@ -128,8 +128,11 @@ hl_store_t *hl_store_open(sqlite3 *db, int live, char *err, size_t errlen)
      * free), so the cache holds the b-tree's right edge and little else: 256 MiB made no
      * difference to the store thread's CPU (1 M pairs: 1.46-1.55 s either way) and made
      * the ingest's RSS grow with the database up to that size (`collect` of 1 M pairs:
-     * 76 MiB peak with 256 MiB, 50 MiB with 16 MiB; docs/PERFORMANCE.md). */
-    exec(s, live ? "PRAGMA cache_size = -65536" : "PRAGMA cache_size = -16384");
+     * 76 MiB peak with 256 MiB, 50 MiB with 16 MiB; docs/PERFORMANCE.md). Live (collectd,
+     * one connection per session): the same 16 MiB, for the same reason; with 64 MiB
+     * collectd's RSS grew with each session's database until the cache was full (36 MiB
+     * after 0.8 M events, 101 MiB after 4 M; docs/collect.md). */
+    exec(s, "PRAGMA cache_size = -16384");
     exec(s, "PRAGMA temp_store = MEMORY");
     for (int i = 0; i < S_COUNT && !s->failed; i++)
         if (sqlite3_prepare_v3(db, sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) !=

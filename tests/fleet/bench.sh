@@ -6,7 +6,8 @@
 # stores them. For each K: the time from the first record's start until every database is
 # finished, the aggregate events/s over that time, collectd's peak RSS (VmHWM; a fresh
 # collectd per K) and its share per session. FLEET_N sets N (default 1000000), FLEET_KS the
-# session counts, FLEET_RUNS the runs per K (median; default 3).
+# session counts, FLEET_RUNS the runs per K (median; default 3). FLEET_RSS_LOG=FILE appends
+# collectd's memory every 0.5 s ("K RUN SECONDS VmHWM VmRSS", KiB) to FILE.
 set -u
 HL=$(realpath "$1"); GEN=$(realpath "$2"); OUT=${3:-}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -29,6 +30,14 @@ for k in $KS; do
         start_collectd "$cd_dir" "$work/relay" "$work/cd.log"
         sleep 0.5
         t0=$(now)
+        sampler=""
+        if [ -n "${FLEET_RSS_LOG:-}" ]; then
+            (while [ -r "/proc/$cd_pid/status" ]; do
+                echo "$k $run $(awk -v t0="$t0" -v t="$(now)" 'BEGIN {printf "%.1f", t - t0}') $(awk '/VmRSS|VmHWM/ {printf " %s", $2}' "/proc/$cd_pid/status" 2>/dev/null)"
+                sleep 0.5
+            done >>"$FLEET_RSS_LOG") &
+            sampler=$!
+        fi
         pids=""
         for i in $(seq "$k"); do
             "$HL" record --relay net://127.0.0.1:$C:$D -o "b${k}r${run}s$i" -- "$GEN" bench "$N" \
@@ -45,6 +54,7 @@ for k in $KS; do
         t1=$(now)
         hwm=$(awk '/VmHWM/ {print $2}' "/proc/$cd_pid/status")
         stop_collectd
+        [ -n "$sampler" ] && wait "$sampler"
         ev=0
         for i in $(seq "$k"); do
             ev=$((ev + $(q "$cd_dir/$host-b${k}r${run}s$i.db" 'select events from run')))
