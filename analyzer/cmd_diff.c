@@ -159,6 +159,10 @@ static void class_rows(hl_report_t **r, int n)
         row("still reachable (B)", r, n, g_reach_bytes, K_COUNT);
         return;
     }
+    int any = 0;
+    for (int k = 0; k < n; k++)
+        any |= scanned(r[k]);
+    if (!any) return; /* class_notes says it once */
     printf("  %-24s", "leak classes");
     for (int k = 0; k < n; k++)
         printf(" %*s", k ? 26 : 14, scanned(r[k]) ? "scanned" : "not scanned");
@@ -167,6 +171,14 @@ static void class_rows(hl_report_t **r, int n)
 
 static void class_notes(hl_report_t **r, int n)
 {
+    int any = 0;
+    for (int k = 0; k < n; k++)
+        any |= r[k]->leakclass != NULL;
+    if (!any) {
+        printf("  leaks: no run has leak classes (no reachability scan at exit: recorded with "
+               "leaks=0, or databases from before the scan); leaked = live at the end\n");
+        return;
+    }
     for (int k = 0; k < n; k++)
         if (!scanned(r[k]))
             printf("  leaks %c: %s; leaked = live at the end\n", 'A' + k,

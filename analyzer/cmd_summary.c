@@ -1,7 +1,8 @@
 /* analyzer/cmd_summary.c — the fleet view: `heapledger report --summary DIR [--json | --html
  * OUT.html]`. One row per run database (*.db) in DIR — what `heapledger collectd` writes, one
  * per traced session — sorted by host and session: host, session, command, ingest status,
- * duration, peak requested bytes, leaked bytes (blocks live at the end), errors found by the
+ * duration, peak requested bytes, leaked bytes (definitely + indirectly lost, from the leak
+ * scan at exit: leakclass.h; "-" when not scanned), bytes live at exit, errors found by the
  * hardened mode, and the worst allocator path (the highest p99 cycles among the paths that
  * serve at least 1% of their operation). Each database is read through the analyzer's own
  * pass (hl_an_open, hl_analyze), as `heapledger report` reads it. Databases that cannot be

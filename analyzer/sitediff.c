@@ -43,7 +43,7 @@ struct hl_sitediff_s {
     int n;
     hl_sd_key_t key;
     int scanned[MAXR]; /* the run has leak classes (a scan at exit, status 0 or 1) */
-    int all_scanned;
+    int all_scanned, any_scanned;
     item_t *items;
     size_t nitems, cap;
     row_t *rows;
@@ -177,8 +177,10 @@ hl_sitediff_t *hl_sitediff_new(hl_report_t **r, int n, hl_sd_key_t key)
         v->ind_bytes += it->v.ind_bytes;
     }
     d->all_scanned = 1;
-    for (int k = 0; k < d->n; k++)
+    for (int k = 0; k < d->n; k++) {
         d->all_scanned &= d->scanned[k];
+        d->any_scanned |= d->scanned[k];
+    }
     for (size_t i = 0; i < d->nrows; i++)
         d->rows[i].change = change(&d->rows[i], key, d->n);
     sort_n = d->n;
@@ -235,24 +237,26 @@ static void line(FILE *f, const char *name, const row_t *r, int n, int which)
 void hl_sitediff_text(FILE *f, const hl_sitediff_t *d, int top)
 {
     size_t shown = d->nrows < (size_t)top ? d->nrows : (size_t)top;
-    fprintf(f,
-            "\nsites, by the absolute change of %s against A (%zu of %zu sites; --sort, --top)\n",
-            d->key == HL_SD_LEAKS ? "leaked bytes" : hl_sd_key_names[d->key], shown, d->nrows);
     static const char *const names[] = {"bytes",         "allocations",     "leaked bytes",
                                         "leaked blocks", "cycles",          "(operations)",
                                         "cycles/op",     "definitely lost", "indirectly lost"};
     /* Leaked bytes and blocks are those live at the end (as before the scan); the scan's
      * classes follow when every run has them, else the runs without say so. */
     if (d->all_scanned) {
-        fprintf(f, "  leaked = live at the end; definitely and indirectly lost (bytes): the "
-                   "reachability scan at exit of every run\n");
+        fprintf(f,
+                "\nper site: leaked = live at the end; definitely and indirectly lost (bytes): the "
+                "reachability scan at exit of every run\n");
+    } else if (!d->any_scanned) {
+        fprintf(f, "\nper site: leaked = live at the end (no run has leak classes)\n");
     } else {
-        fprintf(f, "  leaked = live at the end; no leak classes per site:");
+        fprintf(f, "\nper site: leaked = live at the end; no leak classes:");
         for (int k = 0; k < d->n; k++)
             if (!d->scanned[k]) fprintf(f, " %c", 'A' + k);
         fprintf(f, " not scanned at exit (recorded with leaks=0 or harden=1, the scan did not "
                    "finish, or a database from before the scan)\n");
     }
+    fprintf(f, "sites, by the absolute change of %s against A (%zu of %zu sites; --sort, --top)\n",
+            d->key == HL_SD_LEAKS ? "leaked bytes" : hl_sd_key_names[d->key], shown, d->nrows);
     for (size_t i = 0; i < shown; i++) {
         const row_t *r = &d->rows[i];
         fprintf(f, "  %s\n", hl_safe(r->label));

@@ -74,7 +74,7 @@ t_diff_scanned() {
     grep -qE "^  indirectly lost blocks +199 +399 \(\+100\.5%\)$" "$WORK/d.txt" &&
         grep -qE "^  definitely lost \(B\) +32 +32 \(\+0\.0%\)$" "$WORK/d.txt" &&
         grep -qE "^  still reachable \(B\) +64000 +128000 \(\+100\.0%\)$" "$WORK/d.txt" &&
-        contains "$WORK/d.txt" "  leaked = live at the end; definitely and indirectly lost (bytes): the reachability scan at exit of every run" &&
+        contains "$WORK/d.txt" "per site: leaked = live at the end; definitely and indirectly lost (bytes): the reachability scan at exit of every run" &&
         grep -A9 "^  main+0x[0-9a-f]* (tests/leaks/leak_list.c:24)" "$WORK/d.txt" |
         grep -qE "^    indirectly lost +6368 +12768 \(\+6400\)$" &&
         lacks "$WORK/d.txt" "not scanned" ||
@@ -110,7 +110,7 @@ t_diff_unscanned() {
     grep -qE "^  leak classes +scanned +not scanned +not scanned$" "$WORK/u.txt" &&
         contains "$WORK/u.txt" "  leaks B: not classified: no reachability scan at exit (recorded with leaks=0, or a database from before the scan); leaked = live at the end" &&
         contains "$WORK/u.txt" "  leaks C: not classified: hardened mode is not scanned; leaked = live at the end" &&
-        contains "$WORK/u.txt" "  leaked = live at the end; no leak classes per site: B C not scanned at exit" &&
+        contains "$WORK/u.txt" "per site: leaked = live at the end; no leak classes: B C not scanned at exit" &&
         lacks "$WORK/u.txt" "indirectly lost" ||
         { note "FAIL: diff text:"; sed 's/^/      | /' "$WORK/u.txt"; return 1; }
     "$HL" diff --json "$WORK/a.db" "$WORK/off.db" >"$WORK/u.json" 2>&1 || { note "diff --json failed"; return 1; }
