@@ -14,6 +14,7 @@
 #include "diffnoise.h"
 #include "hl_schema.h"
 #include "jsonw.h"
+#include "leakclass.h"
 #include "rundb.h"
 #include "safetext.h"
 #include "sitediff.h"
@@ -88,6 +89,11 @@ GETTER(g_ext_end, r->external_end)
 GETTER(g_leak_blocks, r->leak_blocks)
 GETTER(g_leak_bytes, r->leak_bytes)
 GETTER(g_temp, r->temporary)
+GETTER(g_def_blocks, r->leakclass->blocks[1])
+GETTER(g_def_bytes, r->leakclass->bytes[1])
+GETTER(g_ind_blocks, r->leakclass->blocks[2])
+GETTER(g_ind_bytes, r->leakclass->bytes[2])
+GETTER(g_reach_bytes, r->leakclass->bytes[3])
 GETTER(g_errors, r->nerrors)
 #define KGETTER(fn, expr)                                                                          \
     static double fn(const hl_report_t *r)                                                         \
@@ -132,6 +138,55 @@ static void timing_row(hl_report_t **r, int n, int w)
     }
 }
 
+/* The run has leak classes: a reachability scan at exit that classified (status 0 or 1). */
+static int scanned(const hl_report_t *r)
+{
+    return r->leakclass && r->leakclass->status <= 1;
+}
+
+/* The leak scan's totals side by side when every run has them; else which runs have none
+ * (leaked blocks and bytes above are those live at the end either way). */
+static void class_rows(hl_report_t **r, int n)
+{
+    int all = 1;
+    for (int k = 0; k < n; k++)
+        all &= scanned(r[k]);
+    if (all) {
+        row("definitely lost blocks", r, n, g_def_blocks, K_COUNT);
+        row("definitely lost (B)", r, n, g_def_bytes, K_COUNT);
+        row("indirectly lost blocks", r, n, g_ind_blocks, K_COUNT);
+        row("indirectly lost (B)", r, n, g_ind_bytes, K_COUNT);
+        row("still reachable (B)", r, n, g_reach_bytes, K_COUNT);
+        return;
+    }
+    int any = 0;
+    for (int k = 0; k < n; k++)
+        any |= scanned(r[k]);
+    if (!any) return; /* class_notes says it once */
+    printf("  %-24s", "leak classes");
+    for (int k = 0; k < n; k++)
+        printf(" %*s", k ? 26 : 14, scanned(r[k]) ? "scanned" : "not scanned");
+    printf("\n");
+}
+
+static void class_notes(hl_report_t **r, int n)
+{
+    int any = 0;
+    for (int k = 0; k < n; k++)
+        any |= r[k]->leakclass != NULL;
+    if (!any) {
+        printf("  leaks: no run has leak classes (no reachability scan at exit: recorded with "
+               "leaks=0, or databases from before the scan); leaked = live at the end\n");
+        return;
+    }
+    for (int k = 0; k < n; k++)
+        if (!scanned(r[k]))
+            printf("  leaks %c: %s; leaked = live at the end\n", 'A' + k,
+                   r[k]->leakclass ? hl_leakclass_status(r[k]->leakclass->status)
+                                   : "not classified: no reachability scan at exit (recorded "
+                                     "with leaks=0, or a database from before the scan)");
+}
+
 static void duration_notes(hl_report_t **r, int n)
 {
     for (int k = 1; k < n; k++) {
@@ -167,6 +222,34 @@ static void diff_json(hl_report_t **r, int n, const hl_sitediff_t *sd, int top)
         hl_json_u64(&j, r[k]->allocs + r[k]->frees + r[k]->reallocs);
         hl_json_key(&j, "approximate");
         hl_json_bool(&j, r[k]->approximate);
+        hl_json_key(&j, "leaked_blocks"); /* live at the end */
+        hl_json_u64(&j, r[k]->leak_blocks);
+        hl_json_key(&j, "leaked_bytes");
+        hl_json_u64(&j, r[k]->leak_bytes);
+        hl_json_key(&j, "leak_classes"); /* the scan's totals, null when not classified */
+        const hl_leakclass_report_t *lc = r[k]->leakclass;
+        if (scanned(r[k])) {
+            static const char *const cn[] = {NULL, "definitely_lost", "indirectly_lost",
+                                             "still_reachable"};
+            hl_json_obj(&j);
+            for (int c = 1; c < 4; c++) {
+                char key[40];
+                snprintf(key, sizeof key, "%s_blocks", cn[c]);
+                hl_json_key(&j, key);
+                hl_json_u64(&j, lc->blocks[c]);
+                snprintf(key, sizeof key, "%s_bytes", cn[c]);
+                hl_json_key(&j, key);
+                hl_json_u64(&j, lc->bytes[c]);
+            }
+            hl_json_obj_end(&j);
+        } else {
+            hl_json_null(&j);
+        }
+        hl_json_key(&j, "leak_scan"); /* why not, or "complete" / "partial: …" */
+        if (lc)
+            hl_json_str(&j, hl_leakclass_status(lc->status));
+        else
+            hl_json_str(&j, "not scanned");
         if (k) {
             const char *why;
             int noisy = hl_duration_noisy(r[0], r[k], &why);
@@ -404,6 +487,7 @@ int hl_cmd_diff(int argc, char **argv)
         row("external frag at end", r, n, g_ext_end, K_FRACTION);
         row("leaked blocks", r, n, g_leak_blocks, K_COUNT);
         row("leaked bytes", r, n, g_leak_bytes, K_COUNT);
+        class_rows(r, n);
         row("temporary allocations", r, n, g_temp, K_COUNT);
         row("errors", r, n, g_errors, K_COUNT);
         for (int op = 1; op <= 3; op++)
@@ -411,6 +495,7 @@ int hl_cmd_diff(int argc, char **argv)
         kernel_rows(r, n);
         printf("\n");
         duration_notes(r, n);
+        class_notes(r, n);
         hl_sitediff_text(stdout, sd, top);
     }
     hl_sitediff_free(sd);

@@ -1,7 +1,8 @@
 /* analyzer/cmd_summary.c — the fleet view: `heapledger report --summary DIR [--json | --html
  * OUT.html]`. One row per run database (*.db) in DIR — what `heapledger collectd` writes, one
  * per traced session — sorted by host and session: host, session, command, ingest status,
- * duration, peak requested bytes, leaked bytes (blocks live at the end), errors found by the
+ * duration, peak requested bytes, leaked bytes (definitely + indirectly lost, from the leak
+ * scan at exit: leakclass.h; "-" when not scanned), bytes live at exit, errors found by the
  * hardened mode, and the worst allocator path (the highest p99 cycles among the paths that
  * serve at least 1% of their operation). Each database is read through the analyzer's own
  * pass (hl_an_open, hl_analyze), as `heapledger report` reads it. Databases that cannot be
@@ -21,6 +22,7 @@
 #include "render.h"
 #include "hl_schema.h"
 #include "jsonw.h"
+#include "leakclass.h"
 #include "rundb.h"
 #include "safetext.h"
 
@@ -29,10 +31,13 @@ typedef struct fleet_row_s {
     char *host, *session, *command, *status;
     char *error; /* NULL: read; else why not */
     double duration_s;
-    uint64_t events, peak, leak_bytes, leak_blocks, errors;
-    char *note;        /* read but not analysed (no allocation events): why */
-    char *error_kinds; /* most frequent kinds, "" when none */
-    char worst[48];    /* "op/path", "" when no path was timed */
+    uint64_t events, peak, leak_bytes, leak_blocks, errors; /* leak_*: live at exit */
+    int scanned; /* the leak scan classified the run's blocks: the lost figures hold */
+    uint64_t lost_blocks[4], lost_bytes[4]; /* per class (leakclass.h), [0] unused */
+    char *scan;                             /* the scan's status, NULL: no scan */
+    char *note;                             /* read but not analysed (no allocation events): why */
+    char *error_kinds;                      /* most frequent kinds, "" when none */
+    char worst[48];                         /* "op/path", "" when no path was timed */
     double worst_p99;
     uint64_t worst_count;
 } fleet_row_t;
@@ -141,10 +146,21 @@ static void row_read(const char *dir, fleet_row_t *row)
     row->leak_bytes = r->leak_bytes;
     row->leak_blocks = r->leak_blocks;
     row->errors = r->nerrors;
+    const hl_leakclass_report_t *lc = r->leakclass;
+    if (lc) {
+        row->scan = strdup(hl_leakclass_status(lc->status));
+        row->scanned = lc->status <= 1;
+        for (int k = 1; k < 4 && row->scanned; k++) {
+            row->lost_blocks[k] = lc->blocks[k];
+            row->lost_bytes[k] = lc->bytes[k];
+        }
+    }
     worst_path(r, row);
     hl_report_free(r);
     sqlite3_close(db);
 }
+
+static void bytes_text(char *buf, size_t len, uint64_t b);
 
 static void row_free(fleet_row_t *row)
 {
@@ -156,6 +172,16 @@ static void row_free(fleet_row_t *row)
     free(row->error);
     free(row->note);
     free(row->error_kinds);
+    free(row->scan);
+}
+
+/* The leaked column: definitely + indirectly lost when the run was scanned. */
+static void leaked_text(char *buf, size_t len, const fleet_row_t *r)
+{
+    if (r->scanned)
+        bytes_text(buf, len, r->lost_bytes[1] + r->lost_bytes[2]);
+    else
+        snprintf(buf, len, "-");
 }
 
 static int row_cmp(const void *a, const void *b)
@@ -218,14 +244,16 @@ static void render_text(FILE *f, const char *dir, const fleet_row_t *rows, size_
     for (size_t i = 0; i < n; i++)
         ok += !rows[i].error;
     fprintf(f, "fleet: %zu run database%s in %s\n", ok, ok == 1 ? "" : "s", hl_safe(dir));
-    fprintf(f, "%-16s %-24s %-24s %-11s %9s %11s %11s %7s  %s\n", "host", "session", "command",
-            "status", "duration", "peak", "leaked", "errors", "worst path (p99 cycles)");
+    fprintf(f, "%-16s %-24s %-24s %-11s %9s %11s %11s %12s %7s  %s\n", "host", "session", "command",
+            "status", "duration", "peak", "leaked", "live at exit", "errors",
+            "worst path (p99 cycles)");
     for (size_t i = 0; i < n; i++) {
         const fleet_row_t *r = &rows[i];
         if (r->error) continue;
-        char peak[32], leak[32], dur[32], worst[96];
+        char peak[32], leak[32], live[32], dur[32], worst[96];
         bytes_text(peak, sizeof peak, r->peak);
-        bytes_text(leak, sizeof leak, r->leak_bytes);
+        leaked_text(leak, sizeof leak, r);
+        bytes_text(live, sizeof live, r->leak_bytes);
         snprintf(dur, sizeof dur, "%.2f s", r->duration_s);
         if (r->worst[0])
             snprintf(worst, sizeof worst, "%s %.0f", r->worst, r->worst_p99);
@@ -236,12 +264,15 @@ static void render_text(FILE *f, const char *dir, const fleet_row_t *rows, size_
         for (const char *c = cmd; *c && (!sp || c < sp); c++)
             if (*c == '/') sl = c;
         if (sl) cmd = sl + 1;
-        fprintf(f, "%-16s %-24s %-24.24s %-11s %9s %11s %11s %7" PRIu64 "  %s\n", hl_safe(r->host),
-                hl_safe(r->session), hl_safe(cmd), r->status[0] ? hl_safe(r->status) : "-", dur,
-                peak, leak, r->errors, worst);
+        fprintf(f, "%-16s %-24s %-24.24s %-11s %9s %11s %11s %12s %7" PRIu64 "  %s\n",
+                hl_safe(r->host), hl_safe(r->session), hl_safe(cmd),
+                r->status[0] ? hl_safe(r->status) : "-", dur, peak, leak, live, r->errors, worst);
+        if (r->scan && !r->scanned) fprintf(f, "%-16s   leak scan: %s\n", "", r->scan);
         if (r->errors) fprintf(f, "%-16s   errors: %s\n", "", hl_safe(r->error_kinds));
         if (r->note) fprintf(f, "%-16s   note: %s\n", "", hl_safe(r->note));
     }
+    fprintf(f, "leaked: definitely + indirectly lost (reachability scan at exit), - when the "
+               "run was not scanned; live at exit: all blocks not freed at the end\n");
     for (size_t i = 0; i < n; i++)
         if (rows[i].error)
             fprintf(f, "not read: %s: %s\n", hl_safe(rows[i].file), hl_safe(rows[i].error));
@@ -275,10 +306,41 @@ static void render_json(FILE *f, const char *dir, const fleet_row_t *rows, size_
         hl_json_u64(&j, r->events);
         hl_json_key(&j, "peak_requested_bytes");
         hl_json_u64(&j, r->peak);
+        /* leaked_*: definitely + indirectly lost when scanned, else live at exit (leaked_from
+         * says which); live_at_exit_*: every block not freed at the end. */
         hl_json_key(&j, "leaked_bytes");
-        hl_json_u64(&j, r->leak_bytes);
+        hl_json_u64(&j, r->scanned ? r->lost_bytes[1] + r->lost_bytes[2] : r->leak_bytes);
         hl_json_key(&j, "leaked_blocks");
+        hl_json_u64(&j, r->scanned ? r->lost_blocks[1] + r->lost_blocks[2] : r->leak_blocks);
+        hl_json_key(&j, "leaked_from");
+        hl_json_str(&j, r->scanned ? "leak scan" : "live at exit");
+        hl_json_key(&j, "live_at_exit_bytes");
+        hl_json_u64(&j, r->leak_bytes);
+        hl_json_key(&j, "live_at_exit_blocks");
         hl_json_u64(&j, r->leak_blocks);
+        hl_json_key(&j, "leak_scan");
+        if (r->scan)
+            hl_json_str(&j, r->scan);
+        else
+            hl_json_null(&j);
+        hl_json_key(&j, "leak_classes");
+        if (r->scanned) {
+            static const char *const cn[] = {NULL, "definitely_lost", "indirectly_lost",
+                                             "still_reachable"};
+            hl_json_obj(&j);
+            for (int c = 1; c < 4; c++) {
+                char key[40];
+                snprintf(key, sizeof key, "%s_blocks", cn[c]);
+                hl_json_key(&j, key);
+                hl_json_u64(&j, r->lost_blocks[c]);
+                snprintf(key, sizeof key, "%s_bytes", cn[c]);
+                hl_json_key(&j, key);
+                hl_json_u64(&j, r->lost_bytes[c]);
+            }
+            hl_json_obj_end(&j);
+        } else {
+            hl_json_null(&j);
+        }
         hl_json_key(&j, "errors");
         hl_json_u64(&j, r->errors);
         hl_json_key(&j, "error_kinds");
@@ -338,15 +400,17 @@ static int render_html(const char *out, const char *dir, const fleet_row_t *rows
           f);
     html_text(f, dir);
     fputs("</h1>\n<table>\n<tr><th>host</th><th>session</th><th>command</th><th>status</th>"
-          "<th>duration (s)</th><th>peak</th><th>leaked</th><th>errors</th>"
+          "<th>duration (s)</th><th>peak</th><th title=\"definitely + indirectly lost "
+          "(reachability scan at exit)\">leaked</th><th>live at exit</th><th>errors</th>"
           "<th>worst path</th><th>p99 cycles</th><th>file</th></tr>\n",
           f);
     for (size_t i = 0; i < n; i++) {
         const fleet_row_t *r = &rows[i];
         if (r->error) continue;
-        char peak[32], leak[32];
+        char peak[32], leak[32], live[32];
         bytes_text(peak, sizeof peak, r->peak);
-        bytes_text(leak, sizeof leak, r->leak_bytes);
+        leaked_text(leak, sizeof leak, r);
+        bytes_text(live, sizeof live, r->leak_bytes);
         fprintf(f, "<tr%s><td>", r->errors ? " class=\"err\"" : "");
         html_text(f, r->host);
         fputs("</td><td>", f);
@@ -355,8 +419,16 @@ static int render_html(const char *out, const char *dir, const fleet_row_t *rows
         html_text(f, r->command);
         fputs("</td><td>", f);
         html_text(f, r->status);
-        fprintf(f, "</td><td class=\"n\">%.2f</td><td class=\"n\">%s</td><td class=\"n\">%s</td>",
-                r->duration_s, peak, leak);
+        fprintf(f, "</td><td class=\"n\">%.2f</td><td class=\"n\">%s</td><td class=\"n\" title=\"",
+                r->duration_s, peak);
+        if (r->scanned)
+            fprintf(f,
+                    "definitely lost %" PRIu64 " B in %" PRIu64 " blocks, indirectly lost %" PRIu64
+                    " B in %" PRIu64 " blocks",
+                    r->lost_bytes[1], r->lost_blocks[1], r->lost_bytes[2], r->lost_blocks[2]);
+        else
+            html_text(f, r->scan ? r->scan : "no reachability scan at exit");
+        fprintf(f, "\">%s</td><td class=\"n\">%s</td>", leak, live);
         fputs("<td class=\"n\" title=\"", f);
         html_text(f, r->error_kinds);
         fprintf(f, "\">%" PRIu64 "</td><td>", r->errors);
@@ -368,7 +440,9 @@ static int render_html(const char *out, const char *dir, const fleet_row_t *rows
         html_text(f, r->file);
         fputs("</td></tr>\n", f);
     }
-    fputs("</table>\n", f);
+    fputs("</table>\n<p>leaked: definitely + indirectly lost (reachability scan at exit), - when "
+          "the run was not scanned; live at exit: all blocks not freed at the end.</p>\n",
+          f);
     for (size_t i = 0; i < n; i++) {
         if (!rows[i].error) continue;
         fputs("<p class=\"notread\">not read: ", f);
@@ -385,8 +459,9 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: heapledger report --summary DIR [--json | --html OUT.html]\n"
                "  One row per run database in DIR (e.g. heapledger collectd's --dir): host,\n"
-               "  session, command, status, duration, peak, leaked bytes, hardened-mode errors,\n"
-               "  worst allocator path. See docs/collect.md.\n");
+               "  session, command, status, duration, peak, leaked bytes (definitely +\n"
+               "  indirectly lost, from the leak scan at exit), bytes live at exit,\n"
+               "  hardened-mode errors, worst allocator path. See docs/collect.md.\n");
 }
 
 int hl_cmd_summary(int argc, char **argv)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "hmap.h"
+#include "leakclass.h"
 #include "safetext.h"
 #include "symbols.h"
 
@@ -23,6 +24,7 @@ int hl_sd_key_parse(const char *s)
 
 typedef struct vals_s {
     uint64_t count, bytes, leak_blocks, leak_bytes, cycles, ops, timed;
+    uint64_t def_blocks, def_bytes, ind_blocks, ind_bytes; /* the leak scan's classes */
 } vals_t;
 
 typedef struct item_s {
@@ -40,6 +42,8 @@ typedef struct row_s {
 struct hl_sitediff_s {
     int n;
     hl_sd_key_t key;
+    int scanned[MAXR]; /* the run has leak classes (a scan at exit, status 0 or 1) */
+    int all_scanned, any_scanned;
     item_t *items;
     size_t nitems, cap;
     row_t *rows;
@@ -133,6 +137,16 @@ hl_sitediff_t *hl_sitediff_new(hl_report_t **r, int n, hl_sd_key_t key)
             v->leak_blocks += s->live_blocks;
             v->leak_bytes += s->live_bytes;
         }
+        const hl_leakclass_report_t *lc = r[k]->leakclass;
+        d->scanned[k] = lc && lc->status <= 1;
+        for (size_t i = 0; d->scanned[k] && i < lc->nsites; i++) {
+            const hl_leak_site_t *s = &lc->sites[i];
+            vals_t *v = item(d, &ix, r[k], k, s->stack);
+            v->def_blocks += s->definite_blocks;
+            v->def_bytes += s->definite_bytes;
+            v->ind_blocks += s->indirect_blocks;
+            v->ind_bytes += s->indirect_bytes;
+        }
         for (size_t i = 0; i < r[k]->nsite_cycles; i++) {
             const hl_site_cycles_t *s = &r[k]->site_cycles[i];
             vals_t *v = item(d, &ix, r[k], k, s->stack);
@@ -157,6 +171,15 @@ hl_sitediff_t *hl_sitediff_new(hl_report_t **r, int n, hl_sd_key_t key)
         v->cycles += it->v.cycles;
         v->ops += it->v.ops;
         v->timed += it->v.timed;
+        v->def_blocks += it->v.def_blocks;
+        v->def_bytes += it->v.def_bytes;
+        v->ind_blocks += it->v.ind_blocks;
+        v->ind_bytes += it->v.ind_bytes;
+    }
+    d->all_scanned = 1;
+    for (int k = 0; k < d->n; k++) {
+        d->all_scanned &= d->scanned[k];
+        d->any_scanned |= d->scanned[k];
     }
     for (size_t i = 0; i < d->nrows; i++)
         d->rows[i].change = change(&d->rows[i], key, d->n);
@@ -196,8 +219,10 @@ static void line(FILE *f, const char *name, const row_t *r, int n, int which)
             else
                 snprintf(buf, sizeof buf, "%.1f", m);
         } else {
-            const uint64_t x[] = {v->bytes, v->count, v->leak_bytes, v->leak_blocks, v->cycles};
-            const uint64_t y[] = {a->bytes, a->count, a->leak_bytes, a->leak_blocks, a->cycles};
+            const uint64_t x[] = {v->bytes, v->count, v->leak_bytes, v->leak_blocks, v->cycles,
+                                  0,        0,        v->def_bytes,  v->ind_bytes};
+            const uint64_t y[] = {a->bytes, a->count, a->leak_bytes, a->leak_blocks, a->cycles,
+                                  0,        0,        a->def_bytes,  a->ind_bytes};
             if (k)
                 snprintf(buf, sizeof buf, "%" PRIu64 " (%+" PRId64 ")", x[which],
                          (int64_t)(x[which] - y[which]));
@@ -212,16 +237,31 @@ static void line(FILE *f, const char *name, const row_t *r, int n, int which)
 void hl_sitediff_text(FILE *f, const hl_sitediff_t *d, int top)
 {
     size_t shown = d->nrows < (size_t)top ? d->nrows : (size_t)top;
-    fprintf(f,
-            "\nsites, by the absolute change of %s against A (%zu of %zu sites; --sort, --top)\n",
+    static const char *const names[] = {"bytes",         "allocations",     "leaked bytes",
+                                        "leaked blocks", "cycles",          "(operations)",
+                                        "cycles/op",     "definitely lost", "indirectly lost"};
+    /* Leaked bytes and blocks are those live at the end (as before the scan); the scan's
+     * classes follow when every run has them, else the runs without say so. */
+    if (d->all_scanned) {
+        fprintf(f,
+                "\nper site: leaked = live at the end; definitely and indirectly lost (bytes): the "
+                "reachability scan at exit of every run\n");
+    } else if (!d->any_scanned) {
+        fprintf(f, "\nper site: leaked = live at the end (no run has leak classes)\n");
+    } else {
+        fprintf(f, "\nper site: leaked = live at the end; no leak classes:");
+        for (int k = 0; k < d->n; k++)
+            if (!d->scanned[k]) fprintf(f, " %c", 'A' + k);
+        fprintf(f, " not scanned at exit (recorded with leaks=0 or harden=1, the scan did not "
+                   "finish, or a database from before the scan)\n");
+    }
+    fprintf(f, "sites, by the absolute change of %s against A (%zu of %zu sites; --sort, --top)\n",
             d->key == HL_SD_LEAKS ? "leaked bytes" : hl_sd_key_names[d->key], shown, d->nrows);
-    static const char *const names[] = {"bytes",  "allocations",  "leaked bytes", "leaked blocks",
-                                        "cycles", "(operations)", "cycles/op"};
     for (size_t i = 0; i < shown; i++) {
         const row_t *r = &d->rows[i];
         fprintf(f, "  %s\n", hl_safe(r->label));
-        for (int w = 0; w < 7; w++) {
-            if (w == 5) continue;
+        for (int w = 0; w < 9; w++) {
+            if (w == 5 || (w >= 7 && !d->all_scanned)) continue;
             line(f, names[w], r, d->n, w);
         }
     }
@@ -234,6 +274,13 @@ void hl_sitediff_json(hl_json_t *j, const hl_sitediff_t *d, int top)
     hl_json_str(j, hl_sd_key_names[d->key]);
     hl_json_key(j, "total");
     hl_json_u64(j, d->nrows);
+    hl_json_key(j, "not_scanned"); /* runs without leak classes */
+    hl_json_arr(j);
+    for (int k = 0; k < d->n; k++) {
+        char lab[2] = {(char)('A' + k), 0};
+        if (!d->scanned[k]) hl_json_str(j, lab);
+    }
+    hl_json_arr_end(j);
     hl_json_key(j, "rows");
     hl_json_arr(j);
     for (size_t i = 0; i < d->nrows && i < (size_t)top; i++) {
@@ -268,6 +315,32 @@ void hl_sitediff_json(hl_json_t *j, const hl_sitediff_t *d, int top)
             }
             hl_json_key(j, "cycles_per_op");
             hl_json_frac(j, mean(v));
+            /* The scan's classes of the site's blocks, null when the run was not scanned;
+             * their delta against A when both were. */
+            const char *cn[] = {"definitely_lost_bytes", "definitely_lost_blocks",
+                                "indirectly_lost_bytes", "indirectly_lost_blocks"};
+            const uint64_t cv[] = {v->def_bytes, v->def_blocks, v->ind_bytes, v->ind_blocks};
+            const uint64_t ca[] = {a->def_bytes, a->def_blocks, a->ind_bytes, a->ind_blocks};
+            for (int q = 0; q < 4; q++) {
+                hl_json_key(j, cn[q]);
+                if (d->scanned[k])
+                    hl_json_u64(j, cv[q]);
+                else
+                    hl_json_null(j);
+            }
+            if (k) {
+                hl_json_key(j, "classes_delta");
+                if (d->scanned[k] && d->scanned[0]) {
+                    hl_json_obj(j);
+                    for (int q = 0; q < 4; q++) {
+                        hl_json_key(j, cn[q]);
+                        hl_json_i64(j, (int64_t)(cv[q] - ca[q]));
+                    }
+                    hl_json_obj_end(j);
+                } else {
+                    hl_json_null(j);
+                }
+            }
             hl_json_obj_end(j);
         }
         hl_json_arr_end(j);

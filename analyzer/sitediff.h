@@ -6,7 +6,9 @@
  * "module+0xoff" unresolved), "(no stack)" for operations without one. Stacks of one run with
  * the same site add up. Per site and run: allocations in the window and their requested
  * bytes, blocks and bytes live at the end (leaks), and the allocator cycles spent in calls
- * made there (every op and path, sites.h) with the operations they were spent in.
+ * made there (every op and path, sites.h) with the operations they were spent in; and, for
+ * the runs the leak scan classified (leakclass.h), the definitely and indirectly lost blocks
+ * and bytes (shown in text when every run has them; null in JSON for a run without).
  * Definitions in docs/metrics.md, "Comparing runs".
  */
 #ifndef HL_SITEDIFF_H

@@ -1,6 +1,7 @@
 /* tracer/record_summary.c — one-screen summary of a run database (record_summary.h).
  * Reads only the tables and views of schemas/heapledger.sql. */
 #include "record_summary.h"
+#include "../analyzer/leakclass.h"
 #include "../analyzer/safetext.h"
 
 #include "suppress.h"
@@ -139,8 +140,9 @@ static void summary_paths(FILE *f, const summary_t *m, double tsc_hz)
         if (bp < 0) break;
         done[bo][bp] = 1;
         double cyc = m->cycles[bo][bp] / (double)m->count[bo][bp];
-        fprintf(f, "  %-12s %-7s %-18s %12lld  %8.0f cycles", row ? "" : "paths", hl_safe(op_name[bo]),
-                m->name[bp][0] ? hl_safe(m->name[bp]) : "?", (long long)m->count[bo][bp], cyc);
+        fprintf(f, "  %-12s %-7s %-18s %12lld  %8.0f cycles", row ? "" : "paths",
+                hl_safe(op_name[bo]), m->name[bp][0] ? hl_safe(m->name[bp]) : "?",
+                (long long)m->count[bo][bp], cyc);
         if (tsc_hz > 0) fprintf(f, " (%.0f ns)", cyc * 1e9 / tsc_hz);
         fputc('\n', f);
     }
@@ -201,6 +203,64 @@ static void summary_leaks(FILE *f, sqlite3 *db)
     }
 }
 
+/* The leak scan's classes (analyzer/leakclass.h) under "live at exit", when the run has a scan:
+ * leaked = definitely + indirectly lost, then each class, then the scan's status when it was
+ * not complete. Requested bytes, as the report's leak classes. */
+static void summary_classes(FILE *f, sqlite3 *db)
+{
+    hl_leakclass_report_t *lc = hl_leakclass_load(db);
+    if (!lc) return;
+    char b[4][32], bl[32];
+    if (lc->status > 1) {
+        fprintf(f, "  %-12s %s\n", "leak scan", hl_leakclass_status(lc->status));
+        hl_leakclass_free(lc);
+        return;
+    }
+    for (int k = 1; k < 4; k++)
+        human(b[k], sizeof b[k], (double)lc->bytes[k]);
+    fprintf(f, "  %-12s %llu blocks, %s (definitely + indirectly lost, reachability scan)\n",
+            "leaked", (unsigned long long)(lc->blocks[1] + lc->blocks[2]),
+            human(bl, sizeof bl, (double)(lc->bytes[1] + lc->bytes[2])));
+    fprintf(f,
+            "  %-12s %llu blocks (%s) definitely lost, %llu blocks (%s) indirectly lost, %llu "
+            "blocks (%s) still reachable\n",
+            "leak classes", (unsigned long long)lc->blocks[1], b[1],
+            (unsigned long long)lc->blocks[2], b[2], (unsigned long long)lc->blocks[3], b[3]);
+    if (lc->blocks[0])
+        fprintf(f, "  %-12s %llu blocks (%s) without a class (allocated after the scan)\n", "",
+                (unsigned long long)lc->blocks[0], human(bl, sizeof bl, (double)lc->bytes[0]));
+    if (lc->status == 1)
+        fprintf(f, "  %-12s %llu of %llu other threads scanned, %s\n", "",
+                (unsigned long long)lc->threads_scanned, (unsigned long long)lc->threads,
+                hl_leakclass_status(lc->status));
+    sqlite3_stmt *st = NULL;
+    if (lc->nsites && sqlite3_prepare_v2(db,
+                                         "SELECT function, file, line, module FROM frame "
+                                         "WHERE stack_id = ? AND depth = 0",
+                                         -1, &st, NULL) != SQLITE_OK)
+        st = NULL;
+    for (size_t i = 0; st && i < lc->nsites && i < 3; i++) {
+        const hl_leak_site_t *t = &lc->sites[i];
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, t->stack);
+        int row = sqlite3_step(st) == SQLITE_ROW;
+        const char *fn = row ? (const char *)sqlite3_column_text(st, 0) : NULL;
+        const char *file = row ? (const char *)sqlite3_column_text(st, 1) : NULL;
+        const char *mod = row ? (const char *)sqlite3_column_text(st, 3) : NULL;
+        fprintf(f, "  %-12s %10llu blocks %10s  at %s", i ? "" : "lost sites",
+                (unsigned long long)(t->definite_blocks + t->indirect_blocks),
+                human(bl, sizeof bl, (double)(t->definite_bytes + t->indirect_bytes)),
+                fn ? hl_safe(fn) : "?");
+        if (file)
+            fprintf(f, " (%s:%d)", hl_safe(file), sqlite3_column_int(st, 2));
+        else if (mod)
+            fprintf(f, " (%s)", hl_safe(mod));
+        fputc('\n', f);
+    }
+    sqlite3_finalize(st);
+    hl_leakclass_free(lc);
+}
+
 int hl_record_summary(FILE *f, const char *db_path)
 {
     sqlite3 *db;
@@ -236,6 +296,7 @@ int hl_record_summary(FILE *f, const char *db_path)
             (long long)m.blocks);
     fprintf(f, "  %-12s %lld blocks, %s\n", "live at exit", (long long)m.live,
             human(b1, sizeof b1, (double)m.live_bytes));
+    summary_classes(f, db);
     if (errors) fprintf(f, "  %-12s %lld heap errors detected\n", "errors", (long long)errors);
     summary_paths(f, &m, tsc_hz);
     if (m.live) summary_leaks(f, db);

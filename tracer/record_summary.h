@@ -1,6 +1,7 @@
 /* tracer/record_summary.h — the one-screen summary `heapledger record` prints from the run
  * database it just wrote: events and losses, processes, the operations (counted as the report
- * counts them), the busiest allocator paths with their cycle cost, the top live sites and
+ * counts them), the leak scan's classes and lost sites when the program was scanned
+ * (analyzer/leakclass.h), the busiest allocator paths with their cycle cost, the top live sites and
  * the C runtime's blocks apart (the report's built-in suppressions, analyzer/suppress.h). */
 #ifndef HL_RECORD_SUMMARY_H
 #define HL_RECORD_SUMMARY_H

@@ -22,4 +22,10 @@ leaks-check: $(LEAKS_DIR)/leak_known $(LEAKS_DIR)/leak_list $(LEAKS_DIR)/leak_la
              $(LIB_DIR)/libheapledger-tp.so
 	@BUILD=$(BUILD) tests/leaks/leaks_test.sh
 
-CHECK_TARGETS += leaks-check
+# The classes in record's summary, diff and the fleet view (report --summary).
+.PHONY: leaks-reports-check
+leaks-reports-check: $(LEAKS_DIR)/leak_list $(BIN_DIR)/heapledger $(LIB_DIR)/libheapledger.so \
+                     $(LIB_DIR)/libheapledger-tp.so
+	@BUILD=$(BUILD) tests/leaks/classes_reports_test.sh
+
+CHECK_TARGETS += leaks-check leaks-reports-check
