@@ -124,7 +124,8 @@ $(INGEST_ASAN_CLI): $$(TRACER_OBJS) $$(filter-out $$(INGEST_OBJS),$$(HL_CLI_OBJS
 ALL_TARGETS += $(INGEST_ASAN_CLI)
 
 .PHONY: check-ingest-fuzz
-check-ingest-fuzz: $(BIN_DIR)/heapledger $(INGEST_ASAN_CLI) $(INGEST_PROG) $(LIBHL_SO) $(HL_TP_LIB)
+check-ingest-fuzz: $(BIN_DIR)/heapledger $(INGEST_ASAN_CLI) $(INGEST_PROG) $(LIBHL_SO) \
+                   $(LIB_DIR)/libheapledger-tp.so
 	@tests/ingest/fuzz_test.sh $(INGEST_ASAN_CLI) $(BIN_DIR)/heapledger $(INGEST_PROG) tests/ingest/fuzz_corpus.txt
 CHECK_TARGETS += check-ingest-fuzz
 -include $(INGEST_ASAN_OBJS:.o=.d)
