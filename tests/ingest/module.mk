@@ -103,3 +103,29 @@ bench-ingest: $(BIN_DIR)/heapledger $(INGEST_GEN)
 CHECK_TARGETS += check-ingest
 BENCH_TARGETS += bench-ingest
 -include $(INGEST_OBJS:.o=.d)
+
+# Hostile traces under ASan+UBSan (tests/ingest/fuzz_test.sh): the CLI with the ingest side
+# (tracer/ingest_*.c, db.c, collect.c, collectd*.c: everything `collect` runs of ours) built
+# with the sanitizers; the rest of the CLI is linked as it is. The decoder child is a fork
+# of this binary, so our sink (ingest_source.c) runs instrumented there too.
+INGEST_ASAN_OBJS := $(INGEST_SRCS:%=$(OBJ_DIR)/asan/tracer/%.o)
+INGEST_ASAN_CLI := $(TEST_DIR)/ingest/heapledger_asan
+$(OBJ_DIR)/asan/tracer/%.o: tracer/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -I tracer -MMD -MP -c $< -o $@
+$(OBJ_DIR)/asan/tracer/db.o: schemas/heapledger.sql schemas/heapledger_index.sql
+# (tracer/module.mk and tracer/bpf/module.mk come later: their objects are named at the
+# second expansion.)
+.SECONDEXPANSION:
+$(INGEST_ASAN_CLI): $$(TRACER_OBJS) $$(filter-out $$(INGEST_OBJS),$$(HL_CLI_OBJS)) $(INGEST_ASAN_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -o $@ $^ $(HL_CLI_LIBS)
+
+ALL_TARGETS += $(INGEST_ASAN_CLI)
+
+.PHONY: check-ingest-fuzz
+check-ingest-fuzz: $(BIN_DIR)/heapledger $(INGEST_ASAN_CLI) $(INGEST_PROG) $(LIBHL_SO) \
+                   $(LIB_DIR)/libheapledger-tp.so
+	@tests/ingest/fuzz_test.sh $(INGEST_ASAN_CLI) $(BIN_DIR)/heapledger $(INGEST_PROG) tests/ingest/fuzz_corpus.txt
+CHECK_TARGETS += check-ingest-fuzz
+-include $(INGEST_ASAN_OBJS:.o=.d)
