@@ -60,6 +60,24 @@ static void summary_path(summary_t *m, int op, int path, int64_t n, double cycle
     m->cycles[op][path] += cycles;
 }
 
+/* The per-group figures: from block_totals, which the ingest filled as it stored the rows
+ * (tracer/ingest_totals.c), when it covers every block row; else (a database made before
+ * block_totals, rows changed since) from a scan of every row, the same columns in the same
+ * order. */
+static const char *block_groups_sql(sqlite3 *db)
+{
+    if (q_int(db,
+              "SELECT (SELECT total(blocks) FROM block_totals) = "
+              "(SELECT count(*) FROM block_data)",
+              0) == 1)
+        return "SELECT alloc_path, free_path, flags, blocks, freed, alloc_cycles, free_cycles, "
+               "bytes, live_bytes, free_cycles_n FROM block_totals";
+    return "SELECT alloc_path, free_path, flags, count(*), count(free_seq), "
+           "total(alloc_cycles), total(free_cycles), total(size), "
+           "total(CASE WHEN free_seq IS NULL THEN size END), "
+           "count(free_cycles) FROM block GROUP BY 1, 2, 3";
+}
+
 static void summary_scan(sqlite3 *db, summary_t *m)
 {
     sqlite3_stmt *st;
@@ -74,12 +92,7 @@ static void summary_scan(sqlite3 *db, summary_t *m)
         }
         sqlite3_finalize(st);
     }
-    if (sqlite3_prepare_v2(db,
-                           "SELECT alloc_path, free_path, flags, count(*), count(free_seq), "
-                           "total(alloc_cycles), total(free_cycles), total(size), "
-                           "total(CASE WHEN free_seq IS NULL THEN size END), "
-                           "count(free_cycles) FROM block GROUP BY 1, 2, 3",
-                           -1, &st, NULL) == SQLITE_OK) {
+    if (sqlite3_prepare_v2(db, block_groups_sql(db), -1, &st, NULL) == SQLITE_OK) {
         while (sqlite3_step(st) == SQLITE_ROW) {
             int ap = sqlite3_column_int(st, 0), fp = sqlite3_column_int(st, 1);
             int flags = sqlite3_column_int(st, 2);
@@ -139,8 +152,9 @@ static void summary_paths(FILE *f, const summary_t *m, double tsc_hz)
         if (bp < 0) break;
         done[bo][bp] = 1;
         double cyc = m->cycles[bo][bp] / (double)m->count[bo][bp];
-        fprintf(f, "  %-12s %-7s %-18s %12lld  %8.0f cycles", row ? "" : "paths", hl_safe(op_name[bo]),
-                m->name[bp][0] ? hl_safe(m->name[bp]) : "?", (long long)m->count[bo][bp], cyc);
+        fprintf(f, "  %-12s %-7s %-18s %12lld  %8.0f cycles", row ? "" : "paths",
+                hl_safe(op_name[bo]), m->name[bp][0] ? hl_safe(m->name[bp]) : "?",
+                (long long)m->count[bo][bp], cyc);
         if (tsc_hz > 0) fprintf(f, " (%.0f ns)", cyc * 1e9 / tsc_hz);
         fputc('\n', f);
     }
