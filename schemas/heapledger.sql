@@ -152,6 +152,26 @@ BEGIN
     DELETE FROM block_data WHERE id = OLD.id;
 END;
 
+-- The block rows' totals per (alloc_path, free_path, flags) of the block view (0 for NULL),
+-- added up by the ingest as it stores the rows: what record's summary prints, without a
+-- scan of every block row. blocks: rows; freed: rows with a free_seq; alloc_cycles,
+-- free_cycles: sums of the non-NULL values; free_cycles_n: rows with free_cycles; bytes:
+-- sum of size; live_bytes: sum of size of the rows without a free_seq. Valid while
+-- total(blocks) equals the number of block rows (rows changed by hand are not counted).
+CREATE TABLE IF NOT EXISTS block_totals (
+    alloc_path    INTEGER NOT NULL,
+    free_path     INTEGER NOT NULL,
+    flags         INTEGER NOT NULL,
+    blocks        INTEGER NOT NULL,
+    freed         INTEGER NOT NULL,
+    alloc_cycles  INTEGER NOT NULL,
+    free_cycles   INTEGER NOT NULL,
+    free_cycles_n INTEGER NOT NULL,
+    bytes         INTEGER NOT NULL,
+    live_bytes    INTEGER NOT NULL,
+    PRIMARY KEY (alloc_path, free_path, flags)
+) WITHOUT ROWID;
+
 -- Frees of pointers never seen allocated (allocated before tracing began, e.g. by LTTng's
 -- own start-up). They count in the per-path cycle budgets but not in utilisation.
 CREATE TABLE IF NOT EXISTS orphan_free (

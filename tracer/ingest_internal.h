@@ -245,6 +245,16 @@ typedef struct hl_run_row_s {
     int has_exit_status, exit_status, has_ts;
 } hl_run_row_t;
 
+/* The block rows' totals per (alloc path, free path, flags), kept as the store writes them
+ * and added into block_totals (tracer/ingest_totals.c). */
+typedef struct hl_totals_s hl_totals_t;
+hl_totals_t *hl_totals_new(void);
+void hl_totals_free(hl_totals_t *t);
+void hl_totals_block(hl_totals_t *t, const hl_block_row_t *r);
+/* Add the totals since the last write into block_totals and start again from zero; -1 on
+ * an sqlite error (the database's error message says which). */
+int hl_totals_write(hl_totals_t *t, sqlite3 *db);
+
 /* Prepare the statements and begin the first transaction. live: durable commits
  * (synchronous=NORMAL), else bulk settings. */
 hl_store_t *hl_store_open(sqlite3 *db, int live, char *err, size_t errlen);

@@ -74,6 +74,7 @@ struct hl_store_s {
     int has_base; /* block_base written: the differences of block_data start */
     int64_t base_pid, base_ptr, base_ts;
     uint64_t rows;
+    hl_totals_t *totals; /* the block rows' totals, into block_totals (ingest_totals.c) */
     char err[256];
 };
 
@@ -119,6 +120,12 @@ hl_store_t *hl_store_open(sqlite3 *db, int live, char *err, size_t errlen)
     }
     s->db = db;
     s->live = live;
+    s->totals = hl_totals_new();
+    if (!s->totals) {
+        free(s);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
     /* Bulk: no journal at all while loading (the file is new and removed if the ingest
      * fails, so there is nothing to roll back to), WAL again at the end: every page is
      * written once instead of to the WAL and then to the database. */
@@ -147,9 +154,19 @@ hl_store_t *hl_store_open(sqlite3 *db, int live, char *err, size_t errlen)
     return s;
 }
 
+/* The totals since the last write into block_totals, in the open transaction. */
+static int write_totals(hl_store_t *s)
+{
+    if (s->failed) return -1;
+    if (hl_totals_write(s->totals, s->db) != 0) return fail(s, "writing block_totals");
+    return 0;
+}
+
 int hl_store_commit(hl_store_t *s)
 {
     if (s->failed) return -1;
+    /* Live: every commit is a consistent database, its totals included. */
+    if (s->live && s->in_txn && write_totals(s) != 0) return -1;
     if (s->in_txn && exec(s, "COMMIT") != 0) return -1;
     s->in_txn = 0;
     if (exec(s, "BEGIN") != 0) return -1;
@@ -161,6 +178,7 @@ int hl_store_commit(hl_store_t *s)
 int hl_store_close(hl_store_t *s, int indexes, char *err, size_t errlen)
 {
     if (!s) return -1;
+    if (!s->failed && s->in_txn) write_totals(s);
     if (!s->failed && s->in_txn)
         exec(s, "COMMIT");
     else if (s->in_txn)
@@ -176,6 +194,7 @@ int hl_store_close(hl_store_t *s, int indexes, char *err, size_t errlen)
     if (!s->failed && !s->live) exec(s, "PRAGMA journal_mode = WAL");
     for (int i = 0; i < S_COUNT; i++)
         sqlite3_finalize(s->st[i]);
+    hl_totals_free(s->totals);
     int rc = s->failed ? -1 : 0;
     if (rc && err) snprintf(err, errlen, "%s", s->err);
     free(s);
@@ -263,7 +282,9 @@ int hl_store_block(hl_store_t *s, const hl_block_row_t *r)
     bind_opt(st, 14, r->free_cycles, r->has_free && r->free_cycles >= 0);
     bind_opt(st, 15, r->free_stack, r->has_free && r->free_stack != 0);
     bind_opt(st, 16, hl_bf_sub(r->id, r->prev_block), r->prev_block != 0);
-    return step(s, S_BLOCK, "writing blocks");
+    if (step(s, S_BLOCK, "writing blocks") != 0) return -1;
+    hl_totals_block(s->totals, r);
+    return 0;
 }
 
 int hl_store_orphan(hl_store_t *s, uint64_t seq, uint64_t ts, uint32_t pid, uint32_t tid,

@@ -61,6 +61,24 @@ static void summary_path(summary_t *m, int op, int path, int64_t n, double cycle
     m->cycles[op][path] += cycles;
 }
 
+/* The per-group figures: from block_totals, which the ingest filled as it stored the rows
+ * (tracer/ingest_totals.c), when it covers every block row; else (a database made before
+ * block_totals, rows changed since) from a scan of every row, the same columns in the same
+ * order. */
+static const char *block_groups_sql(sqlite3 *db)
+{
+    if (q_int(db,
+              "SELECT (SELECT total(blocks) FROM block_totals) = "
+              "(SELECT count(*) FROM block_data)",
+              0) == 1)
+        return "SELECT alloc_path, free_path, flags, blocks, freed, alloc_cycles, free_cycles, "
+               "bytes, live_bytes, free_cycles_n FROM block_totals";
+    return "SELECT alloc_path, free_path, flags, count(*), count(free_seq), "
+           "total(alloc_cycles), total(free_cycles), total(size), "
+           "total(CASE WHEN free_seq IS NULL THEN size END), "
+           "count(free_cycles) FROM block GROUP BY 1, 2, 3";
+}
+
 static void summary_scan(sqlite3 *db, summary_t *m)
 {
     sqlite3_stmt *st;
@@ -75,12 +93,7 @@ static void summary_scan(sqlite3 *db, summary_t *m)
         }
         sqlite3_finalize(st);
     }
-    if (sqlite3_prepare_v2(db,
-                           "SELECT alloc_path, free_path, flags, count(*), count(free_seq), "
-                           "total(alloc_cycles), total(free_cycles), total(size), "
-                           "total(CASE WHEN free_seq IS NULL THEN size END), "
-                           "count(free_cycles) FROM block GROUP BY 1, 2, 3",
-                           -1, &st, NULL) == SQLITE_OK) {
+    if (sqlite3_prepare_v2(db, block_groups_sql(db), -1, &st, NULL) == SQLITE_OK) {
         while (sqlite3_step(st) == SQLITE_ROW) {
             int ap = sqlite3_column_int(st, 0), fp = sqlite3_column_int(st, 1);
             int flags = sqlite3_column_int(st, 2);

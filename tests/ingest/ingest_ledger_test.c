@@ -282,3 +282,77 @@ Test(ledger, a_second_store_on_the_file_keeps_its_block_base)
                  1);
     cr_assert_eq(q1("SELECT count(*) FROM block WHERE pid = 100 AND ptr = 0x7f0000001000"), 1);
 }
+
+/* block_totals (tracer/ingest_totals.c) equals the block view grouped by (alloc_path,
+ * free_path, flags), every column, also after a second store added rows to the file. */
+static const char totals_diff[] =
+    "SELECT count(*) FROM (SELECT coalesce(alloc_path, 0), coalesce(free_path, 0), flags, "
+    "count(*), count(free_seq), total(alloc_cycles), total(free_cycles), count(free_cycles), "
+    "total(size), total(CASE WHEN free_seq IS NULL THEN size END) FROM block GROUP BY 1, 2, 3 "
+    "EXCEPT SELECT alloc_path, free_path, flags, blocks, freed, 1.0 * alloc_cycles, "
+    "1.0 * free_cycles, free_cycles_n, 1.0 * bytes, 1.0 * live_bytes FROM block_totals)";
+
+Test(ledger, block_totals_are_the_block_rows_grouped)
+{
+    alloc_(100, 0x7f0000001000, 32, 0);
+    alloc_(100, 0x7f0000002000, 64, 0);
+    alloc_(100, 0, 1 << 20, 0); /* failed */
+    free_(100, 0x7f0000001000);
+    realloc_(100, 0x7f0000002000, 0x7f0000003000, 128);
+    realloc_(100, 0, 0x7f0000004000, 8);
+    alloc_(100, 0x7f0000005000, 16, 0);
+    alloc_(100, 0x7f0000005000, 24, 0); /* lost free: end inferred */
+    finish();
+    cr_assert_gt(q1("SELECT count(*) FROM block_totals"), 3);
+    cr_assert_eq(q1("SELECT total(blocks) FROM block_totals"), q1("SELECT count(*) FROM block"));
+    cr_assert_eq(q1(totals_diff), 0);
+    char err[256];
+    st = hl_store_open(db, 0, err, sizeof err);
+    cr_assert_not_null(st, "%s", err);
+    hl_block_row_t r = {.id = 50,
+                        .pid = 100,
+                        .ptr = 0x7f0000009000,
+                        .size = 7,
+                        .usable = 16,
+                        .alloc_seq = 900,
+                        .alloc_ts = 5000,
+                        .alloc_tid = 100,
+                        .alloc_path = 4,
+                        .alloc_cycles = 3,
+                        .has_free = 1,
+                        .free_seq = 901,
+                        .free_ts = 5001,
+                        .free_tid = 100,
+                        .free_path = 11,
+                        .free_cycles = 5};
+    cr_assert_eq(hl_store_block(st, &r), 0);
+    cr_assert_eq(hl_store_close(st, 0, err, sizeof err), 0, "%s", err);
+    st = NULL;
+    cr_assert_eq(q1("SELECT total(blocks) FROM block_totals"), q1("SELECT count(*) FROM block"));
+    cr_assert_eq(q1(totals_diff), 0);
+}
+
+/* A sum past 64 bits writes no totals: they then cover fewer rows than the table holds and
+ * the summary scans the rows. */
+Test(ledger, block_totals_overflow_writes_none)
+{
+    hl_block_row_t r = {.id = 1,
+                        .pid = 100,
+                        .ptr = 0x7f0000009000,
+                        .size = INT64_MAX,
+                        .usable = INT64_MAX,
+                        .alloc_seq = 2,
+                        .alloc_ts = 5000,
+                        .alloc_tid = 100,
+                        .alloc_path = 4,
+                        .alloc_cycles = -1};
+    cr_assert_eq(hl_store_block(st, &r), 0);
+    r.id = 2;
+    r.alloc_seq = 4;
+    cr_assert_eq(hl_store_block(st, &r), 0);
+    char err[256];
+    cr_assert_eq(hl_store_close(st, 0, err, sizeof err), 0, "%s", err);
+    st = NULL;
+    cr_assert_eq(q1("SELECT count(*) FROM block_data"), 2);
+    cr_assert_eq(q1("SELECT count(*) FROM block_totals"), 0);
+}
