@@ -229,19 +229,7 @@ static void diff_json(hl_report_t **r, int n, const hl_sitediff_t *sd, int top)
         hl_json_key(&j, "leak_classes"); /* the scan's totals, null when not classified */
         const hl_leakclass_report_t *lc = r[k]->leakclass;
         if (scanned(r[k])) {
-            static const char *const cn[] = {NULL, "definitely_lost", "indirectly_lost",
-                                             "still_reachable"};
-            hl_json_obj(&j);
-            for (int c = 1; c < 4; c++) {
-                char key[40];
-                snprintf(key, sizeof key, "%s_blocks", cn[c]);
-                hl_json_key(&j, key);
-                hl_json_u64(&j, lc->blocks[c]);
-                snprintf(key, sizeof key, "%s_bytes", cn[c]);
-                hl_json_key(&j, key);
-                hl_json_u64(&j, lc->bytes[c]);
-            }
-            hl_json_obj_end(&j);
+            hl_leakclass_json_totals(&j, lc->blocks, lc->bytes);
         } else {
             hl_json_null(&j);
         }

@@ -325,19 +325,7 @@ static void render_json(FILE *f, const char *dir, const fleet_row_t *rows, size_
             hl_json_null(&j);
         hl_json_key(&j, "leak_classes");
         if (r->scanned) {
-            static const char *const cn[] = {NULL, "definitely_lost", "indirectly_lost",
-                                             "still_reachable"};
-            hl_json_obj(&j);
-            for (int c = 1; c < 4; c++) {
-                char key[40];
-                snprintf(key, sizeof key, "%s_blocks", cn[c]);
-                hl_json_key(&j, key);
-                hl_json_u64(&j, r->lost_blocks[c]);
-                snprintf(key, sizeof key, "%s_bytes", cn[c]);
-                hl_json_key(&j, key);
-                hl_json_u64(&j, r->lost_bytes[c]);
-            }
-            hl_json_obj_end(&j);
+            hl_leakclass_json_totals(&j, r->lost_blocks, r->lost_bytes);
         } else {
             hl_json_null(&j);
         }

@@ -1,6 +1,9 @@
 /* analyzer/leakclass.c — reads the leak scan's classes (leakclass.h). */
 #include "leakclass.h"
 
+#include "jsonw.h"
+
+#include <stdio.h>
 #include <stdlib.h>
 
 const char *const hl_leakclass_labels[4] = {"unclassified", "definitely lost", "indirectly lost",
@@ -127,4 +130,21 @@ void hl_leakclass_free(hl_leakclass_report_t *lc)
     if (!lc) return;
     free(lc->sites);
     free(lc);
+}
+
+void hl_leakclass_json_totals(struct hl_json_s *j, const uint64_t blocks[4],
+                              const uint64_t bytes[4])
+{
+    static const char *const cn[] = {NULL, "definitely_lost", "indirectly_lost", "still_reachable"};
+    hl_json_obj(j);
+    for (int c = 1; c < 4; c++) {
+        char key[40];
+        snprintf(key, sizeof key, "%s_blocks", cn[c]);
+        hl_json_key(j, key);
+        hl_json_u64(j, blocks[c]);
+        snprintf(key, sizeof key, "%s_bytes", cn[c]);
+        hl_json_key(j, key);
+        hl_json_u64(j, bytes[c]);
+    }
+    hl_json_obj_end(j);
 }

@@ -35,5 +35,10 @@ void hl_leakclass_free(hl_leakclass_report_t *lc);
 /* "complete", "partial (threads not scanned)", … for leak_scan.status. */
 const char *hl_leakclass_status(uint64_t status);
 extern const char *const hl_leakclass_labels[4]; /* "unclassified", "definitely lost", … */
+/* {"definitely_lost_blocks": …, "definitely_lost_bytes": …, … "still_reachable_bytes": …}:
+ * the classes' totals as diff and the fleet view write them (index as in blocks/bytes). */
+struct hl_json_s;
+void hl_leakclass_json_totals(struct hl_json_s *j, const uint64_t blocks[4],
+                              const uint64_t bytes[4]);
 
 #endif
