@@ -37,15 +37,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-note() { echo "    $*"; }
-check() { [ "$2" == "$3" ] && return 0; note "FAIL: $1: expected '$2', got '$3'"; return 1; }
-contains() {
-    grep -qF -- "$2" "$1" && return 0
-    note "FAIL: '$2' not in $1:"
-    sed 's/^/      | /' "$1" | head -20
-    return 1
-}
-sql() { sqlite3 -batch -noheader "$1" "$2"; }
+. "$ROOT/tests/checks.sh"
 pids_of() { sed -n 's/^pid \([0-9]*\).*/\1/p' "$1" | paste -sd" "; }
 alive() { local s; s=$(ps -o stat= -p "$1" 2>/dev/null) && [ "${s:0:1}" != Z ]; }
 wait_for() { # wait_for SECONDS COMMAND...: poll until COMMAND succeeds

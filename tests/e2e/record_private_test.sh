@@ -27,14 +27,7 @@ pass=0 fail=0
 failed=()
 trap '[ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"' EXIT
 
-note() { echo "    $*"; }
-check() { [ "$2" == "$3" ] && return 0; note "FAIL: $1: expected '$2', got '$3'"; return 1; }
-contains() {
-    grep -qF -- "$2" "$1" && return 0
-    note "FAIL: '$2' not in $1:"
-    sed 's/^/      | /' "$1" | head -20
-    return 1
-}
+. "$ROOT/tests/checks.sh"
 mode() { stat -c %a "$1"; }
 
 t_tmp_symlink() {

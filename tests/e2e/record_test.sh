@@ -26,18 +26,7 @@ cleanup() { [ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"; }
 trap cleanup EXIT
 
 have_ingest() { ! grep -q "has no ingest" "$1" 2>/dev/null; }
-note() { echo "    $*"; }
-check() { # check DESCRIPTION EXPECTED ACTUAL
-    if [ "$2" == "$3" ]; then return 0; fi
-    note "FAIL: $1: expected '$2', got '$3'"
-    return 1
-}
-contains() { # contains FILE TEXT
-    grep -qF -- "$2" "$1" && return 0
-    note "FAIL: '$2' not in $1:"
-    sed 's/^/      | /' "$1" | head -20
-    return 1
-}
+. "$ROOT/tests/checks.sh"
 # Tests count their own processes by pid (a recording holds only its own processes since
 # record uses a private session daemon; record_isolation_test.sh tests that).
 pids_of() { sed -n 's/^pid \([0-9]*\).*/\1/p' "$1" | tr '\n' ' '; } # pids a test program printed
@@ -56,7 +45,6 @@ count_events() { # count_events TRACE_DIR EVENT_NAME PID...
     babeltrace2 "$t" 2>/dev/null | grep " $ev: " | grep -cE "$(of_pids "$@")"
 }
 in_pids() { echo "pid IN ($(echo "$@" | tr ' ' ','))"; } # SQL condition
-sql() { sqlite3 -batch -noheader "$1" "$2"; }
 
 # --- the tests ----------------------------------------------------------------------------
 

@@ -28,18 +28,7 @@ failed=()
 cleanup() { [ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"; }
 trap cleanup EXIT
 
-note() { echo "    $*"; }
-check() { # check DESCRIPTION EXPECTED ACTUAL
-    [ "$2" == "$3" ] && return 0
-    note "FAIL: $1: expected '$2', got '$3'"
-    return 1
-}
-contains() { # contains FILE TEXT
-    grep -qF -- "$2" "$1" && return 0
-    note "FAIL: '$2' not in $1:"
-    sed 's/^/      | /' "$1" | head -20
-    return 1
-}
+. "$ROOT/tests/checks.sh"
 run() {
     local t=$1
     echo "  $t"

@@ -33,13 +33,7 @@ failed=()
 cleanup() { [ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"; }
 trap cleanup EXIT
 
-note() { echo "    $*"; }
-check() { # check DESCRIPTION EXPECTED ACTUAL
-    if [ "$2" == "$3" ]; then return 0; fi
-    note "FAIL: $1: expected '$2', got '$3'"
-    return 1
-}
-sql() { sqlite3 -batch -noheader "$1" "$2"; }
+. "$ROOT/tests/checks.sh"
 # The pid `record` started (its summary line "… ran 0.1 s (pid N)").
 record_pid() { sed -n 's/.*(pid \([0-9]*\)).*/\1/p' "$1" | head -1; }
 in_pids() { echo "pid IN ($(echo "$@" | tr ' ' ','))"; }
