@@ -150,6 +150,7 @@ hl_inline bool hl_is_pow2(size_t a)
 #include "os.h"
 #include "tlsf.h"
 #include "tiny.h"
+#include "tcap.h"
 #include "mid.h"
 #include "large.h"
 #include "decay.h"
@@ -183,6 +184,7 @@ typedef struct hl_tls_s {
     uint64_t paths[HL_PATH_COUNT];
     uint32_t reg_slot;      /* 1 + index in the registry of live caches (thread.c), 0 none */
     uint32_t unbound_frees; /* frees served while unbound (HL_TLS_BIND_AFTER_FREES) */
+    hl_tcap_t tcap;         /* adaptive caps of the bins (tcap.h) */
 } hl_tls_t;
 
 /* A thread that has never allocated serves this many frees without binding its cache: glibc

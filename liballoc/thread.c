@@ -105,10 +105,13 @@ void hl_tls_flush(hl_tls_t *t)
         hl_tbin_t *b = &t->bins[HL_TAG_TINY | c];
         void *chain = b->head;
         b->head = NULL;
+        if (b->cap > h->tiny.caps[c]) /* a grown cap goes back to the base (tcap.h) */
+            b->cap = h->tiny.caps[c];
         b->avail = (int32_t)b->cap;
         if (chain)
             hl_tiny_return_chain(h, c, chain);
     }
+    hl_tcap_reset(t);
 }
 
 static void set_caps(hl_tls_t *t, const uint32_t *caps)
@@ -119,6 +122,7 @@ static void set_caps(hl_tls_t *t, const uint32_t *caps)
         b->cap = caps ? caps[c] : 0;
         b->avail = (int32_t)b->cap;
     }
+    hl_tcap_reset(t);
 }
 
 hl_tls_t *hl_tls_bind(hl_heap_t *h)

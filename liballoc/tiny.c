@@ -345,6 +345,7 @@ void *hl_tiny_alloc_slow(hl_heap_t *h, hl_tls_t *tl, unsigned cls, hl_opinfo_t *
     hl_tiny_t *t = &h->tiny;
     hl_tiny_class_t *c = &t->cls[cls];
     hl_tbin_t *b = &tl->bins[HL_TAG_TINY | cls];
+    if (b->cap) hl_tcap_on_refill(h, tl, cls); /* adaptive caps: the bin may grow (tcap.h) */
     unsigned want = b->cap ? (b->cap + 1) / 2 : 1;
     unsigned got = 0;
     void *head = NULL;
@@ -357,6 +358,17 @@ void *hl_tiny_alloc_slow(hl_heap_t *h, hl_tls_t *tl, unsigned cls, hl_opinfo_t *
         c->nxfer--;
         head = c->xfer[c->nxfer];
         got = c->xfer_n[c->nxfer];
+        if (got > b->cap) {
+            /* A batch of a bin whose cap grew larger (tcap.h): take what fits, the rest stays. */
+            void *cut = head;
+            for (unsigned i = 1; i < want; i++)
+                cut = *(void **)cut;
+            c->xfer[c->nxfer] = *(void **)cut;
+            c->xfer_n[c->nxfer] = got - want;
+            c->nxfer++;
+            *(void **)cut = NULL;
+            got = want;
+        }
         want = 0;
     }
     if (got < want) remote_collect(c, &empty);

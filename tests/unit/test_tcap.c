@@ -1,0 +1,271 @@
+/* Adaptive thread-cache caps (liballoc/tcap.h): a bin that alternates between refills and
+ * flushes grows, one-way traffic does not, grown bins shrink back and give their slots to the
+ * slabs once idle for the decay time, a whole-cache flush (trim, thread exit) resets the caps,
+ * and a batch of a grown bin taken by a thread with a smaller cap is split. */
+#include "internal.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { SIZE = 300 }; /* class of 320-byte slots: base cap 51 */
+
+static hl_heap_t *make(const char *opts)
+{
+    hl_options_t o;
+    char err[128];
+    hl_options_default(&o);
+    cr_assert_eq(hl_options_parse(&o, opts, err, sizeof err), 0, "%s", err);
+    hl_heap_t *h = hl_heap_create(&o);
+    cr_assert_not_null(h, "create(%s): %s", opts, strerror(errno));
+    return h;
+}
+
+static hl_tbin_t *bin_of(hl_heap_t *h, size_t size)
+{
+    return &hl_tls_of(h)->bins[HL_TAG_TINY | hl_size_class[(size + 16) >> 4]];
+}
+
+static uint32_t base_cap(hl_heap_t *h, size_t size)
+{
+    return h->tiny.caps[hl_size_class[(size + 16) >> 4]];
+}
+
+static uint64_t refills(hl_heap_t *h)
+{
+    uint64_t c[HL_PATH_COUNT];
+    hl_heap_path_counts(h, c, HL_PATH_COUNT);
+    return c[HL_PATH_TINY_REFILL] + c[HL_PATH_TINY_NEW_SLAB];
+}
+
+/* rounds of: allocate n blocks of size, free them (the shape of a phase-wise program). */
+static void rounds(hl_heap_t *h, size_t size, unsigned n, unsigned rounds)
+{
+    static void *v[4096];
+    cr_assert_leq(n, 4096);
+    for (unsigned r = 0; r < rounds; r++) {
+        for (unsigned i = 0; i < n; i++) {
+            v[i] = hl_heap_malloc(h, size);
+            cr_assert_not_null(v[i]);
+            memset(v[i], 0x33, size);
+        }
+        for (unsigned i = 0; i < n; i++)
+            hl_heap_free(h, v[i]);
+    }
+}
+
+static void sleep_ms(unsigned ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+Test(tcap, alternating_bin_grows_and_stops_refilling)
+{
+    hl_heap_t *h = make("decay=60000");
+    uint32_t base = base_cap(h, SIZE);
+    rounds(h, SIZE, 4 * base, 3);
+    hl_tbin_t *b = bin_of(h, SIZE);
+    cr_assert_geq(b->cap, 4 * base, "cap %u grew to hold a round (base %u)", b->cap, base);
+    cr_assert_leq(b->cap, HL_TCAP_BIN_BYTES / hl_class_slot(hl_size_class[(SIZE + 16) >> 4]));
+    cr_assert_gt(hl_tls_of(h)->tcap.grows, 0);
+    uint64_t before = refills(h);
+    rounds(h, SIZE, 2 * base, 20); /* at the base cap: two refills a round at least */
+    cr_assert_leq(refills(h) - before, 2, "a round fits the grown bin: %llu refills in 20 rounds",
+                  (unsigned long long)(refills(h) - before));
+    cr_assert_eq(hl_heap_check(h, 1), 0);
+    hl_heap_destroy(h);
+}
+
+Test(tcap, one_way_traffic_keeps_the_base_cap)
+{
+    hl_heap_t *h = make("decay=60000");
+    uint32_t base = base_cap(h, SIZE);
+    enum { N = 4000 };
+    static void *v[N];
+    for (unsigned i = 0; i < N; i++)
+        v[i] = hl_heap_malloc(h, SIZE); /* refills only */
+    for (unsigned i = 0; i < N; i++)
+        hl_heap_free(h, v[i]); /* flushes only */
+    cr_assert_eq(bin_of(h, SIZE)->cap, base, "a burst is no alternation");
+    cr_assert_eq(hl_tls_of(h)->tcap.grows, 0);
+    hl_heap_destroy(h);
+}
+
+Test(tcap, growth_is_bounded_per_thread)
+{
+    hl_heap_t *h = make("decay=60000");
+    for (int pass = 0; pass < 3; pass++)
+        for (size_t size = 16; size <= HL_TINY_MAX; size += 16)
+            rounds(h, size, 1024, 2);
+    hl_tls_t *t = hl_tls_of(h);
+    size_t grown = 0;
+    for (unsigned c = 0; c < HL_CLASS_COUNT; c++) {
+        hl_tbin_t *b = &t->bins[HL_TAG_TINY | c];
+        cr_assert_geq(b->cap, h->tiny.caps[c]);
+        cr_assert_leq(b->cap, HL_TCAP_BIN_SLOTS);
+        grown += (size_t)(b->cap - h->tiny.caps[c]) * hl_class_slot(c);
+    }
+    cr_assert_eq(grown, t->tcap.grown);
+    cr_assert_leq(grown, HL_TCAP_THREAD_BYTES, "grown caps hold %zu bytes", grown);
+    cr_assert_gt(grown, 0);
+    cr_assert_eq(hl_heap_check(h, 1), 0);
+    hl_heap_destroy(h);
+}
+
+/* A grown bin that stops alternating halves its cap once per decay period on the thread's
+ * slow paths (here: another class's alternations) and its slots go back to the slabs. */
+Test(tcap, idle_bin_shrinks_and_gives_slots_back, .timeout = 60)
+{
+    hl_heap_t *h = make("decay=20");
+    uint32_t base = base_cap(h, SIZE);
+    rounds(h, SIZE, 4 * base, 4);
+    hl_tbin_t *b = bin_of(h, SIZE);
+    cr_assert_gt(b->cap, base);
+    cr_assert_gt(hl_bin_count(b), base, "the grown bin holds a round's slots");
+    for (int i = 0; i < 400 && b->cap > base; i++) {
+        rounds(h, 40, 4000, 1); /* another class: slow events that look at the clock */
+        sleep_ms(2);
+    }
+    cr_assert_eq(b->cap, base, "idle bin back to its base cap (%u, base %u)", b->cap, base);
+    cr_assert_leq(hl_bin_count(b), base / 2 + 1);
+    cr_assert_gt(hl_tls_of(h)->tcap.shrinks, 0);
+    cr_assert_eq(hl_heap_check(h, 1), 0);
+    hl_heap_destroy(h);
+}
+
+Test(tcap, trim_resets_caps_and_releases_the_slabs)
+{
+    hl_heap_t *h = make("decay=60000");
+    uint32_t base = base_cap(h, SIZE);
+    rounds(h, SIZE, 8 * base, 4);
+    cr_assert_gt(bin_of(h, SIZE)->cap, base);
+    hl_heap_info_t info;
+    hl_heap_info(h, &info);
+    cr_assert_gt(info.slabs, 0);
+    hl_heap_trim(h, 0);
+    cr_assert_eq(bin_of(h, SIZE)->cap, base);
+    cr_assert_eq(hl_tls_of(h)->tcap.grown, 0);
+    hl_heap_info(h, &info);
+    cr_assert_eq(info.used, 0);
+    cr_assert_eq(info.slabs, 0, "every slab went back: %zu left", info.slabs);
+    cr_assert_eq(hl_heap_check(h, 1), 0);
+    hl_heap_destroy(h);
+}
+
+typedef struct job_s {
+    hl_heap_t *h;
+    uint32_t cap;   /* out: the bin's cap before the thread exits */
+    size_t checked; /* out: hl_heap_check errors seen by the thread */
+    int32_t avail;  /* out: the bin's room after the refill */
+} job_t;
+
+static void *grow_and_exit(void *arg)
+{
+    job_t *j = arg;
+    rounds(j->h, SIZE, 8 * base_cap(j->h, SIZE), 4);
+    j->cap = bin_of(j->h, SIZE)->cap;
+    return NULL; /* the cache is flushed by the thread-exit destructor */
+}
+
+Test(tcap, thread_exit_gives_a_grown_cache_back)
+{
+    hl_heap_t *h = make("decay=60000");
+    job_t j = {.h = h};
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, grow_and_exit, &j), 0);
+    cr_assert_eq(pthread_join(t, NULL), 0);
+    cr_assert_gt(j.cap, base_cap(h, SIZE), "the thread's cap grew");
+    hl_heap_info_t info;
+    hl_heap_info(h, &info);
+    cr_assert_eq(info.used, 0, "%zu bytes still out after the thread exited", info.used);
+    hl_heap_trim(h, 0);
+    hl_heap_info(h, &info);
+    cr_assert_eq(info.slabs, 0);
+    cr_assert_eq(hl_heap_check(h, 1), 0);
+    hl_heap_destroy(h);
+}
+
+/* A thread with a grown cap flushes batches larger than another thread's whole cap into the
+ * class's transfer cache; that thread's refill takes only what fits its bin. */
+static void *refill_small(void *arg)
+{
+    job_t *j = arg;
+    void *p = hl_heap_malloc(j->h, SIZE); /* a refill from the big batches */
+    hl_tbin_t *b = bin_of(j->h, SIZE);
+    j->cap = b->cap;
+    j->checked = hl_heap_check(j->h, 1); /* checks this thread's bins: count, avail >= 0 */
+    j->avail = b->avail;
+    hl_heap_free(j->h, p);
+    return NULL;
+}
+
+Test(tcap, large_transfer_batch_is_split_for_a_small_bin)
+{
+    hl_heap_t *h = make("decay=60000");
+    uint32_t base = base_cap(h, SIZE);
+    rounds(h, SIZE, 8 * base, 4);
+    hl_tbin_t *b = bin_of(h, SIZE);
+    cr_assert_geq(b->cap, 4 * base);
+    hl_tiny_trim(h, 0); /* transfer cache empty: the next flush lands in it */
+    /* Fill the bin, then one more free: a flush of cap/2 slots into the transfer cache. */
+    static void *v[4096];
+    unsigned n = b->cap + 1;
+    for (unsigned i = 0; i < n; i++)
+        v[i] = hl_heap_malloc(h, SIZE);
+    for (unsigned i = 0; i < n; i++)
+        hl_heap_free(h, v[i]);
+    hl_tiny_class_t *c = &h->tiny.cls[hl_size_class[(SIZE + 16) >> 4]];
+    cr_assert_gt(c->nxfer, 0);
+    cr_assert_gt(c->xfer_n[c->nxfer - 1], base, "a batch larger than a base bin");
+    job_t j = {.h = h};
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, refill_small, &j), 0);
+    cr_assert_eq(pthread_join(t, NULL), 0);
+    cr_assert_eq(j.cap, base);
+    cr_assert_eq(j.checked, 0);
+    cr_assert_geq(j.avail, 0, "the refill took no more than the bin holds");
+    hl_heap_flush_thread(h);
+    cr_assert_eq(hl_heap_check(h, 1), 0);
+    hl_heap_info_t info;
+    hl_heap_info(h, &info);
+    cr_assert_eq(info.used, 0);
+    hl_heap_destroy(h);
+}
+
+/* A forked child inherits the grown cache and keeps working with it. */
+Test(tcap, fork_child_keeps_a_consistent_grown_cache)
+{
+    hl_heap_t *h = make("decay=60000");
+    uint32_t base = base_cap(h, SIZE);
+    rounds(h, SIZE, 4 * base, 3);
+    cr_assert_gt(bin_of(h, SIZE)->cap, base);
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1);
+    if (pid == 0) {
+        rounds(h, SIZE, 4 * base, 5);
+        rounds(h, 100, 1000, 5);
+        hl_heap_flush_thread(h);
+        hl_heap_info_t info;
+        hl_heap_info(h, &info);
+        _exit(hl_heap_check(h, 1) == 0 && info.used == 0 && bin_of(h, SIZE)->cap == base ? 0 : 1);
+    }
+    int st;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+    hl_heap_destroy(h);
+}
+
+/* Tracing-free heaps with caching off or hardened never adapt. */
+Test(tcap, no_cache_no_adaptation)
+{
+    hl_heap_t *h = make("tcache=0");
+    rounds(h, SIZE, 200, 4);
+    cr_assert_eq(bin_of(h, SIZE)->cap, 0);
+    cr_assert_eq(hl_tls_of(h)->tcap.grows, 0);
+    hl_heap_destroy(h);
+}
