@@ -29,7 +29,9 @@
 
 #define HL_TCAP_BIN_BYTES    (64u << 10)
 #define HL_TCAP_BIN_SLOTS    1024u
-#define HL_TCAP_THREAD_BYTES (1u << 20)
+#ifndef HL_TCAP_THREAD_BYTES
+#define HL_TCAP_THREAD_BYTES (384u << 10)
+#endif
 #define HL_TCAP_CHECK_EVERY  64u
 
 enum { HL_TCAP_NONE = 0, HL_TCAP_REFILL = 1, HL_TCAP_FLUSH = 2 };
