@@ -421,7 +421,7 @@ void hl_free_slow(hl_heap_t *h, void *p, hl_opinfo_t *info)
         if (t->heap == h && b->cap) {
             path = HL_PATH_TINY_CACHE_PUSH; /* first free of a thread: just bound */
             if (b->avail <= 0)
-                hl_tcap_on_flush(h, t, cls); /* adaptive caps: the bin may grow (tcap.h) */
+                hl_tcap_event(h, &t->tcap, cls, HL_TCAP_FLUSH); /* the bin may grow (tcap.h) */
             if (b->avail <= 0) {
                 bin_flush_half(h, b, cls);
                 path = HL_PATH_TINY_FLUSH;

@@ -1,6 +1,7 @@
 /* liballoc/tcap.c — adaptive thread-cache caps (see tcap.h). */
 #include "internal.h"
 
+#include <stddef.h>
 #include <string.h>
 
 /* Largest cap bin cls may grow to: HL_TCAP_BIN_BYTES of slots, at most HL_TCAP_BIN_SLOTS,
@@ -73,29 +74,18 @@ static void idle_check(hl_heap_t *h, hl_tls_t *t, unsigned cls)
     memset(a->busy, 0, sizeof a->busy);
 }
 
-static void event(hl_heap_t *h, hl_tls_t *t, unsigned cls, uint8_t kind)
+void hl_tcap_slow(hl_heap_t *h, hl_tcap_t *a, unsigned cls, int alternated)
 {
-    hl_tcap_t *a = &t->tcap;
+    hl_tls_t *t = (hl_tls_t *)((char *)a - offsetof(hl_tls_t, tcap));
     if (h->opt.harden || t->heap != h || !t->bins[HL_TAG_TINY | cls].cap) return;
-    uint8_t prev = a->last[cls];
-    a->last[cls] = kind;
-    if (prev != HL_TCAP_NONE && prev != kind) {
+    if (alternated) {
         /* The first switch may be a single burst followed by its frees: grow from the second. */
         if (a->switches[cls] < 2) a->switches[cls]++;
         a->busy[cls] = 1;
         if (a->switches[cls] >= 2) grow(h, t, cls);
+        if (++a->events % HL_TCAP_CHECK_EVERY) return;
     }
-    if (++a->events % HL_TCAP_CHECK_EVERY == 0) idle_check(h, t, cls);
-}
-
-void hl_tcap_on_refill(hl_heap_t *h, hl_tls_t *t, unsigned cls)
-{
-    event(h, t, cls, HL_TCAP_REFILL);
-}
-
-void hl_tcap_on_flush(hl_heap_t *h, hl_tls_t *t, unsigned cls)
-{
-    event(h, t, cls, HL_TCAP_FLUSH);
+    idle_check(h, t, cls);
 }
 
 void hl_tcap_reset(hl_tls_t *t)

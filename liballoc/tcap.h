@@ -27,12 +27,12 @@
 
 #include <stdint.h>
 
-#define HL_TCAP_BIN_BYTES    (64u << 10)
-#define HL_TCAP_BIN_SLOTS    1024u
-#ifndef HL_TCAP_THREAD_BYTES
+#define HL_TCAP_BIN_BYTES (64u << 10)
+#define HL_TCAP_BIN_SLOTS 1024u
+#ifndef HL_TCAP_THREAD_BYTES /* -D at build time for measurements (docs/PERFORMANCE.md) */
 #define HL_TCAP_THREAD_BYTES (384u << 10)
 #endif
-#define HL_TCAP_CHECK_EVERY  64u
+#define HL_TCAP_CHECK_EVERY 64u
 
 enum { HL_TCAP_NONE = 0, HL_TCAP_REFILL = 1, HL_TCAP_FLUSH = 2 };
 
@@ -50,10 +50,22 @@ typedef struct hl_tcap_s {
 struct hl_heap_s;
 struct hl_tls_s;
 
-/* A refill of bin cls of t (empty bin, caching on) is about to take slots. */
-void hl_tcap_on_refill(struct hl_heap_s *h, struct hl_tls_s *t, unsigned cls);
-/* A free found bin cls of t full; afterwards the bin may have room (its cap grew). */
-void hl_tcap_on_flush(struct hl_heap_s *h, struct hl_tls_s *t, unsigned cls);
+/* Out of line: an alternation, or every HL_TCAP_CHECK_EVERY-th event. */
+void hl_tcap_slow(struct hl_heap_s *h, hl_tcap_t *a, unsigned cls, int alternated);
+
+/* A slow event of bin cls of the thread cache that holds a (kind HL_TCAP_REFILL: the empty bin
+ * is about to be refilled; HL_TCAP_FLUSH: a free found the bin full, which may have room
+ * afterwards because its cap grew). A few instructions unless something is to be done. */
+static inline __attribute__((always_inline)) void hl_tcap_event(struct hl_heap_s *h, hl_tcap_t *a,
+                                                                unsigned cls, unsigned kind)
+{
+    unsigned prev = a->last[cls];
+    a->last[cls] = (uint8_t)kind;
+    int alternated = prev != kind && prev != HL_TCAP_NONE;
+    if (__builtin_expect(alternated || ++a->events % HL_TCAP_CHECK_EVERY == 0, 0))
+        hl_tcap_slow(h, a, cls, alternated);
+}
+
 /* Forget the adaptation state (the caps themselves are set by the caller). */
 void hl_tcap_reset(struct hl_tls_s *t);
 

@@ -345,7 +345,7 @@ void *hl_tiny_alloc_slow(hl_heap_t *h, hl_tls_t *tl, unsigned cls, hl_opinfo_t *
     hl_tiny_t *t = &h->tiny;
     hl_tiny_class_t *c = &t->cls[cls];
     hl_tbin_t *b = &tl->bins[HL_TAG_TINY | cls];
-    if (b->cap) hl_tcap_on_refill(h, tl, cls); /* adaptive caps: the bin may grow (tcap.h) */
+    if (b->cap) hl_tcap_event(h, &tl->tcap, cls, HL_TCAP_REFILL); /* the bin may grow (tcap.h) */
     unsigned want = b->cap ? (b->cap + 1) / 2 : 1;
     unsigned got = 0;
     void *head = NULL;

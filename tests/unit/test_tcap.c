@@ -133,6 +133,9 @@ Test(tcap, idle_bin_shrinks_and_gives_slots_back, .timeout = 60)
     }
     cr_assert_eq(b->cap, base, "idle bin back to its base cap (%u, base %u)", b->cap, base);
     cr_assert_leq(hl_bin_count(b), base / 2 + 1);
+    size_t slabs, used, held;
+    hl_tiny_class_counts(h, hl_size_class[(SIZE + 16) >> 4], &slabs, &used, &held);
+    cr_assert_leq(used, base / 2 + 1, "the slots went back to their slabs: %zu still out", used);
     cr_assert_gt(hl_tls_of(h)->tcap.shrinks, 0);
     cr_assert_eq(hl_heap_check(h, 1), 0);
     hl_heap_destroy(h);
