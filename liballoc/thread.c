@@ -105,7 +105,7 @@ void hl_tls_flush(hl_tls_t *t)
         hl_tbin_t *b = &t->bins[HL_TAG_TINY | c];
         void *chain = b->head;
         b->head = NULL;
-        if (b->cap > h->tiny.caps[c]) /* a grown cap goes back to the base (tcap.h) */
+        if (!h->opt.harden && b->cap > h->tiny.caps[c]) /* grown: back to the base (tcap.h) */
             b->cap = h->tiny.caps[c];
         b->avail = (int32_t)b->cap;
         if (chain)
