@@ -23,7 +23,12 @@ check-asan: $(UNIT_ASAN)
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 $(UNIT_ASAN) --jobs 2
 
 PRELOAD_PROGS := $(TEST_DIR)/stress $(TEST_DIR)/api_preload $(TEST_DIR)/arena_env \
-	$(TEST_DIR)/absurd_sizes $(TEST_DIR)/absurd_new $(TEST_DIR)/thread_exit $(TEST_DIR)/remote_free
+	$(TEST_DIR)/absurd_sizes $(TEST_DIR)/absurd_new $(TEST_DIR)/thread_exit $(TEST_DIR)/remote_free \
+	$(TEST_DIR)/tcap_phases
+$(TEST_DIR)/tcap_phases: tests/preload/tcap_phases.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $< -lpthread
+
 $(TEST_DIR)/remote_free: tests/preload/remote_free.c liballoc/heapledger.h
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $< -lpthread
@@ -58,6 +63,7 @@ check-preload: $(PRELOAD_PROGS) $(LIBHL_SO)
 	tests/preload/absurd_sizes.sh $(abspath $(LIBHL_SO)) $(TEST_DIR)/absurd_sizes $(TEST_DIR)/absurd_new
 	tests/preload/thread_exit.sh $(abspath $(LIBHL_SO)) $(TEST_DIR)/thread_exit
 	tests/preload/remote_free.sh $(abspath $(LIBHL_SO)) $(TEST_DIR)/remote_free
+	tests/preload/tcap_phases.sh $(abspath $(LIBHL_SO)) $(TEST_DIR)/tcap_phases
 	tests/preload/real_programs.sh $(abspath $(LIBHL_SO))
 	tests/preload/options_env.sh $(abspath $(LIBHL_SO)) $(TEST_DIR)/arena_env
 	tests/preload/lazy_load.sh $(abspath $(LIBHL_SO))
