@@ -250,8 +250,10 @@ child_main(int fd, char **dirs, size_t n, const char *scratch, pid_t parent)
         int cr = cs ? hl_ctf_source_run(cs, cerr, sizeof cerr) : 1;
         skip = cs ? hl_ctf_source_events(cs) : 0;
         hl_ctf_source_close(cs);
-        if (cr == 1)
-            decoder_report("babeltrace2 (after %llu events of heapledger's reader): %s",
+        if (!cs)
+            decoder_report("babeltrace2 (heapledger's reader refused the trace: %s)", cerr);
+        else if (cr == 1)
+            decoder_report("babeltrace2 after %llu events of heapledger's reader: %s",
                            (unsigned long long)skip, cerr);
         else
             decoder_report("heapledger");
