@@ -1251,14 +1251,16 @@ const hl_ctf_node_t *hl_ctf_member(const hl_ctf_node_t *st, const char *name)
     return NULL;
 }
 
-int64_t hl_ctf_ns_from_origin(const hl_ctf_meta_t *m, uint64_t value)
+int hl_ctf_ns_from_origin(const hl_ctf_meta_t *m, uint64_t value, int64_t *ns)
 {
-    __int128 ns = (__int128)m->clock_offset_s * 1000000000;
+    __int128 v = (__int128)m->clock_offset_s * 1000000000;
     if (m->clock_freq == 1000000000) {
-        ns += (__int128)m->clock_offset + value;
+        v += (__int128)m->clock_offset + value;
     } else {
-        ns += (__int128)m->clock_offset * 1000000000 / m->clock_freq;
-        ns += (__int128)value * 1000000000 / m->clock_freq;
+        v += (__int128)m->clock_offset * 1000000000 / m->clock_freq;
+        v += (__int128)value * 1000000000 / m->clock_freq;
     }
-    return (int64_t)ns;
+    if (v > INT64_MAX || v < INT64_MIN) return -1;
+    *ns = (int64_t)v;
+    return 0;
 }

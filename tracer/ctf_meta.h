@@ -123,7 +123,8 @@ const hl_ctf_stream_class_t *hl_ctf_meta_stream(const hl_ctf_meta_t *m, uint64_t
 /* The direct member of a struct node named name (a leading '_' of the TSDL name is ignored,
  * as babeltrace2 does); NULL when absent. */
 const hl_ctf_node_t *hl_ctf_member(const hl_ctf_node_t *st, const char *name);
-/* ns from the clock's origin for a raw clock value. */
-int64_t hl_ctf_ns_from_origin(const hl_ctf_meta_t *m, uint64_t value);
+/* ns from the clock's origin of a raw clock value into *ns; -1 when it does not fit in an
+ * int64 (babeltrace2 refuses such a clock snapshot too). */
+int hl_ctf_ns_from_origin(const hl_ctf_meta_t *m, uint64_t value, int64_t *ns);
 
 #endif

@@ -184,6 +184,8 @@ typedef struct pkt_s {
     uint64_t instance;
     int has_begin;
     uint64_t begin;
+    int has_end;
+    uint64_t end;
     int has_discarded;
     uint64_t discarded;
 } pkt_t;
@@ -252,6 +254,10 @@ static int packet_head(hl_ctf_stream_t *s, const uint8_t *b, uint64_t n, uint64_
     if (valid_int(s->pc, sc->pc_ts_begin, s->gen)) {
         pk->has_begin = 1;
         pk->begin = s->pc[sc->pc_ts_begin].u;
+    }
+    if (valid_int(s->pc, sc->pc_ts_end, s->gen)) {
+        pk->has_end = 1;
+        pk->end = s->pc[sc->pc_ts_end].u;
     }
     if (valid_int(s->pc, sc->pc_discarded, s->gen)) {
         pk->has_discarded = 1;
@@ -347,6 +353,21 @@ fail:
     return NULL;
 }
 
+/* The stream's time moves to t (raw clock value): -1 with s->err when it goes backwards. */
+static int advance(hl_ctf_stream_t *s, uint64_t t, const char *what)
+{
+    if (s->have_last && t < s->last_ts) {
+        snprintf(s->err, sizeof s->err,
+                 "%s: packet ending at offset %llu: time goes backwards (%s %llu after %llu)",
+                 s->path, (unsigned long long)s->next_off, what, (unsigned long long)t,
+                 (unsigned long long)s->last_ts);
+        return -1;
+    }
+    s->last_ts = t;
+    s->have_last = 1;
+    return 0;
+}
+
 /* Read the packet at next_off into buf and decode its header and context. 1 loaded, 0 end,
  * -1 error. */
 static int load_packet(hl_ctf_stream_t *s)
@@ -387,7 +408,12 @@ static int load_packet(hl_ctf_stream_t *s)
     s->pos = pk.hdr_end;
     s->end = pk.content_bits;
     s->next_off = off + bytes;
-    if (pk.has_begin) s->clock = pk.begin;
+    s->has_end = pk.has_end;
+    s->pkt_end = pk.end;
+    if (pk.has_begin) {
+        s->clock = pk.begin;
+        if (advance(s, pk.begin, "packet begin") != 0) return -1;
+    }
     if (pk.has_discarded) {
         if (s->have_prev && pk.discarded != s->prev_discarded)
             s->discarded += pk.discarded - s->prev_discarded;
@@ -408,6 +434,10 @@ int hl_ctf_stream_next(hl_ctf_stream_t *s)
 {
     if (!s->sc) return 0; /* no packets */
     while (!s->buf || s->pos >= s->end) {
+        if (s->buf && s->has_end) { /* the packet ends */
+            s->has_end = 0;
+            if (advance(s, s->pkt_end, "packet end") != 0) return -1;
+        }
         int r = load_packet(s);
         if (r <= 0) return r;
     }
@@ -437,7 +467,14 @@ int hl_ctf_stream_next(hl_ctf_stream_t *s)
     s->pos = d.pos;
     s->ec = ec;
     s->ts = s->clock;
-    s->ns = hl_ctf_ns_from_origin(s->m, s->clock);
+    if (advance(s, s->clock, "event") != 0) return -1;
+    if (hl_ctf_ns_from_origin(s->m, s->clock, &s->ns) != 0) {
+        snprintf(s->err, sizeof s->err,
+                 "%s: packet ending at offset %llu: time %llu out of range in ns from the "
+                 "clock's origin",
+                 s->path, (unsigned long long)at, (unsigned long long)s->clock);
+        return -1;
+    }
     return 1;
 bad_header:
     snprintf(s->err, sizeof s->err,

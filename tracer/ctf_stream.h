@@ -10,7 +10,9 @@
  * specifies; the packet's timestamp_begin starts each packet), the stream event context
  * and the payload. Discarded events are counted as babeltrace2 counts them: the increase
  * of a packet's events_discarded over the previous packet of the same stream file (the
- * first packet's value is not counted).
+ * first packet's value is not counted). A stream's times must not go backwards (a packet's
+ * begin, its events, its end, the next packet's begin), nor leave the int64 range in ns from
+ * the clock's origin: babeltrace2's muxer stops there, so this reader stops too.
  */
 #ifndef HL_CTF_STREAM_H
 #define HL_CTF_STREAM_H
@@ -35,6 +37,10 @@ typedef struct hl_ctf_stream_s {
     uint64_t discarded; /* discarded events counted so far (the caller takes them) */
     uint64_t packets;   /* packets in the file (from the check at open) */
     uint32_t gen;       /* event generation: values decoded for the current event */
+    uint64_t last_ts;   /* the stream's last time (packet begin, event, packet end) */
+    int have_last;
+    int has_end; /* the current packet's timestamp_end */
+    uint64_t pkt_end;
     hl_ctf_val_t *ph, *pc, *eh, *sctx, *ectx, *pl; /* value arrays per scope */
     /* the current event (after hl_ctf_stream_next returned 1) */
     const hl_ctf_event_class_t *ec;

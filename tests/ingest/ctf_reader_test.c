@@ -94,7 +94,10 @@ Test(ctf_meta, lttng_layout)
     const hl_ctf_node_t *ips = hl_ctf_member(s->events[1]->payload.root, "ips");
     cr_assert_eq(ips->kind, HL_CTF_SEQ);
     cr_assert_eq(ips->ref, hl_ctf_member(s->events[1]->payload.root, "_ips_length")->slot);
-    cr_assert_eq(hl_ctf_ns_from_origin(m, 5), 1005);
+    int64_t ns = 0;
+    cr_assert_eq(hl_ctf_ns_from_origin(m, 5, &ns), 0);
+    cr_assert_eq(ns, 1005);
+    cr_assert_eq(hl_ctf_ns_from_origin(m, UINT64_MAX, &ns), -1, "past int64: refused");
     hl_ctf_meta_free(m);
 }
 
@@ -197,7 +200,8 @@ static void put(wb_t *w, uint64_t v, int bytes)
 /* Everything is byte-aligned in this layout (align = 8 bits), as LTTng-UST writes it. */
 
 /* A packet: header, context; returns the offset of its content_size member. */
-static size_t packet_begin(wb_t *w, uint64_t ts_begin, uint64_t discarded, size_t *start)
+static size_t packet_begin(wb_t *w, uint64_t ts_begin, uint64_t ts_end, uint64_t discarded,
+                           size_t *start)
 {
     *start = w->n;
     put(w, 0xc1fc1fc1u, 4);
@@ -206,7 +210,7 @@ static size_t packet_begin(wb_t *w, uint64_t ts_begin, uint64_t discarded, size_
     put(w, 0, 4); /* stream_id */
     put(w, 7, 8); /* stream_instance_id */
     put(w, ts_begin, 8);
-    put(w, ts_begin + 1000, 8);
+    put(w, ts_end, 8);
     size_t cs = w->n;
     put(w, 0, 8); /* content_size */
     put(w, 0, 8); /* packet_size */
@@ -278,13 +282,13 @@ Test(ctf_stream, compact_timestamps_wrap_and_discarded)
     size_t st, cs;
     const uint64_t mask = (1u << 27) - 1;
     uint64_t begin = (UINT64_C(5) << 27) | (mask - 5); /* 5 below a wrap of the 27 bits */
-    cs = packet_begin(&w, begin, 3, &st);
+    cs = packet_begin(&w, begin, (UINT64_C(9) << 40) + 1, 3, &st);
     alloc_compact(&w, (uint32_t)(mask - 2), 100); /* begin + 3 */
     alloc_compact(&w, 4, 200);                    /* wrapped: begin + 10 */
     alloc_extended(&w, UINT64_C(9) << 40, 300);   /* full value */
     alloc_compact(&w, 1, 400);                    /* relative to the full value */
     packet_end(&w, st, cs, 24);
-    cs = packet_begin(&w, (UINT64_C(9) << 40) + 50, 8, &st);
+    cs = packet_begin(&w, (UINT64_C(9) << 40) + 50, (UINT64_C(9) << 40) + 60, 8, &st);
     alloc_compact(&w, 60, 500);
     packet_end(&w, st, cs, 0);
     char *path = write_file(&w);
@@ -343,14 +347,14 @@ static void one_packet(wb_t *w, void (*body)(wb_t *))
 {
     w->n = 0;
     size_t st, cs;
-    cs = packet_begin(w, 1000, 0, &st);
+    cs = packet_begin(w, 1000, 1 << 20, 0, &st);
     body(w);
     packet_end(w, st, cs, 8);
 }
 
 static void body_ok(wb_t *w)
 {
-    alloc_compact(w, 10, 1);
+    alloc_compact(w, 1010, 1);
 }
 
 static void body_bad_id(wb_t *w)
@@ -378,9 +382,15 @@ static void body_no_nul(wb_t *w)
     w->n += 8;
 }
 
+static void body_back(wb_t *w)
+{
+    alloc_compact(w, 1010, 1);
+    alloc_extended(w, 1005, 2); /* a full timestamp before the previous event */
+}
+
 static void body_cut(wb_t *w)
 {
-    alloc_compact(w, 10, 1);
+    alloc_compact(w, 1010, 1);
     w->n -= 20; /* the payload runs past the content */
 }
 
@@ -401,6 +411,7 @@ Test(ctf_stream, hostile_packets)
         {body_long_seq, "runs past", 0},
         {body_no_nul, "runs past", 0},
         {body_cut, "runs past", 0},
+        {body_back, "time goes backwards (event 1005 after 1010)", 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         one_packet(&w, cases[i].body);
@@ -434,12 +445,12 @@ Test(ctf_stream, hostile_packets)
     /* every truncation of a two-packet file: refused or decoded, never past the bytes */
     w.n = 0;
     size_t st, cs;
-    cs = packet_begin(&w, 1000, 0, &st);
-    alloc_compact(&w, 10, 1);
+    cs = packet_begin(&w, 1000, 5000, 0, &st);
+    alloc_compact(&w, 1010, 1);
     packet_end(&w, st, cs, 0);
     size_t first = w.n; /* a cut there leaves one whole packet: a valid file */
-    cs = packet_begin(&w, 2000, 0, &st);
-    alloc_compact(&w, 20, 2);
+    cs = packet_begin(&w, 6000, 9000, 0, &st);
+    alloc_compact(&w, 6010, 2);
     packet_end(&w, st, cs, 0);
     size_t full = w.n;
     for (size_t n = 1; n < full; n += 3) {
@@ -447,6 +458,20 @@ Test(ctf_stream, hostile_packets)
         w.n = n;
         cr_expect_neq(decode_all(m, &w, err, sizeof err), 0, "truncated to %zu accepted", n);
     }
+    /* a packet ending before its last event, and one beginning before the previous ended */
+    one_packet(&w, body_ok);
+    uint64_t end = 1005;
+    memcpy(w.b + 40, &end, 8);
+    cr_expect_eq(decode_all(m, &w, err, sizeof err), -1);
+    cr_expect(strstr(err, "time goes backwards (packet end 1005 after 1010)") != NULL, "%s", err);
+    w.n = 0;
+    cs = packet_begin(&w, 1000, 5000, 0, &st);
+    alloc_compact(&w, 1010, 1);
+    packet_end(&w, st, cs, 0);
+    cs = packet_begin(&w, 4000, 9000, 0, &st);
+    packet_end(&w, st, cs, 0);
+    cr_expect_eq(decode_all(m, &w, err, sizeof err), -1);
+    cr_expect(strstr(err, "time goes backwards (packet begin 4000 after 5000)") != NULL, "%s", err);
     hl_ctf_meta_free(m);
 }
 
