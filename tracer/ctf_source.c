@@ -228,6 +228,7 @@ hl_ctf_source_t *hl_ctf_source_open(char *const *dirs, size_t n, hl_queue_t *q, 
         for (size_t k = 0; k < nf; k++) {
             if (!bad) {
                 hl_ctf_stream_t *st = hl_ctf_stream_open(t->m, files[k], e, sizeof e);
+                hl_decoder_heartbeat(); /* a file checked: the watchdog sees progress */
                 if (!st) {
                     snprintf(err, errlen, "%s", e);
                     bad = 1;

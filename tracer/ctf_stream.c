@@ -237,6 +237,15 @@ static int packet_head(hl_ctf_stream_t *s, const uint8_t *b, uint64_t n, uint64_
         return -1;
     }
     pk->hdr_end = d.pos;
+    /* Without them the packet's padding would be decoded as events (CTF allows it, LTTng
+     * always writes both): babeltrace2 decides. */
+    if (!valid_int(s->pc, sc->pc_packet_size, s->gen) ||
+        !valid_int(s->pc, sc->pc_content_size, s->gen)) {
+        snprintf(s->err, sizeof s->err,
+                 "%s: packet at offset %llu: no packet_size or content_size in its context",
+                 s->path, (unsigned long long)off);
+        return -1;
+    }
     pk->packet_bits =
         valid_int(s->pc, sc->pc_packet_size, s->gen) ? s->pc[sc->pc_packet_size].u : left * 8;
     pk->content_bits = valid_int(s->pc, sc->pc_content_size, s->gen) ? s->pc[sc->pc_content_size].u
