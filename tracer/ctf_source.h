@@ -9,7 +9,9 @@
  *
  * hl_ctf_source_open() refuses (NULL, with the reason) a trace it does not fully
  * understand: a metadata construct it does not know, a packet that fails its checks, two
- * stream files of the same stream, a layout-3 `words` member of another shape. The
+ * stream files of the same stream, a layout-3 `words` member of another shape, two CTF
+ * directories with the same trace uuid (the chunks of one rotated session: babeltrace2
+ * breaks their ties by trace name, which this reader does not reproduce). The
  * decoder child (ingest_decoder.c) then uses babeltrace2 for the whole trace. When an
  * event cannot be decoded later (a lie inside a packet, time going backwards),
  * hl_ctf_source_run() returns 1 after delivering every event before it; the child hands

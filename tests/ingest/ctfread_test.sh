@@ -9,8 +9,8 @@
 #   per-pid      per-process buffers: several CTF dirs, one trace each, merged
 #   lossy        discard mode, tiny sub-buffers: discarded events counted the same
 #   python3      `heapledger record` of python3 (statedump: dozens of module maps, stacks)
-#   chunks       a record that rotates into several chunks, each stored by the new reader,
-#                against babeltrace2 over the kept chunks (collect --all)
+#   chunks       a record that rotates into several chunks, each stored by the new reader;
+#                both readers on each of the first three chunks
 #   fallback     metadata the reader does not understand (an array of structs in an event
 #                class): babeltrace2 decodes it, and says so
 set -u
@@ -99,9 +99,15 @@ check "chunks: record exit" 0 $?
 nch=$(ls "$work/ch/archives" 2>/dev/null | wc -l)
 check "chunks: several trace chunks" 1 "$((nch >= 3))"
 check "chunks: every chunk by heapledger's reader" "$(wc -l <"$work/ch.rep")" "$(grep -c '^heapledger$' "$work/ch.rep")"
-HEAPLEDGER_DECODER=babeltrace2 "$HL" collect --all "$work/ch" -o "$work/ch.bt.db" -q
-check "chunks: collect --all exit (babeltrace2)" 0 $?
-same "$work/ch.db" "$work/ch.bt.db" "chunks: record's database"
+# Each chunk is a trace of its own: both readers on each. (Not record's database against
+# `collect --all`: that compares the chunk-by-chunk order with a merge of all the chunks, which
+# may differ at a chunk boundary whichever reader runs: docs/record.md, "Ordering at chunk
+# boundaries". `collect --all` over chunks is babeltrace2's anyway: they share one trace uuid.)
+k=0
+for c in "$work/ch/archives"/*; do
+    k=$((k + 1))
+    [ $k -le 3 ] && both "chunk$k" "$c"
+done
 
 # --- fallback -----------------------------------------------------------------------------
 cp -r "$work/threads" "$work/fb"
