@@ -269,8 +269,10 @@ static int64_t number(ctx_t *c)
     }
     if (c->tk != TK_NUM) fail(c, "expected a number, found '%s'", c->tok);
     uint64_t v = c->num;
+    if (v > (uint64_t)INT64_MAX + (uint64_t)neg) fail(c, "number out of range");
     next(c);
-    return neg ? -(int64_t)v : (int64_t)v;
+    if (neg) return v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
+    return (int64_t)v;
 }
 
 /* Skip a balanced { … } block (the current token is '{'). */
@@ -589,7 +591,8 @@ static ty_t *type_spec(ctx_t *c)
                     hi = number(c);
                 }
             }
-            nextv = hi + 1;
+            if (hi < lo) fail(c, "enumerator '%s': empty range", label);
+            nextv = hi == INT64_MAX ? hi : hi + 1;
             tmap_t *nm = amalloc(c, (t->nmap + 1) * sizeof *nm);
             if (t->nmap) memcpy(nm, t->map, t->nmap * sizeof *nm);
             nm[t->nmap].label = label;

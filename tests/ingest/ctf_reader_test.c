@@ -121,6 +121,10 @@ Test(ctf_meta, refuses_what_it_does_not_know)
         "/* unterminated",
         "event { name = \"x\"; id = 3; stream_id = 0; fields := struct { integer { size = 65; "
         "} a; }; };\n",
+        "event { name = \"x\"; id = 3; stream_id = 0; fields := struct { enum : uint8_t { a = "
+        "18446744073709551615 } e; }; };\n",
+        "event { name = \"x\"; id = 3; stream_id = 0; fields := struct { enum : uint8_t { a = 5 "
+        "... 2 } e; }; };\n",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char err[400] = "";

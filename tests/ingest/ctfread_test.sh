@@ -98,7 +98,9 @@ HEAPLEDGER_DECODER_REPORT=$work/ch.rep HEAPLEDGER_CHUNK_BYTES=1M "$HL" record --
 check "chunks: record exit" 0 $?
 nch=$(ls "$work/ch/archives" 2>/dev/null | wc -l)
 check "chunks: several trace chunks" 1 "$((nch >= 3))"
-check "chunks: every chunk by heapledger's reader" "$(wc -l <"$work/ch.rep")" "$(grep -c '^heapledger$' "$work/ch.rep")"
+nrep=$(wc -l <"$work/ch.rep" 2>/dev/null || echo 0)
+check "chunks: every chunk by heapledger's reader ($nrep decodes)" 1 \
+    "$((nrep >= 3 && $(grep -c '^heapledger$' "$work/ch.rep" 2>/dev/null) == nrep))"
 # Each chunk is a trace of its own: both readers on each. (Not record's database against
 # `collect --all`: that compares the chunk-by-chunk order with a merge of all the chunks, which
 # may differ at a chunk boundary whichever reader runs: docs/record.md, "Ordering at chunk
