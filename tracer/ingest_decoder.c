@@ -25,12 +25,14 @@
  * byte length of its blob instead of a pointer, then the blobs in record order; for the
  * end, one wire_end_t.
  */
+#include "ctf_source.h"
 #include "ingest_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,6 +187,34 @@ static void append_lost(char *lost, size_t lostlen, const char *dir)
              l ? "; " : "", dir);
 }
 
+static void __attribute__((noreturn)) write_end(int fd, const wire_end_t *end)
+{
+    wire_hdr_t h = {WIRE_MAGIC, WIRE_END, 0, 0, 0, 0, sizeof *end};
+    if (write_all(fd, &h, sizeof h) != 0 || write_all(fd, end, sizeof *end) != 0) _exit(1);
+    _exit(0);
+}
+
+/* HEAPLEDGER_DECODER_REPORT=FILE: one line per decode appended to FILE, saying which
+ * reader decoded the trace (and why babeltrace2 took over); for the tests. */
+static void __attribute__((format(printf, 1, 2))) decoder_report(const char *fmt, ...)
+{
+    const char *path = getenv("HEAPLEDGER_DECODER_REPORT");
+    if (!path || !*path) return;
+    int f = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (f < 0) return;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int l = vsnprintf(line, sizeof line - 1, fmt, ap);
+    va_end(ap);
+    if (l < 0) l = 0;
+    if (l > (int)sizeof line - 2) l = (int)sizeof line - 2;
+    line[l++] = '\n';
+    if (write(f, line, (size_t)l) < 0) { /* best effort */
+    }
+    close(f);
+}
+
 static void __attribute__((noreturn))
 child_main(int fd, char **dirs, size_t n, const char *scratch, pid_t parent)
 {
@@ -207,6 +237,34 @@ child_main(int fd, char **dirs, size_t n, const char *scratch, pid_t parent)
     }
     wire_end_t end;
     memset(&end, 0, sizeof end);
+    hl_queue_t q;
+    if (hl_queue_init(&q) != 0) _exit(1);
+    hl_queue_set_pipe(&q, fd);
+    /* heapledger's own CTF reader first (ctf_source.c); babeltrace2 for what it refuses,
+     * or for the rest of the trace from the event it could not decode. */
+    uint64_t skip = 0;
+    const char *which = getenv("HEAPLEDGER_DECODER");
+    if (!which || strcmp(which, "babeltrace2")) {
+        char cerr[512] = "";
+        hl_ctf_source_t *cs = hl_ctf_source_open(dirs, n, &q, cerr, sizeof cerr);
+        int cr = cs ? hl_ctf_source_run(cs, cerr, sizeof cerr) : 1;
+        skip = cs ? hl_ctf_source_events(cs) : 0;
+        hl_ctf_source_close(cs);
+        if (!cs)
+            decoder_report("babeltrace2 (heapledger's reader refused the trace: %s)", cerr);
+        else if (cr == 1)
+            decoder_report("babeltrace2 after %llu events of heapledger's reader: %s",
+                           (unsigned long long)skip, cerr);
+        else
+            decoder_report("heapledger");
+        if (cr != 1) {
+            end.rc = cr == 0 ? 0 : -1;
+            if (cr) snprintf(end.err, sizeof end.err, "ingest aborted");
+            write_end(fd, &end);
+        }
+    } else {
+        decoder_report("babeltrace2 (HEAPLEDGER_DECODER=babeltrace2)");
+    }
     /* Damaged CTF dirs are replaced by a salvaged copy of what can be read; a dir whose
      * metadata babeltrace2 cannot even parse in bounded time is dropped. */
     char **use = calloc(n ? n : 1, sizeof *use);
@@ -226,9 +284,6 @@ child_main(int fd, char **dirs, size_t n, const char *scratch, pid_t parent)
         }
         hl_decoder_heartbeat();
     }
-    hl_queue_t q;
-    if (hl_queue_init(&q) != 0) _exit(1);
-    hl_queue_set_pipe(&q, fd);
     hl_source_t *s = NULL;
     if (!m)
         snprintf(end.err, sizeof end.err, "no readable CTF trace: %s", end.lost);
@@ -237,12 +292,11 @@ child_main(int fd, char **dirs, size_t n, const char *scratch, pid_t parent)
     if (!s) {
         end.rc = -1;
     } else {
+        hl_source_skip(s, skip);
         end.rc = hl_source_run(s, NULL, end.err, sizeof end.err);
         hl_source_close(s);
     }
-    wire_hdr_t h = {WIRE_MAGIC, WIRE_END, 0, 0, 0, 0, sizeof end};
-    if (write_all(fd, &h, sizeof h) != 0 || write_all(fd, &end, sizeof end) != 0) _exit(1);
-    _exit(0);
+    write_end(fd, &end);
 }
 
 /* ---- parent side ---------------------------------------------------------------------- */

@@ -144,6 +144,9 @@ hl_source_t *hl_source_open_live(const char *url, hl_queue_t *q, char *err, size
  * records decoded before are delivered), -1 when nothing could be decoded, 2 when stopped. */
 int hl_source_run(hl_source_t *s, const volatile int *stop, char *err, size_t errlen);
 uint64_t hl_source_events(const hl_source_t *s);
+/* The first n events were delivered already (heapledger's CTF reader, ctf_source.h, stopped
+ * there): count them and keep the thread-name state, but make no record of them. */
+void hl_source_skip(hl_source_t *s, uint64_t n);
 void hl_source_close(hl_source_t *s);
 
 /* The lock every libbabeltrace2 call that loads plugins or creates, destroys or queries

@@ -30,62 +30,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-enum { MAXF = 10 };
-
-typedef enum ev_kind_e {
-    EV_OTHER = 0,
-    EV_ALLOC,
-    EV_FREE,
-    EV_REALLOC,
-    EV_STACK,
-    EV_OS_MAP,
-    EV_OS_UNMAP,
-    EV_ERROR,
-    EV_CONFIG,
-    EV_MODULE,
-    EV_BUILD_ID,
-    EV_DLCLOSE,
-    EV_THREAD,
-    EV_LEAK_BLOCKS,
-    EV_LEAK_SCAN,
-} ev_kind_t;
-
-/* Event name → kind and the payload members read, in the order the converter uses them. */
-static const struct {
-    const char *name;
-    ev_kind_t kind;
-    const char *fields[MAXF];
-} ev_table[] = {
-    /* Layout 2 packs tier/cls/path into tier_cls_path (the last member looked up); layout 1
-     * has them as three fields. */
-    {"heapledger:alloc",
-     EV_ALLOC,
-     {"ptr", "size", "usable", "tier", "cls", "path", "cycles", "stack", "tier_cls_path"}},
-    {"heapledger:free",
-     EV_FREE,
-     {"ptr", "usable", "tier", "cls", "path", "cycles", "stack", "tier_cls_path"}},
-    {"heapledger:realloc",
-     EV_REALLOC,
-     {"old_ptr", "ptr", "size", "usable", "tier", "cls", "path", "cycles", "stack",
-      "tier_cls_path"}},
-    {"heapledger:stack", EV_STACK, {"id", "ips"}},
-    {"heapledger:os_map", EV_OS_MAP, {"addr", "len", "purpose"}},
-    {"heapledger:os_unmap", EV_OS_UNMAP, {"addr", "len", "purpose"}},
-    {"heapledger:error",
-     EV_ERROR,
-     {"kind", "addr", "size", "details", "stack", "alloc_stack", "free_stack"}},
-    {"heapledger:config",
-     EV_CONFIG,
-     {"version", "options", "tsc_hz", "arena_size", "fork_parent", "fork_ts"}},
-    {"heapledger:thread", EV_THREAD, {"name"}},
-    {"heapledger:leak_blocks", EV_LEAK_BLOCKS, {"blocks"}},
-    {"heapledger:leak_scan", EV_LEAK_SCAN, {"summary"}},
-    {"lttng_ust_statedump:bin_info", EV_MODULE, {"baddr", "memsz", "path"}},
-    {"lttng_ust_dl:dlopen", EV_MODULE, {"baddr", "memsz", "path"}},
-    {"lttng_ust_statedump:build_id", EV_BUILD_ID, {"baddr", "build_id"}},
-    {"lttng_ust_dl:build_id", EV_BUILD_ID, {"baddr", "build_id"}},
-    {"lttng_ust_dl:dlclose", EV_DLCLOSE, {"baddr"}},
-};
+#include "ingest_events.h"
 
 typedef struct ev_info_s {
     const bt_event_class *ec;
@@ -98,16 +43,6 @@ typedef struct ev_info_s {
     int words;                      /* payload `words` index (layout 3), -1 when absent */
     int bad_words;                  /* `words` present but not the layout-3 array: refused */
 } ev_info_t;
-
-/* Layout 3: words per event kind, HL_TP_*_WORDS of schemas/heapledger_tp.h (not included
- * here: it pulls in LTTng-UST's tracepoint runtime). At least this many are read, more are
- * ignored (room for a later layout to append). */
-enum { L3_ALLOC_WORDS = 6, L3_FREE_WORDS = 5, L3_REALLOC_WORDS = 7 };
-
-static int words_needed(ev_kind_t k)
-{
-    return k == EV_ALLOC ? L3_ALLOC_WORDS : k == EV_FREE ? L3_FREE_WORDS : L3_REALLOC_WORDS;
-}
 
 #define EV_CACHE 512 /* event classes of all traces; open addressing by pointer */
 
@@ -122,6 +57,7 @@ struct hl_source_s {
     ev_info_t cache[EV_CACHE];
     int nsrc;
     double last_push; /* hl_ingest_now() of the last batch pushed (heartbeat) */
+    uint64_t skip;    /* events delivered by heapledger's own reader before (no records) */
 };
 
 static void close_locked(hl_source_t *s);
@@ -407,6 +343,7 @@ static uint64_t name_hash(const char *n)
 static int track_thread(hl_source_t *s, uint32_t pid, uint32_t tid, const char *name, uint64_t seq,
                         uint64_t ts)
 {
+    int emit = seq >= s->skip;
     uint64_t key = (uint64_t)pid << 32 | tid;
     uint64_t h = name_hash(name) << 1;
     uint64_t *v = hl_map_find(&s->threads, key);
@@ -414,7 +351,7 @@ static int track_thread(hl_source_t *s, uint32_t pid, uint32_t tid, const char *
     size_t len = strlen(name);
     int ust = len >= 4 && !strcmp(name + len - 4, "-ust");
     hl_map_put(&s->threads, key, h | (uint64_t)ust);
-    hl_rec_t *r = new_rec(s);
+    hl_rec_t *r = emit ? new_rec(s) : NULL;
     if (r) {
         r->kind = HL_REC_THREAD;
         r->pid = pid;
@@ -466,6 +403,15 @@ static int convert_event(hl_source_t *s, const bt_message *msg)
     const bt_event *ev = bt_message_event_borrow_event_const(msg);
     const ev_info_t *in = info_of(s, bt_event_borrow_class_const(ev));
     uint64_t seq = s->events++;
+    if (seq < s->skip) { /* delivered already: only the thread-name state */
+        if (in && in->kind != EV_OTHER && in->ctx_name >= 0 && in->words < 0) {
+            const bt_field *ctx = bt_event_borrow_common_context_field_const(ev);
+            track_thread(s, (uint32_t)fint(member(ctx, in->ctx_pid)),
+                         (uint32_t)fint(member(ctx, in->ctx_tid)), fstr(member(ctx, in->ctx_name)),
+                         seq, 0);
+        }
+        return 0;
+    }
     s->pending_events++;
     if (!in || in->kind == EV_OTHER) return 0;
     uint64_t ts = 0;
@@ -680,7 +626,8 @@ static bt_graph_simple_sink_component_consume_func_status consume(bt_message_ite
             case BT_MESSAGE_TYPE_DISCARDED_EVENTS: {
                 uint64_t n = 0;
                 if (bt_message_discarded_events_get_count(m, &n) ==
-                    BT_PROPERTY_AVAILABILITY_AVAILABLE)
+                        BT_PROPERTY_AVAILABILITY_AVAILABLE &&
+                    s->events >= s->skip) /* before: counted by heapledger's reader */
                     s->pending_discarded += n;
                 break;
             }
@@ -919,6 +866,11 @@ int hl_source_run(hl_source_t *s, const volatile int *stop, char *err, size_t er
     }
     if (!s->q->aborted) push_cur(s, 0, 1);
     return rc;
+}
+
+void hl_source_skip(hl_source_t *s, uint64_t n)
+{
+    s->skip = n;
 }
 
 uint64_t hl_source_events(const hl_source_t *s)

@@ -2,7 +2,8 @@
 # tests/ingest/bench_ingest.sh HEAPLEDGER INGEST_GEN [PAIRS] — ingest throughput, end to end:
 # records PAIRS alloc/free pairs (2 threads) with the lttng CLI in a session shaped like
 # `heapledger record`'s, then times
-# `heapledger collect` and babeltrace2's own decoding (to a dummy sink) of the same trace.
+# `heapledger collect` (heapledger's CTF reader, then HEAPLEDGER_DECODER=babeltrace2) and
+# babeltrace2's own decoding (to a dummy sink) of the same trace.
 set -u
 HL=$(realpath "$1"); GEN=$(realpath "$2"); pairs=${3:-1000000}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -31,9 +32,12 @@ lttng stop "$s" >/dev/null; lttng destroy "$s" >/dev/null
 du -sh "$work/t" | awk '{print "trace size: " $1}'
 t0=$(date +%s.%N); babeltrace2 "$work/t" -c sink.utils.dummy; t1=$(date +%s.%N)
 "$HL" collect "$work/t" -o "$work/t.db" -q --stats; t2=$(date +%s.%N)
+# the same with babeltrace2 as the decoder (the path before heapledger's own CTF reader)
+HEAPLEDGER_DECODER=babeltrace2 "$HL" collect "$work/t" -o "$work/bt.db" -q --stats; t3=$(date +%s.%N)
 ev=$(sqlite3 "$work/t.db" 'select events from run')
-awk -v e="$ev" -v a="$t0" -v b="$t1" -v c="$t2" 'BEGIN {
+awk -v e="$ev" -v a="$t0" -v b="$t1" -v c="$t2" -v d="$t3" 'BEGIN {
     printf "events: %d\nbabeltrace2 decode only: %.2f s, %.2f M events/s\n", e, b - a, e / (b - a) / 1e6;
-    printf "heapledger collect:      %.2f s, %.2f M events/s\n", c - b, e / (c - b) / 1e6 }'
+    printf "heapledger collect:      %.2f s, %.2f M events/s\n", c - b, e / (c - b) / 1e6;
+    printf "  with HEAPLEDGER_DECODER=babeltrace2: %.2f s, %.2f M events/s\n", d - c, e / (d - c) / 1e6 }'
 ls -la "$work/t.db" | awk '{print "database size: " $5 " bytes"}'
 uptime

@@ -5,7 +5,7 @@
 
 INGEST_SRCS := db ingest_source ingest_queue ingest_map ingest_ledger ingest_store ingest_decoder \
                ingest_symbols ingest_demangle ingest_progress ingest_run ingest_salvage collect collectd \
-               collectd_prefix ingest_leakclass ingest_totals
+               collectd_prefix ingest_leakclass ingest_totals ctf_meta ctf_stream ctf_source
 INGEST_OBJS := $(INGEST_SRCS:%=$(OBJ_DIR)/tracer/%.o)
 INGEST_LIBS := $(shell pkg-config --libs babeltrace2 sqlite3 libdw 2>/dev/null || \
                  echo -lbabeltrace2 -lsqlite3 -ldw -lelf) -lpthread
@@ -27,6 +27,12 @@ INGEST_DB_TEST := $(TEST_DIR)/ingest/ingest_db_test
 $(INGEST_DB_TEST): tests/ingest/ingest_db_test.c $(OBJ_DIR)/tracer/db.o
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -I tracer -o $@ $^ -lcriterion -lsqlite3
+
+# Criterion test of heapledger's CTF reader: metadata parser and stream decoder, hostile input.
+INGEST_CTF_TEST := $(TEST_DIR)/ingest/ctf_reader_test
+$(INGEST_CTF_TEST): tests/ingest/ctf_reader_test.c $(OBJ_DIR)/tracer/ctf_meta.o $(OBJ_DIR)/tracer/ctf_stream.o
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -I tracer -o $@ $^ -lcriterion
 
 # Criterion test of the hash map behind the live-block table.
 INGEST_MAP_TEST := $(TEST_DIR)/ingest/ingest_map_test
@@ -81,17 +87,25 @@ $(INGEST_SYMCHECK): tests/ingest/symcheck.c $(OBJ_DIR)/tracer/ingest_demangle.o
 	$(CC) $(TEST_CFLAGS) -I tracer -o $@ $^ -lsqlite3 -ldw -lelf
 
 ALL_TARGETS += $(INGEST_SYMCHECK)
-ALL_TARGETS += $(INGEST_GEN) $(INGEST_DB_TEST) $(INGEST_MAP_TEST) $(INGEST_LEDGER_TEST) \
+ALL_TARGETS += $(INGEST_GEN) $(INGEST_DB_TEST) $(INGEST_CTF_TEST) $(INGEST_MAP_TEST) $(INGEST_LEDGER_TEST) \
                $(INGEST_PROG) $(INGEST_CXX) $(INGEST_FORKPROG)
 
+# heapledger's CTF reader against babeltrace2, database for database (tests/ingest/ctfread_test.sh).
+.PHONY: check-ingest-ctfread
+check-ingest-ctfread: $(BIN_DIR)/heapledger $(INGEST_GEN) $(INGEST_CTF_TEST) $(LIBHL_SO)
+	@$(INGEST_CTF_TEST) --short-filename
+	@tests/own_sessiond.sh tests/ingest/ctfread_test.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
+
 .PHONY: check-ingest bench-ingest
-check-ingest: $(BIN_DIR)/heapledger $(INGEST_GEN) $(INGEST_DB_TEST) $(INGEST_MAP_TEST) \
+check-ingest: $(BIN_DIR)/heapledger $(INGEST_GEN) $(INGEST_DB_TEST) $(INGEST_CTF_TEST) $(INGEST_MAP_TEST) \
               $(INGEST_LEDGER_TEST) $(INGEST_PROG) $(INGEST_FORKPROG) $(INGEST_CXX) $(INGEST_COUNTS) $(INGEST_SUMMARY) $(INGEST_SYMCHECK)
 	@$(INGEST_DB_TEST) --short-filename
+	@$(INGEST_CTF_TEST) --short-filename
 	@$(INGEST_MAP_TEST) --short-filename
 	@$(INGEST_LEDGER_TEST) --short-filename
 	@tests/own_sessiond.sh tests/ingest/run_tests.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
 	@tests/own_sessiond.sh tests/ingest/corrupt_test.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
+	@tests/own_sessiond.sh tests/ingest/ctfread_test.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
 	@tests/own_sessiond.sh tests/ingest/interrupt_test.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
 	@tests/own_sessiond.sh tests/ingest/counts_test.sh $(BIN_DIR)/heapledger $(INGEST_GEN) $(INGEST_COUNTS) $(INGEST_SUMMARY)
 	@tests/own_sessiond.sh tests/ingest/symbols_test.sh $(BIN_DIR)/heapledger $(INGEST_CXX) tests/ingest/cxx_prog.cc \
