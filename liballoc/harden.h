@@ -125,6 +125,19 @@ int hl_metacopy_get(const void *p, hl_hmeta_t *out);
 /* Block p is really released: forget its copy. */
 void hl_metacopy_del(const void *p);
 
+/* ---- a fixed arena's block metadata, outside the arena (sidemeta.c) ------------------- */
+/* A hardened fixed arena without the tiny tier keeps each block's hl_hmeta_t in a side table
+ * (h->hmeta_side), not in the block; the block holds only its canary (HL_SIDE_CANARY_MIN
+ * bytes at least). */
+#define HL_SIDE_CANARY_MIN 1u
+typedef struct hl_sidemeta_s hl_sidemeta_t;
+/* Map the table of h's arena (hardened set-up): 0, or -1 (no arena, tiny tier on, no
+ * memory: the blocks then carry inline trailers as elsewhere). */
+int hl_sidemeta_create(hl_heap_t *h);
+void hl_sidemeta_destroy(hl_heap_t *h);
+/* The entry of the block whose user pointer is p; NULL when p is not in the arena. */
+hl_hmeta_t *hl_sidemeta_of(const hl_heap_t *h, const void *p);
+
 /* ---- symbolisation of report frames (symbolize.c) ---------------------------------------- */
 #define HL_SYM_MAX_FRAMES (3 * 64) /* current, allocation and free stacks */
 typedef struct hl_sym_frame_s {
