@@ -315,6 +315,18 @@ void *hl_tlsf_malloc(hl_tlsf_t *t, size_t n, int *split)
     return b ? use_block(t, b, size, split) : NULL;
 }
 
+void *hl_tlsf_move(hl_tlsf_t *t, void *ptr, size_t n)
+{
+    size_t size = hl_tlsf_block_size(n);
+    hl_tblock_t *b = size ? find_block(t, size) : NULL;
+    if (!b)
+        return NULL;
+    void *q = use_block(t, b, size, NULL);
+    memcpy(q, ptr, n);
+    hl_tlsf_free(t, ptr, NULL);
+    return q;
+}
+
 /* Bytes between b's user pointer and the first align-aligned user pointer inside it that
  * leaves room for a free block in front (0, or at least HL_TLSF_MIN). */
 static size_t aligned_gap(const hl_tblock_t *b, size_t align)
