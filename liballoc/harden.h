@@ -13,6 +13,10 @@
  *   p+moff       hl_hmeta_t (32 B), moff = (usable - 32) & ~7
  *   p+usable     (tiny) next slot's header byte
  *
+ * In a fixed arena (tiny tier off) the trailer is not in the block: hl_hmeta_t lives in a side
+ * table outside the arena (sidemeta.c), the canary runs from req to the end of the usable
+ * size, and requests are padded by HL_SIDE_CANARY_MIN only.
+ *
  * Large blocks start one page into their mapping (off >= page), the trailer sits in the
  * header page at p-48, the canary runs from req to the guard page (guard=large: the last
  * page of the mapping is PROT_NONE). On free a guarded large block is made PROT_NONE and kept
