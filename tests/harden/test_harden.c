@@ -460,6 +460,22 @@ Test(harden_arena, double_free_after_merge_names_the_block)
                sizeof want / sizeof want[0]);
 }
 
+/* The quarantine still delays reuse in an arena (at most 1/32 of it: 32 KiB of 1 MiB). */
+Test(harden_arena, quarantine_delays_reuse)
+{
+    hl_heap_t *h = heap_with(ARENA_HARD);
+    char *p = hl_heap_malloc(h, 100);
+    hl_heap_free(h, p);
+    for (int i = 0; i < 200; i++) { /* 200 x 112 B: within 32 KiB */
+        char *q = hl_heap_malloc(h, 100);
+        cr_assert_neq(q, p, "reused while in quarantine");
+        hl_heap_free(h, q);
+    }
+    cr_assert_eq((unsigned char)p[0], HL_POISON_BYTE, "freed block is poisoned");
+    cr_assert_eq(hl_heap_check(h, 1), 0);
+    hl_heap_destroy(h);
+}
+
 /* Blocks that fill an arena: count, and whether a hardening record ("LIVE") is in the arena. */
 static size_t fill_arena(const char *opts, size_t n, size_t *live_words)
 {
