@@ -751,8 +751,8 @@ void *hl_harden_on_alloc(hl_heap_t *h, void *vp, size_t req, hl_opinfo_t *info)
 
 /* ---- free ---------------------------------------------------------------------------------- */
 
-/* Really release a block that leaves the quarantine (or skips it). */
-static void release_block(hl_heap_t *h, void *p)
+/* Really release a block that leaves the quarantine (delayed) or skips it. */
+static void release_block(hl_heap_t *h, void *p, int delayed)
 {
     hblk_t b;
     loc_t l = locate(h, p, &b);
@@ -772,14 +772,20 @@ static void release_block(hl_heap_t *h, void *p)
     }
     hl_opinfo_t tmp;
     releasing = 1;
+    /* A fixed arena's block that sat in the quarantine has had its delay: with rotate=1 it
+     * goes to the active store, not into a second delay (docs/hardening.md, "Fixed arenas"). */
+    hl_tlsf_free_active = b.side && delayed;
     hl_free_slow(h, p, &tmp);
+    hl_tlsf_free_active = 0;
     releasing = 0;
 }
 
-static void release_all(hl_heap_t *h, void **out, size_t n)
+/* Release what the quarantine gave back; fresh is the block just pushed (it may skip the
+ * FIFO: then it had no delay), NULL when draining. */
+static void release_all(hl_heap_t *h, void **out, size_t n, const void *fresh)
 {
     for (size_t i = 0; i < n; i++)
-        release_block(h, out[i]);
+        release_block(h, out[i], out[i] != fresh);
 }
 
 int hl_harden_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
@@ -836,13 +842,13 @@ int hl_harden_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
         mprotect(p, b.usable, PROT_NONE);
         hl_os_decommit(p, b.usable);
         size_t len = ((const uint64_t *)(b.p - 16))[0];
-        release_all(h, out, hl_quarantine_push(&st->qlarge, p, len, out, EVICT_BATCH));
+        release_all(h, out, hl_quarantine_push(&st->qlarge, p, len, out, EVICT_BATCH), p);
         hl_count(h, HL_PATH_QUARANTINE);
         return 0;
     }
     if (h->opt.poison) memset(b.p, HL_POISON_BYTE, b.moff);
     if (st && st->q.ring) {
-        release_all(h, out, hl_quarantine_push(&st->q, p, b.usable, out, EVICT_BATCH));
+        release_all(h, out, hl_quarantine_push(&st->q, p, b.usable, out, EVICT_BATCH), p);
         hl_count(h, HL_PATH_QUARANTINE);
         return 0;
     }
@@ -859,11 +865,11 @@ int hl_harden_drain(hl_heap_t *h)
     void *out[EVICT_BATCH];
     size_t n;
     while ((n = hl_quarantine_drain(&st->q, out, EVICT_BATCH)) > 0) {
-        release_all(h, out, n);
+        release_all(h, out, n, NULL);
         any = 1;
     }
     while ((n = hl_quarantine_drain(&st->qlarge, out, EVICT_BATCH)) > 0) {
-        release_all(h, out, n);
+        release_all(h, out, n, NULL);
         any = 1;
     }
     return any;

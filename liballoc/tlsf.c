@@ -193,6 +193,8 @@ static hl_tblock_t *find_block(hl_tlsf_t *t, size_t size)
     return b;
 }
 
+__thread int hl_tlsf_free_active __attribute__((tls_model("initial-exec")));
+
 /* Store a newly freed (or split-off) block goes to. */
 static inline unsigned free_store(const hl_tlsf_t *t) { return t->rotate ? t->active ^ 1 : 0; }
 
@@ -425,8 +427,12 @@ void hl_tlsf_free(hl_tlsf_t *t, void *ptr, hl_tlsf_freed_t *out)
     }
     block_set(b, size, F_FREE | first, t->owner);
     block_link_next(b);
-    list_insert(t, b, free_store(t));
-    t->frees_since_swap++;
+    if (t->rotate && hl_tlsf_free_active) { /* delayed already (hardened arena quarantine) */
+        list_insert(t, b, t->active);
+    } else {
+        list_insert(t, b, free_store(t));
+        t->frees_since_swap++;
+    }
     if (out) {
         out->span = b;
         out->span_len = size;
