@@ -13,6 +13,10 @@
  *   p+moff       hl_hmeta_t (32 B), moff = (usable - 32) & ~7
  *   p+usable     (tiny) next slot's header byte
  *
+ * In a fixed arena (tiny tier off) the trailer is not in the block: hl_hmeta_t lives in a side
+ * table outside the arena (sidemeta.c), the canary runs from req to the end of the usable
+ * size, and requests are padded by HL_SIDE_CANARY_MIN only.
+ *
  * Large blocks start one page into their mapping (off >= page), the trailer sits in the
  * header page at p-48, the canary runs from req to the guard page (guard=large: the last
  * page of the mapping is PROT_NONE). On free a guarded large block is made PROT_NONE and kept
@@ -124,6 +128,19 @@ void hl_metacopy_put(const void *p, const hl_hmeta_t *m);
 int hl_metacopy_get(const void *p, hl_hmeta_t *out);
 /* Block p is really released: forget its copy. */
 void hl_metacopy_del(const void *p);
+
+/* ---- a fixed arena's block metadata, outside the arena (sidemeta.c) ------------------- */
+/* A hardened fixed arena without the tiny tier keeps each block's hl_hmeta_t in a side table
+ * (h->hmeta_side), not in the block; the block holds only its canary (HL_SIDE_CANARY_MIN
+ * bytes at least). */
+#define HL_SIDE_CANARY_MIN 1u
+typedef struct hl_sidemeta_s hl_sidemeta_t;
+/* Map the table of h's arena (hardened set-up): 0, or -1 (no arena, tiny tier on, no
+ * memory: the blocks then carry inline trailers as elsewhere). */
+int hl_sidemeta_create(hl_heap_t *h);
+void hl_sidemeta_destroy(hl_heap_t *h);
+/* The entry of the block whose user pointer is p; NULL when p is not in the arena. */
+hl_hmeta_t *hl_sidemeta_of(const hl_heap_t *h, const void *p);
 
 /* ---- symbolisation of report frames (symbolize.c) ---------------------------------------- */
 #define HL_SYM_MAX_FRAMES (3 * 64) /* current, allocation and free stacks */

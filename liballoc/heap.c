@@ -490,6 +490,28 @@ size_t hl_heap_usable_size(hl_heap_t *h, const void *p)
     hl_fatal("invalid-usable-size", p, "not a live block of this heap");
 }
 
+/* Fixed arena: a block that shrinks below 3/4 of its size (by 64 bytes at least) moves into
+ * a good fit elsewhere, under one lock, instead of staying where it is: left in place, small
+ * blocks stay scattered where large ones were and split the large free space (wide mix at
+ * 256 KiB: 91.0 % peak utilisation with every shrink in place, 92.9 % with this rule;
+ * docs/allocator.md). NULL when nothing else fits: the caller shrinks it in place, so realloc
+ * fails no more often than before. */
+static void *arena_move_shrunk(hl_heap_t *h, void *p, size_t n, hl_opinfo_t *info)
+{
+    unsigned owner = hl_tlsf_owner(p);
+    if (owner >= h->mid.narenas) return NULL; /* the tracer's block (mid.c sends it home) */
+    hl_arena_t *a = &h->mid.arenas[owner];
+    hl_lock(&a->lock);
+    void *q = hl_tlsf_move(&a->tlsf, p, n);
+    size_t usable = q ? hl_tlsf_usable(q) : 0;
+    hl_unlock(&a->lock);
+    if (q) {
+        hl_count(h, HL_PATH_REALLOC_MOVE);
+        hl_info(info, HL_TIER_MID, 0xff, HL_PATH_REALLOC_MOVE, usable);
+    }
+    return q;
+}
+
 void *hl_heap_realloc_info(hl_heap_t *h, void *p, size_t n, hl_opinfo_t *info)
 {
     if (h->opt.harden && !hl_side_owns(p)) /* hardening hook: validate, then always move */
@@ -515,6 +537,10 @@ void *hl_heap_realloc_info(hl_heap_t *h, void *p, size_t n, hl_opinfo_t *info)
     } else if (tag == HL_TAG_MID) {
         old = hl_tlsf_usable(p);
         int stay = n > h->tiny_max || n > old / 2;
+        void *q;
+        if (h->arena_base && n < old - old / 4 && old - n >= 64 &&
+            (q = arena_move_shrunk(h, p, n, info)) != NULL)
+            return q;
         if (stay && n <= h->mid_max && hl_mid_resize(h, p, n)) {
             hl_count(h, HL_PATH_REALLOC_INPLACE);
             hl_info(info, HL_TIER_MID, 0xff, HL_PATH_REALLOC_INPLACE, hl_tlsf_usable(p));

@@ -221,8 +221,9 @@ struct hl_heap_s {
     size_t mid_max;         /* largest mid request; above: large (normal mode) */
     void *arena_base;       /* fixed-arena mode: the region, else NULL */
     size_t arena_size;
-    int arena_owned;         /* arena mapped by us */
-    uint32_t arena_reported; /* os_map of the arena emitted (hl_region_report) */
+    int arena_owned;                  /* arena mapped by us */
+    uint32_t arena_reported;          /* os_map of the arena emitted (hl_region_report) */
+    struct hl_sidemeta_s *hmeta_side; /* hardened fixed arena: block metadata outside it */
     hl_tiny_t tiny;
     hl_mid_t mid;
     hl_large_t large;

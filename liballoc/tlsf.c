@@ -193,6 +193,8 @@ static hl_tblock_t *find_block(hl_tlsf_t *t, size_t size)
     return b;
 }
 
+__thread int hl_tlsf_free_active __attribute__((tls_model("initial-exec")));
+
 /* Store a newly freed (or split-off) block goes to. */
 static inline unsigned free_store(const hl_tlsf_t *t) { return t->rotate ? t->active ^ 1 : 0; }
 
@@ -315,6 +317,18 @@ void *hl_tlsf_malloc(hl_tlsf_t *t, size_t n, int *split)
     return b ? use_block(t, b, size, split) : NULL;
 }
 
+void *hl_tlsf_move(hl_tlsf_t *t, void *ptr, size_t n)
+{
+    size_t size = hl_tlsf_block_size(n);
+    hl_tblock_t *b = size ? find_block(t, size) : NULL;
+    if (!b)
+        return NULL;
+    void *q = use_block(t, b, size, NULL);
+    memcpy(q, ptr, n);
+    hl_tlsf_free(t, ptr, NULL);
+    return q;
+}
+
 /* Bytes between b's user pointer and the first align-aligned user pointer inside it that
  * leaves room for a free block in front (0, or at least HL_TLSF_MIN). */
 static size_t aligned_gap(const hl_tblock_t *b, size_t align)
@@ -413,8 +427,12 @@ void hl_tlsf_free(hl_tlsf_t *t, void *ptr, hl_tlsf_freed_t *out)
     }
     block_set(b, size, F_FREE | first, t->owner);
     block_link_next(b);
-    list_insert(t, b, free_store(t));
-    t->frees_since_swap++;
+    if (t->rotate && hl_tlsf_free_active) { /* delayed already (hardened arena quarantine) */
+        list_insert(t, b, t->active);
+    } else {
+        list_insert(t, b, free_store(t));
+        t->frees_since_swap++;
+    }
     if (out) {
         out->span = b;
         out->span_len = size;

@@ -110,6 +110,12 @@ void *hl_tlsf_malloc(hl_tlsf_t *t, size_t n, int *split);
 void *hl_tlsf_memalign(hl_tlsf_t *t, size_t align, size_t n, int *split);
 /* Free a block of this instance; coalesces immediately. */
 void hl_tlsf_free(hl_tlsf_t *t, void *ptr, hl_tlsf_freed_t *out);
+/* Set by the calling thread around a free whose block was delayed already (a hardened fixed
+ * arena's quarantine, harden.c): with rotation it goes to the active store. */
+extern __thread int hl_tlsf_free_active;
+/* Move used block ptr into a newly allocated n-byte block (n at most its usable size: the
+ * first n bytes are copied), then free ptr; NULL (ptr unchanged) when no free block fits. */
+void *hl_tlsf_move(hl_tlsf_t *t, void *ptr, size_t n);
 /* Grow or shrink in place to n bytes; returns 1 on success, 0 if it cannot (unchanged). */
 int hl_tlsf_resize(hl_tlsf_t *t, void *ptr, size_t n);
 

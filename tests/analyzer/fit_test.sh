@@ -80,12 +80,14 @@ done < <(awk '/^ *[0-9]+ +[0-9.]+ +[0-9]+ +116000 / {print $1, $5}' "$dir/fits.t
     ko "fit: three configurations ($rows rows, bounds $good)"
 
 # --matrix: the four configurations; the baseline's utilisation at the failure is replay's.
+# Hardening keeps its records outside a fixed arena (1000 and 4000 B requests have rounding
+# slack for the canary): the hardened rows reach the baseline's 67.14% too.
 "$hl" replay "$db" --matrix --arena 64K --repeat 1 >"$dir/matrix.txt" 2>&1
 if grep -qE "^  baseline +no +67\.14% +67\.14% .* = +[0-9]+ [0-9]+ [0-9]+ [0-9]+ [0-9]+$" "$dir/matrix.txt" &&
-    grep -qE "^  harden=1 +(yes|no) .*%" "$dir/matrix.txt" &&
+    grep -qE "^  harden=1 +no +67\.14% +67\.14% " "$dir/matrix.txt" &&
     grep -qE "^  rotate=1 +no +67\.14% " "$dir/matrix.txt" &&
-    grep -qE "^  rotate=1,harden=1 +(yes|no) .*%" "$dir/matrix.txt"; then
-    ok "matrix: four rows, baseline and rotation at 67.14%"
+    grep -qE "^  rotate=1,harden=1 +no +67\.14% " "$dir/matrix.txt"; then
+    ok "matrix: four rows, each at the baseline's 67.14%"
 else
     ko "matrix ($(cat "$dir/matrix.txt"))"
 fi

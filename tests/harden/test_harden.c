@@ -273,6 +273,26 @@ static __attribute__((noinline)) void bug_far_overflow(hl_heap_t *h, size_t n)
     hl_heap_free(h, p);             /* L_FAR + 5 */
 }
 
+enum { L_NEAR = __LINE__ };
+static __attribute__((noinline)) void bug_one_byte_overflow(hl_heap_t *h, size_t n)
+{
+    char *p = hl_heap_malloc(h, n); /* L_NEAR + 3 */
+    p[n] = 'x';                     /* one byte past the end: into the block's slack */
+    hl_heap_free(h, p);             /* L_NEAR + 5 */
+}
+
+enum { L_MERGED = __LINE__ };
+static __attribute__((noinline)) void bug_double_free_merged(hl_heap_t *h, size_t n)
+{
+    char *a = hl_heap_malloc(h, n);
+    char *p = hl_heap_malloc(h, n); /* L_MERGED + 4 */
+    char *c = hl_heap_malloc(h, n); /* keeps p's free span from the arena's free rest */
+    hl_heap_free(h, p);             /* L_MERGED + 6 */
+    hl_heap_free(h, a);             /* p is now inside a's free block */
+    hl_heap_free(h, p);             /* L_MERGED + 8 */
+    hl_heap_free(h, c);
+}
+
 enum { L_GUARD = __LINE__ };
 static __attribute__((noinline)) void bug_guard_write(hl_heap_t *h, size_t n)
 {
@@ -281,14 +301,20 @@ static __attribute__((noinline)) void bug_guard_write(hl_heap_t *h, size_t n)
         p[i] = 'x'; /* L_GUARD + 5: faults in the guard page */
 }
 
-/* The report of bug has every want[] line (printf patterns with the line numbers filled). */
-static void exact(bug_fn bug, size_t size, const char *const *want, size_t nwant)
+/* The report of bug under opts has every want[] line (printf patterns, line numbers filled). */
+static void exact_opts(bug_fn bug, size_t size, const char *opts, const char *const *want,
+                       size_t nwant)
 {
     static char buf[1 << 16];
-    int st = run_child(bug, size, HARD, buf, sizeof buf);
+    int st = run_child(bug, size, opts, buf, sizeof buf);
     cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT, "child did not abort; stderr:\n%s", buf);
     for (size_t i = 0; i < nwant; i++)
         cr_assert(strstr(buf, want[i]), "report lacks '%s':\n%s", want[i], buf);
+}
+
+static void exact(bug_fn bug, size_t size, const char *const *want, size_t nwant)
+{
+    exact_opts(bug, size, HARD, want, nwant);
 }
 
 #define SRC "tests/harden/test_harden.c:"
@@ -368,6 +394,182 @@ Test(harden_report, far_overflow_tiny_is_exact)
 Test(harden_report, far_overflow_mid_is_exact)
 {
     far_overflow(5000, "mid/tlsf)");
+}
+
+/* ---- a fixed arena: the records live outside the arena (sidemeta.c) ----------------------- */
+
+#define ARENA_HARD HARD ",arena=1M"
+
+/* An overflow of n bytes at a block of a hardened fixed arena: the canary's first byte names
+ * the offset, the side record the true size and the allocation stack, however far it ran. */
+static void arena_overflow(bug_fn bug, int line0, size_t n)
+{
+    char l_alloc[64], l_free[64], sum[128], size[64], off[64], after[64];
+    snprintf(l_alloc, sizeof l_alloc, SRC "%d", line0 + 3);
+    snprintf(l_free, sizeof l_free, SRC "%d", line0 + 5);
+    snprintf(sum, sizeof sum, "SUMMARY: heapledger: heap-overflow %s in ", l_free);
+    snprintf(size, sizeof size, "(%zu-byte block, mid/tlsf)", n);
+    snprintf(off, sizeof off, "bad byte at offset %zu (0x", n);
+    snprintf(after, sizeof after, "0 bytes after the %zu-byte block", n);
+    const char *want[] = {"heapledger: ERROR: heap-overflow on 0x",
+                          size,
+                          off,
+                          after,
+                          "canary after the block overwritten (found on free)",
+                          "allocated by thread T",
+                          l_alloc,
+                          l_free,
+                          sum};
+    exact_opts(bug, n, ARENA_HARD, want, sizeof want / sizeof want[0]);
+}
+
+Test(harden_arena, far_overflow_is_exact)
+{
+    arena_overflow(bug_far_overflow, L_FAR, 5000); /* 200 bytes over the next block's header */
+    arena_overflow(bug_far_overflow, L_FAR, 50);
+}
+
+Test(harden_arena, one_byte_overflow_into_slack)
+{
+    arena_overflow(bug_one_byte_overflow, L_NEAR, 100); /* 100 + 8 rounds to 112: 4 B of slack */
+}
+
+/* n + 8 a multiple of 16: no rounding slack; the heap asks for one byte more (one granule). */
+Test(harden_arena, one_byte_overflow_of_a_block_without_slack)
+{
+    arena_overflow(bug_one_byte_overflow, L_NEAR, 24);
+    arena_overflow(bug_one_byte_overflow, L_NEAR, 1000);
+}
+
+/* Released (quarantine=0) and merged into its free neighbour: its record still names it. */
+Test(harden_arena, double_free_after_merge_names_the_block)
+{
+    char l_alloc[64], l_free[64], l_again[64];
+    snprintf(l_alloc, sizeof l_alloc, SRC "%d", L_MERGED + 4);
+    snprintf(l_free, sizeof l_free, SRC "%d", L_MERGED + 6);
+    snprintf(l_again, sizeof l_again, SRC "%d", L_MERGED + 8);
+    const char *want[] = {"heapledger: ERROR: double-free on 0x",
+                          "(200-byte block, mid/tlsf)",
+                          "the block was already freed",
+                          "allocated by thread T",
+                          "freed by thread T",
+                          l_alloc,
+                          l_free,
+                          l_again};
+    exact_opts(bug_double_free_merged, 200, ARENA_HARD ",quarantine=0", want,
+               sizeof want / sizeof want[0]);
+}
+
+/* The quarantine still delays reuse in an arena (at most 1/32 of it: 32 KiB of 1 MiB). */
+Test(harden_arena, quarantine_delays_reuse)
+{
+    hl_heap_t *h = heap_with(ARENA_HARD);
+    char *p = hl_heap_malloc(h, 100);
+    hl_heap_free(h, p);
+    for (int i = 0; i < 200; i++) { /* 200 x 112 B: within 32 KiB */
+        char *q = hl_heap_malloc(h, 100);
+        cr_assert_neq(q, p, "reused while in quarantine");
+        hl_heap_free(h, q);
+    }
+    cr_assert_eq((unsigned char)p[0], HL_POISON_BYTE, "freed block is poisoned");
+    cr_assert_eq(hl_heap_check(h, 1), 0);
+    hl_heap_destroy(h);
+}
+
+/* Random actions in a 256 KiB arena until the first failure (the workbench's wide mix: 85 %
+ * 16-512 B, 15 % 1-6 KiB; allocate 1/2, free 1/4, realloc 1/4): live requested bytes then. */
+static size_t arena_peak(const char *opts, uint64_t seed)
+{
+    enum { CAP = 4096 };
+    static void *ptr[CAP];
+    static size_t len[CAP];
+    hl_heap_t *h = heap_with(opts);
+    size_t n = 0, live = 0;
+    for (;;) {
+        uint64_t r = hl_test_rand(&seed), a = r % 4;
+        size_t sz = (r >> 8) % 100 < 85 ? 16 + (r >> 16) % 497 : 1024 + (r >> 16) % 5121;
+        if (n == 0 || a < 2) {
+            void *p = hl_heap_malloc(h, sz);
+            if (!p || n == CAP) break;
+            ptr[n] = p;
+            len[n++] = sz;
+            live += sz;
+        } else {
+            size_t i = (r >> 40) % n;
+            if (a == 2) {
+                hl_heap_free(h, ptr[i]);
+                live -= len[i];
+                ptr[i] = ptr[--n];
+                len[i] = len[n];
+            } else {
+                void *p = hl_heap_realloc(h, ptr[i], sz);
+                if (!p) break;
+                live = live - len[i] + sz;
+                ptr[i] = p;
+                len[i] = sz;
+            }
+        }
+    }
+    cr_assert_eq(hl_heap_check(h, 1), 0);
+    hl_heap_destroy(h);
+    return live;
+}
+
+/* Peak utilisation of a hardened arena within 3 points of the plain one (5 seeds); with
+ * rotation the quarantine is the only delay of a block that sat in it (no second one in the
+ * inactive store), so rotate=1,harden=1 packs exactly as harden=1. */
+Test(harden_arena, peak_utilisation_within_3_points)
+{
+    double base = 0, hard = 0;
+    for (uint64_t k = 1; k <= 5; k++) {
+        base += arena_peak("arena=256K", k * 0x9e3779b97f4a7c15ull);
+        size_t hk = arena_peak(HARD ",arena=256K", k * 0x9e3779b97f4a7c15ull);
+        size_t rk = arena_peak(HARD ",rotate=1,arena=256K", k * 0x9e3779b97f4a7c15ull);
+        cr_assert_eq(rk, hk, "seed %d: rotate=1,harden=1 %zu B live, harden=1 %zu B", (int)k, rk,
+                     hk);
+        hard += hk;
+    }
+    double pb = 100 * base / 5 / (256 << 10), ph = 100 * hard / 5 / (256 << 10);
+    cr_assert_geq(ph, pb - 3, "harden=1 %.1f %% against %.1f %% unhardened", ph, pb);
+}
+
+/* Blocks that fill an arena: count, and whether a hardening record ("LIVE") is in the arena. */
+static size_t fill_arena(const char *opts, size_t n, size_t *live_words)
+{
+    hl_heap_t *h = heap_with(opts);
+    size_t count = 0;
+    char *p;
+    while ((p = hl_heap_malloc(h, n)) != NULL) {
+        memset(p, 'u', n);
+        count++;
+    }
+    *live_words = 0;
+    const uint32_t *w = h->arena_base;
+    for (size_t i = 0; i < h->arena_size / 4; i++)
+        *live_words += w[i] == HL_META_LIVE;
+    cr_assert_eq(hl_heap_check(h, 1), 0);
+    hl_heap_destroy(h);
+    return count;
+}
+
+/* Peak utilisation: a hardened arena holds as many blocks as a plain one when each has slack
+ * (the canary is the slack); without slack each block costs one granule more. */
+Test(harden_arena, no_hardening_metadata_in_the_arena)
+{
+    size_t lw_plain, lw_hard;
+    size_t plain = fill_arena("arena=256K", 100, &lw_plain);
+    size_t hard = fill_arena(HARD ",arena=256K", 100, &lw_hard);
+    cr_assert_gt(plain, 2000);
+    cr_assert_eq(hard, plain, "hardened arena holds %zu blocks of 100 B, plain %zu", hard, plain);
+    cr_assert_eq(lw_hard, 0, "%zu hardening records inside the arena", lw_hard);
+    plain = fill_arena("arena=256K", 24, &lw_plain); /* 32-byte blocks, 0 B of slack */
+    hard = fill_arena(HARD ",arena=256K", 24, &lw_hard);
+    cr_assert(hard * 48 <= plain * 32 + 48 && hard * 48 + 48 >= plain * 32,
+              "0-slack blocks (32 B plain, 48 B hardened): %zu hardened, %zu plain", hard, plain);
+    cr_assert_eq(lw_hard, 0);
+    /* tiny=1 keeps inline trailers (slab slots have no side entry) */
+    fill_arena(HARD ",arena=256K,tiny=1", 24, &lw_hard);
+    cr_assert_gt(lw_hard, 0, "tiny=1 in an arena: inline trailers expected");
 }
 
 /* A fault: the stack is unwound from the signal context, so frame #0 is the function doing
@@ -473,6 +675,22 @@ DEATH(heap_overflow_check_mid, bug_overflow_check, MID, HARD, "heap-overflow",
       "(6000-byte block, mid/tlsf)")
 DEATH(heap_overflow_arena_tiny, bug_overflow, TINY, HARD ",arena=1M,tiny=1", "heap-overflow",
       "(24-byte block, tiny/")
+DEATH(heap_overflow_arena_mid, bug_overflow, MID, ARENA_HARD, "heap-overflow",
+      "(6000-byte block, mid/tlsf)")
+DEATH(heap_overflow_check_arena, bug_overflow_check, TINY, ARENA_HARD, "heap-overflow",
+      "(24-byte block, mid/tlsf)")
+DEATH(heap_underflow_arena, bug_underflow, TINY, ARENA_HARD, "heap-underflow",
+      "(24-byte block, mid/tlsf)")
+DEATH(use_after_free_arena, bug_uaf_write, TINY, ARENA_HARD, "use-after-free",
+      "(24-byte block, mid/tlsf)")
+DEATH(use_after_free_arena_evicted, bug_uaf_write_evicted, MID, ARENA_HARD ",quarantine=16K",
+      "use-after-free", "(6000-byte block, mid/tlsf)")
+DEATH(double_free_reused_arena, bug_double_free_reused, TINY, ARENA_HARD ",quarantine=0",
+      "double-free", "(24-byte block, mid/tlsf)")
+DEATH(invalid_realloc_arena, bug_realloc_freed, MID, ARENA_HARD, "invalid-realloc",
+      "(6000-byte block, mid/tlsf)")
+DEATH(size_mismatch_delete_arena, bug_delete_size, TINY, ARENA_HARD, "size-mismatch-delete",
+      "(24-byte block, mid/tlsf)")
 
 DEATH(heap_underflow_tiny, bug_underflow, TINY, HARD, "heap-underflow", "(24-byte block, tiny/")
 DEATH(heap_underflow_mid, bug_underflow, MID, HARD, "heap-underflow", "(6000-byte block, mid/tlsf)")

@@ -166,6 +166,38 @@ Test(heap, realloc_grows_in_place_when_neighbour_free)
     hl_heap_destroy(h);
 }
 
+/* Fixed arena: a block shrunk below 3/4 of its size moves into a good fit elsewhere (small
+ * blocks then do not stay where large ones were); with no other room it shrinks in place. */
+Test(heap, arena_shrinking_realloc_moves_into_a_hole)
+{
+    hl_heap_t *h = make("arena=64K");
+    char *hole = hl_heap_malloc(h, 500);
+    char *p = hl_heap_malloc(h, 4000);
+    void *guard = hl_heap_malloc(h, 100);
+    hl_heap_free(h, hole);
+    for (int i = 0; i < 400; i++)
+        p[i] = (char)i;
+    char *q = hl_heap_realloc(h, p, 400);
+    cr_assert_eq(q, hole, "shrunk block moved into the 500-byte hole");
+    for (int i = 0; i < 400; i++)
+        cr_assert_eq(q[i], (char)i);
+    cr_assert_eq(hl_heap_check(h, 1), 0);
+    /* A shrink by less than a quarter stays in place. */
+    char *r = hl_heap_malloc(h, 4000);
+    cr_assert_eq(hl_heap_realloc(h, r, 3500), r);
+    /* No room anywhere else: in place, never a failure. */
+    void *fill[64];
+    size_t n = 0;
+    while (n < 64 && (fill[n] = hl_heap_malloc(h, 1000)) != NULL)
+        n++;
+    while (hl_heap_malloc(h, 16))
+        ;
+    cr_assert_eq(hl_heap_realloc(h, r, 500), r, "no free block fits: shrink in place");
+    cr_assert_eq(hl_heap_check(h, 1), 0);
+    (void)guard;
+    hl_heap_destroy(h);
+}
+
 Test(heap, large_realloc_uses_mremap)
 {
     hl_heap_t *h = make("");
