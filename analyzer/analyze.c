@@ -153,9 +153,13 @@ static hl_report_t *analyze_pass(sqlite3 *db, const char *path, const hl_analyze
                 (unsigned long long)n, (double)ts.tv_sec + (double)ts.tv_nsec / 1e9,
                 hl_stream_pending(s));
     }
+    hl_hmap_t unfreed = {0}, unfreed_bytes = {0};
+    int counted = rc == 0 && hl_stream_take_unfreed(s, &unfreed, &unfreed_bytes);
     hl_stream_close(s);
     *reorder = rc == HL_STREAM_REORDER;
     if (rc < 0) {
+        hl_hmap_free(&unfreed);
+        hl_hmap_free(&unfreed_bytes);
         hl_sitecyc_free(sc);
         hl_kview_close(kv);
         hl_report_free(hl_metrics_finish(m));
@@ -168,7 +172,10 @@ static hl_report_t *analyze_pass(sqlite3 *db, const char *path, const hl_analyze
     if (kv) hl_kview_finish(kv, r);
     r->db = db;
     load_errors(db, r);
-    r->leakclass = hl_leakclass_load(db);
+    r->leakclass =
+        hl_leakclass_load_counted(db, counted ? &unfreed : NULL, counted ? &unfreed_bytes : NULL);
+    hl_hmap_free(&unfreed);
+    hl_hmap_free(&unfreed_bytes);
     return r;
 }
 

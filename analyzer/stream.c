@@ -101,9 +101,12 @@ struct hl_stream_s {
     size_t npool, pool_cap;
     uint32_t *spare; /* free slots of pool */
     size_t nspare, spare_cap;
-    hl_radixq_t rq;            /* pending free ends by seq << 4 | rank: pool slots */
-    hl_blockreader_t *blocks;  /* the block rows; s->db is its connection */
-    const hl_block_row_t *row; /* head block row: its alloc end is ev[CUR_BLOCK] */
+    hl_radixq_t rq;                   /* pending free ends by seq << 4 | rank: pool slots */
+    hl_blockreader_t *blocks;         /* the block rows; s->db is its connection */
+    const hl_block_row_t *row;        /* head block row: its alloc end is ev[CUR_BLOCK] */
+    int all_pids;                     /* the stream reads every process's blocks */
+    int blocks_done;                  /* the block cursor reached its end */
+    hl_hmap_t unfreed, unfreed_bytes; /* pid -> blocks never freed (not failed), their bytes */
     /* The merge runs on its own thread and hands events over in chunks. */
     pthread_t thread;
     int started;
@@ -213,8 +216,14 @@ static int advance(hl_stream_t *s, int c, char *err, size_t errlen)
     if (c == CUR_BLOCK) {
         int rc = hl_blockreader_next(s->blocks, &s->row, err, errlen);
         s->has[c] = rc > 0;
+        if (rc == 0) s->blocks_done = 1;
         if (rc <= 0) return rc;
         s->ev[c] = s->row->alloc;
+        if (!s->row->has_free && !(s->row->alloc.flags & HL_BF_FAILED)) {
+            uint64_t pid = (uint64_t)s->row->alloc.pid;
+            ++*hl_hmap_put(&s->unfreed, pid, 0, NULL);
+            *hl_hmap_put(&s->unfreed_bytes, pid, 0, NULL) += s->row->alloc.size;
+        }
         if (s->ev[c].seq < s->last_alloc_seq) {
             snprintf(err, errlen, "block ids are not in allocation order");
             return HL_STREAM_REORDER;
@@ -248,6 +257,7 @@ hl_stream_t *hl_stream_open(sqlite3 *db, int64_t pid, int by_index, char *err, s
     memset(s, 0, sizeof *s);
     s->rq = (hl_radixq_t)HL_RADIXQ_INIT;
     s->last_alloc_seq = INT64_MIN;
+    s->all_pids = pid <= 0;
     char where[64] = "", q[512];
     if (pid > 0) snprintf(where, sizeof where, "WHERE pid = %lld", (long long)pid);
     s->blocks = hl_blockreader_open(db, pid, by_index, err, errlen);
@@ -360,6 +370,18 @@ int hl_stream_next(hl_stream_t *s, hl_event_t *ev, char *err, size_t errlen)
     }
 }
 
+int hl_stream_take_unfreed(hl_stream_t *s, hl_hmap_t *blocks, hl_hmap_t *bytes)
+{
+    /* The merge thread is done with the maps: it filled the last chunk after its last row. */
+    if (!s->all_pids || !s->blocks_done || !s->c.cur || !s->c.cur->end || s->c.cur->rc != 0)
+        return 0;
+    *blocks = s->unfreed;
+    *bytes = s->unfreed_bytes;
+    memset(&s->unfreed, 0, sizeof s->unfreed);
+    memset(&s->unfreed_bytes, 0, sizeof s->unfreed_bytes);
+    return 1;
+}
+
 size_t hl_stream_pending(const hl_stream_t *s)
 {
     return s->c.cur ? s->c.cur->pending : 0;
@@ -379,6 +401,8 @@ void hl_stream_close(hl_stream_t *s)
         sqlite3_finalize(s->st[c]);
     hl_blockreader_close(s->blocks);
     hl_radixq_free(&s->rq);
+    hl_hmap_free(&s->unfreed);
+    hl_hmap_free(&s->unfreed_bytes);
     free(s->pool);
     free(s->spare);
     free(s);
