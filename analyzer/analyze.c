@@ -125,24 +125,24 @@ static hl_report_t *analyze_pass(sqlite3 *db, const char *path, const hl_analyze
     uint64_t sample_gen = 0;
     hl_progress_t prog;
     hl_progress_begin(&prog, "analysing");
-    hl_event_t ev;
+    const hl_event_t *ev;
     int rc;
     uint64_t n = 0;
-    while ((rc = hl_stream_next(s, &ev, err, errlen)) > 0) {
+    while ((rc = hl_stream_next_ref(s, &ev, err, errlen)) > 0) {
         if (kv) {
-            if (hl_kview_until(kv, ev.ts, err, errlen) < 0) {
+            if (hl_kview_until(kv, ev->ts, err, errlen) < 0) {
                 rc = -1;
                 break;
             }
             int64_t peak = hl_metrics_peak_seq(m);
-            if (!hl_metrics_event(m, &ev)) break;
-            hl_kview_event(kv, &ev);
+            if (!hl_metrics_event(m, ev)) break;
+            hl_kview_event(kv, ev);
             if (hl_metrics_peak_seq(m) != peak) hl_kview_peak(kv);
-        } else if (!hl_metrics_event(m, &ev)) {
+        } else if (!hl_metrics_event(m, ev)) {
             break;
         }
-        sample_gen = site_sample(sc, m, &ev, sample_gen);
-        if ((++n & 0xffff) == 0) hl_progress_update(&prog, (uint64_t)ev.seq, (uint64_t)max_seq);
+        sample_gen = site_sample(sc, m, ev, sample_gen);
+        if ((++n & 0xffff) == 0) hl_progress_update(&prog, (uint64_t)ev->seq, (uint64_t)max_seq);
     }
     if (kv && rc >= 0 && hl_kview_until(kv, INT64_MAX, err, errlen) < 0) rc = -1;
     hl_progress_done(&prog);
