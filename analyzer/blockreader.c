@@ -155,8 +155,20 @@ static void fill(hl_block_row_t *row, const int64_t *f)
     row->has_free = f[F_FREE_SEQ] >= 0;
     if (row->has_free) {
         hl_event_t *x = &row->free;
-        *x = *e;
         x->kind = HL_EV_FREE;
+        x->block = e->block;
+        x->pid = e->pid;
+        x->ptr = e->ptr;
+        x->size = e->size;
+        x->usable = e->usable;
+        x->tier = e->tier;
+        x->cls = e->cls;
+        x->flags = e->flags;
+        x->alloc_seq = e->alloc_seq;
+        x->alloc_ts = e->alloc_ts;
+        x->alloc_cycles = e->alloc_cycles;
+        x->alloc_stack = e->alloc_stack;
+        x->purpose = e->purpose;
         x->prev_block = 0;
         x->seq = f[F_FREE_SEQ];
         x->ts = hl_ts(f[F_FREE_TS]);

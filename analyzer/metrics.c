@@ -59,6 +59,7 @@ struct hl_metrics_s {
     int next_sample;
     int64_t next_edge; /* next_edge(): the end of sample next_sample's interval */
     uint64_t R_max_interval;
+    uint64_t util_R, util_H; /* R and H of the quotient that set r->util_max */
     uint64_t slab_size;
     /* The last operation counted in a path's budget (hl_metrics_last_sample). */
     uint64_t sample_gen;
@@ -118,6 +119,7 @@ hl_metrics_t *hl_metrics_new(hl_run_t *run, int64_t pid, int64_t from_ns, int64_
     m->t1 = to_ns >= 0 ? r->run.start_ts + to_ns : r->run.end_ts;
     if (m->t1 < m->t0) m->t1 = m->t0;
     m->ext_override = -2;
+    m->util_H = UINT64_MAX;
     m->next_edge = next_edge(m);
     m->slab_size = slab_size_of(&r->run);
     if (r->run.arena_size > 0) {
@@ -268,8 +270,14 @@ int hl_metrics_event(hl_metrics_t *m, const hl_event_t *ev)
         if (m->U > r->max_U) r->max_U = m->U;
         uint64_t h = held(m);
         if (h > r->max_H) r->max_H = h;
-        if (h && (double)m->R / (double)h > r->util_max && in_window)
+        /* A quotient can only pass util_max when R grew or H shrank since the one that set
+         * it (rounding is monotone): the division is skipped otherwise. */
+        if (h && in_window && (m->R > m->util_R || h < m->util_H) &&
+            (double)m->R / (double)h > r->util_max) {
             r->util_max = (double)m->R / (double)h;
+            m->util_R = m->R;
+            m->util_H = h;
+        }
         if (in_window && (m->R > r->peak_R || !r->peak_seq)) {
             r->peak_R = m->R;
             r->peak_U = m->U;

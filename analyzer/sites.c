@@ -109,6 +109,10 @@ void hl_sitecyc_add(hl_sitecyc_t *sc, int op, int path, int64_t cycles, const hl
     e->count++;
     if (cycles < 0) return;
     hl_pctl_add(&e->pc, (uint64_t)cycles);
+    if (sc->nslow == HL_SLOWEST_MAX) { /* slow_add's test, before the record is built */
+        const hl_slow_op_t *h0 = &sc->slow[0];
+        if (h0->cycles > cycles || (h0->cycles == cycles && h0->seq <= ev->seq)) return;
+    }
     hl_slow_op_t o = {op,      path,    cycles,   ev->seq, ev->ts - start_ts,
                       ev->pid, ev->tid, ev->size, stack};
     slow_add(sc, &o);
