@@ -307,8 +307,8 @@ static inline int64_t serial_width(uint64_t t)
     return (int64_t)((t - 12) / 2);
 }
 
-/* Any record: every serial type, multi-byte ones included. */
-static int record_ints_any(const uint8_t *rec, uint32_t len, int n, int64_t *v, uint64_t *nulls)
+/* Any record: every serial type, multi-byte ones included, one column at a time. */
+int hl_record_ints_ref(const uint8_t *rec, uint32_t len, int n, int64_t *v, uint64_t *nulls)
 {
     const uint8_t *end = rec + len;
     uint64_t hsize;
@@ -441,13 +441,13 @@ static inline unsigned header_pass(const uint8_t *h, int nh, uint8_t *w, uint64_
 int hl_record_ints_padded(const uint8_t *rec, uint32_t len, int n, int64_t *v, uint64_t *nulls)
 {
     if (!len || rec[0] >= 0x80 || rec[0] > len || rec[0] - 1u > 64u || n > 64)
-        return record_ints_any(rec, len, n, v, nulls);
+        return hl_record_ints_ref(rec, len, n, v, nulls);
     const uint8_t *h = rec + 1, *end = rec + len, *d = rec + rec[0];
     int nh = rec[0] - 1;
     uint8_t w[64];
     uint64_t nl, total;
     if (header_pass(h, nh, w, &total, &nl) || total != (uint64_t)(end - d))
-        return record_ints_any(rec, len, n, v, nulls);
+        return hl_record_ints_ref(rec, len, n, v, nulls);
     int m = nh < n ? nh : n;
     /* A value of w bytes is the top w bytes of the big-endian 8-byte load at d: the padding
      * makes the load safe at the record's end. */
@@ -471,7 +471,7 @@ int hl_record_ints(const uint8_t *rec, uint32_t len, int n, int64_t *v, uint64_t
 {
     /* A copy with the padding the fast decoder reads (block rows are a few dozen bytes). */
     uint8_t buf[512 + HL_RECORD_PAD];
-    if (len > 512) return record_ints_any(rec, len, n, v, nulls);
+    if (len > 512) return hl_record_ints_ref(rec, len, n, v, nulls);
     memcpy(buf, rec, len);
     memset(buf + len, 0, HL_RECORD_PAD);
     return hl_record_ints_padded(buf, len, n, v, nulls);

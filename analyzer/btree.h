@@ -53,5 +53,7 @@ int hl_record_ints(const uint8_t *rec, uint32_t len, int n, int64_t *v, uint64_t
  * hl_btree_next() returns is. */
 #define HL_RECORD_PAD 16
 int hl_record_ints_padded(const uint8_t *rec, uint32_t len, int n, int64_t *v, uint64_t *nulls);
+/* The plain decoder the two above fall back to (and are tested against): the same answers. */
+int hl_record_ints_ref(const uint8_t *rec, uint32_t len, int n, int64_t *v, uint64_t *nulls);
 
 #endif

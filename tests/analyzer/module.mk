@@ -5,7 +5,7 @@
 AN_TEST_DIR := $(TEST_DIR)/analyzer
 AN_SCHEMA := schemas/heapledger.sql schemas/heapledger_index.sql
 AN_DBS := $(addprefix $(AN_TEST_DIR)/,basic.db arena.db empty.db discarded.db badversion.db \
-          reorder.db realloc.db churn.db kernel.db kshare.db \
+          reorder.db realloc.db churn.db kernel.db kshare.db leakclass.db \
           notadb.db)
 
 # A hand-made database: the v1 schema, the test's rows, the indexes.
