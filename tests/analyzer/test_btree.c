@@ -458,17 +458,20 @@ Test(btree, fast_record_decoder_agrees_with_the_plain_one)
         for (uint32_t i = h; i < len + HL_RECORD_PAD; i++)
             rec[i] = (uint8_t)hl_test_rand(&seed);
         int n = 1 + (int)(hl_test_rand(&seed) % 24);
-        int64_t va[64], vb[64];
-        uint64_t na = 7, nb = 7;
+        int64_t va[64], vb[64], vc[64];
+        uint64_t na = 7, nb = 7, nc = 7;
         int ra = hl_record_ints_padded(rec, len, n, va, &na);
         int rb = hl_record_ints_ref(rec, len, n, vb, &nb);
-        int rc = hl_record_ints(rec, len, n, vb, &nb);
+        int rc = hl_record_ints(rec, len, n, vc, &nc);
         cr_assert_eq(ra, rb, "iteration %d: %d, the plain decoder %d", iter, ra, rb);
         cr_assert_eq(rc, rb, "iteration %d", iter);
-        if (ra == 0) {
+        if (rb == 0) {
             cr_assert_eq(na, nb, "iteration %d", iter);
-            for (int i = 0; i < n; i++)
+            cr_assert_eq(nc, nb, "iteration %d", iter);
+            for (int i = 0; i < n; i++) {
                 cr_assert_eq(va[i], vb[i], "iteration %d column %d", iter, i);
+                cr_assert_eq(vc[i], vb[i], "iteration %d column %d", iter, i);
+            }
         }
     }
 }
