@@ -84,7 +84,7 @@ static hl_report_t *analyze_pass(sqlite3 *db, const char *path, const hl_analyze
 {
     hl_run_t run;
     if (hl_run_load(db, path, o->pid, &run, err, errlen) < 0) return NULL;
-    if (run.blocks == 0 && run.orphan_frees == 0) {
+    if (!run.has_blocks && run.orphan_frees == 0) {
         if (o->pid > 0)
             snprintf(err, errlen, "%s: no allocation events for pid %lld", path, (long long)o->pid);
         else
