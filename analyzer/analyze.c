@@ -84,7 +84,7 @@ static hl_report_t *analyze_pass(sqlite3 *db, const char *path, const hl_analyze
 {
     hl_run_t run;
     if (hl_run_load(db, path, o->pid, &run, err, errlen) < 0) return NULL;
-    if (run.blocks == 0 && run.orphan_frees == 0) {
+    if (!run.has_blocks && run.orphan_frees == 0) {
         if (o->pid > 0)
             snprintf(err, errlen, "%s: no allocation events for pid %lld", path, (long long)o->pid);
         else
@@ -125,24 +125,24 @@ static hl_report_t *analyze_pass(sqlite3 *db, const char *path, const hl_analyze
     uint64_t sample_gen = 0;
     hl_progress_t prog;
     hl_progress_begin(&prog, "analysing");
-    hl_event_t ev;
+    const hl_event_t *ev;
     int rc;
     uint64_t n = 0;
-    while ((rc = hl_stream_next(s, &ev, err, errlen)) > 0) {
+    while ((rc = hl_stream_next_ref(s, &ev, err, errlen)) > 0) {
         if (kv) {
-            if (hl_kview_until(kv, ev.ts, err, errlen) < 0) {
+            if (hl_kview_until(kv, ev->ts, err, errlen) < 0) {
                 rc = -1;
                 break;
             }
             int64_t peak = hl_metrics_peak_seq(m);
-            if (!hl_metrics_event(m, &ev)) break;
-            hl_kview_event(kv, &ev);
+            if (!hl_metrics_event(m, ev)) break;
+            hl_kview_event(kv, ev);
             if (hl_metrics_peak_seq(m) != peak) hl_kview_peak(kv);
-        } else if (!hl_metrics_event(m, &ev)) {
+        } else if (!hl_metrics_event(m, ev)) {
             break;
         }
-        sample_gen = site_sample(sc, m, &ev, sample_gen);
-        if ((++n & 0xffff) == 0) hl_progress_update(&prog, (uint64_t)ev.seq, (uint64_t)max_seq);
+        sample_gen = site_sample(sc, m, ev, sample_gen);
+        if ((++n & 0xffff) == 0) hl_progress_update(&prog, (uint64_t)ev->seq, (uint64_t)max_seq);
     }
     if (kv && rc >= 0 && hl_kview_until(kv, INT64_MAX, err, errlen) < 0) rc = -1;
     hl_progress_done(&prog);
@@ -153,9 +153,13 @@ static hl_report_t *analyze_pass(sqlite3 *db, const char *path, const hl_analyze
                 (unsigned long long)n, (double)ts.tv_sec + (double)ts.tv_nsec / 1e9,
                 hl_stream_pending(s));
     }
+    hl_hmap_t unfreed = {0}, unfreed_bytes = {0};
+    int counted = rc == 0 && hl_stream_take_unfreed(s, &unfreed, &unfreed_bytes);
     hl_stream_close(s);
     *reorder = rc == HL_STREAM_REORDER;
     if (rc < 0) {
+        hl_hmap_free(&unfreed);
+        hl_hmap_free(&unfreed_bytes);
         hl_sitecyc_free(sc);
         hl_kview_close(kv);
         hl_report_free(hl_metrics_finish(m));
@@ -168,7 +172,10 @@ static hl_report_t *analyze_pass(sqlite3 *db, const char *path, const hl_analyze
     if (kv) hl_kview_finish(kv, r);
     r->db = db;
     load_errors(db, r);
-    r->leakclass = hl_leakclass_load(db);
+    r->leakclass =
+        hl_leakclass_load_counted(db, counted ? &unfreed : NULL, counted ? &unfreed_bytes : NULL);
+    hl_hmap_free(&unfreed);
+    hl_hmap_free(&unfreed_bytes);
     return r;
 }
 

@@ -20,6 +20,7 @@ struct hl_blockreader_s {
     int fd;               /* the database file, for bt */
     int ncols;            /* columns of the block_data table */
     int cid[HL_BF_NCOLS]; /* position of each block_data column (hl_blockfmt.h) in a record */
+    int cid_shift;        /* k > 0 when cid[i] = i + k for every column, else 0 */
     int64_t base_pid, base_ptr, base_ts; /* block_base */
     int64_t pid;                         /* > 0: rows of that process only */
     int64_t last_id;                     /* last rowid the direct reader returned */
@@ -154,8 +155,20 @@ static void fill(hl_block_row_t *row, const int64_t *f)
     row->has_free = f[F_FREE_SEQ] >= 0;
     if (row->has_free) {
         hl_event_t *x = &row->free;
-        *x = *e;
         x->kind = HL_EV_FREE;
+        x->block = e->block;
+        x->pid = e->pid;
+        x->ptr = e->ptr;
+        x->size = e->size;
+        x->usable = e->usable;
+        x->tier = e->tier;
+        x->cls = e->cls;
+        x->flags = e->flags;
+        x->alloc_seq = e->alloc_seq;
+        x->alloc_ts = e->alloc_ts;
+        x->alloc_cycles = e->alloc_cycles;
+        x->alloc_stack = e->alloc_stack;
+        x->purpose = e->purpose;
         x->prev_block = 0;
         x->seq = f[F_FREE_SEQ];
         x->ts = hl_ts(f[F_FREE_TS]);
@@ -212,7 +225,7 @@ static int next_direct(hl_blockreader_t *r, hl_block_row_t *row)
         uint32_t len;
         char why[200];
         int rc = hl_btree_next(r->bt, &rowid, &rec, &len, why, sizeof why);
-        int ri = rc == 1 ? hl_record_ints(rec, len, r->ncols, v, &nulls) : 0;
+        int ri = rc == 1 ? hl_record_ints_padded(rec, len, r->ncols, v, &nulls) : 0;
         if (ri < 0) {
             /* SQLite reads the same row next: it stores what is not an integer, and it
              * refuses a malformed record with its own error (the query selects the table's
@@ -237,13 +250,18 @@ static int next_direct(hl_blockreader_t *r, hl_block_row_t *row)
             return next_sql(r, row);
         }
         r->last_id = rowid;
-        int64_t c[HL_BF_NCOLS];
-        uint64_t n = 0;
-        for (int i = 0; i < HL_BF_NCOLS; i++) {
-            c[i] = v[r->cid[i]];
-            n |= (nulls >> r->cid[i] & 1) << i;
+        if (r->cid_shift) {
+            /* The columns in hl_blockfmt.h's order right after the id: no permutation. */
+            decode(r, rowid, v + r->cid_shift, nulls >> r->cid_shift, f);
+        } else {
+            int64_t c[HL_BF_NCOLS];
+            uint64_t n = 0;
+            for (int i = 0; i < HL_BF_NCOLS; i++) {
+                c[i] = v[r->cid[i]];
+                n |= (nulls >> r->cid[i] & 1) << i;
+            }
+            decode(r, rowid, c, n, f);
         }
-        decode(r, rowid, c, n, f);
         if (r->pid > 0 && f[F_PID] != r->pid) continue;
         fill(row, f);
         return 1;
@@ -328,6 +346,9 @@ static int direct_setup(hl_blockreader_t *r, const char *file, char *why, size_t
             snprintf(why, whylen, "the block_data table has no column '%s'", bf_names[i]);
             return -1;
         }
+    r->cid_shift = r->cid[0] > 0 ? r->cid[0] : 0;
+    for (int i = 0; i < HL_BF_NCOLS; i++)
+        if (r->cid[i] != i + r->cid_shift) r->cid_shift = 0;
     if (!id_alias || r->ncols > 64) {
         snprintf(why, whylen, "unexpected block_data table layout");
         return -1;

@@ -87,7 +87,70 @@ static int load_sites(sqlite3 *db, hl_leakclass_report_t *lc)
     return 0;
 }
 
+/* The classes' totals over the blocks live at the end of the scanned processes: one scan of
+ * the block table through SQLite. */
+static void totals_sql(sqlite3 *db, hl_leakclass_report_t *lc)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT coalesce(c.class, 0), count(*), sum(b.size) FROM block b "
+                           "LEFT JOIN leak_block c ON c.block = b.id "
+                           "WHERE b.free_seq IS NULL AND (b.flags & 1) = 0 "
+                           "AND b.pid IN (SELECT pid FROM leak_scan) GROUP BY 1",
+                           -1, &s, NULL) != SQLITE_OK)
+        return;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        int cls = sqlite3_column_int(s, 0);
+        if (cls < 0 || cls > 3) cls = 0;
+        lc->blocks[cls] += (uint64_t)sqlite3_column_int64(s, 1);
+        lc->bytes[cls] += (uint64_t)sqlite3_column_int64(s, 2);
+    }
+    sqlite3_finalize(s);
+}
+
+/* The same totals from the stream's count of unfreed blocks per process: the classified
+ * blocks by rowid lookups from leak_block (as many as the scan found), and class 0 is what
+ * is left of the scanned processes' unfreed blocks. */
+static void totals_counted(sqlite3 *db, hl_leakclass_report_t *lc, const hl_hmap_t *unfreed,
+                           const hl_hmap_t *unfreed_bytes)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db, "SELECT DISTINCT pid FROM leak_scan", -1, &s, NULL) != SQLITE_OK)
+        return;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        uint64_t pid = (uint64_t)sqlite3_column_int64(s, 0);
+        if (sqlite3_column_type(s, 0) != SQLITE_INTEGER) continue;
+        const uint64_t *n = hl_hmap_get(unfreed, pid), *b = hl_hmap_get(unfreed_bytes, pid);
+        lc->blocks[0] += n ? *n : 0;
+        lc->bytes[0] += b ? *b : 0;
+    }
+    sqlite3_finalize(s);
+    if (sqlite3_prepare_v2(db,
+                           "SELECT c.class, count(*), sum(b.size) FROM leak_block c "
+                           "CROSS JOIN block b ON b.id = c.block " /* leak_block drives */
+                           "WHERE b.free_seq IS NULL AND (b.flags & 1) = 0 "
+                           "AND b.pid IN (SELECT pid FROM leak_scan) GROUP BY 1",
+                           -1, &s, NULL) != SQLITE_OK)
+        return;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        int cls = sqlite3_column_int(s, 0);
+        if (sqlite3_column_type(s, 0) == SQLITE_NULL || cls < 0 || cls > 3) cls = 0;
+        uint64_t n = (uint64_t)sqlite3_column_int64(s, 1), b = (uint64_t)sqlite3_column_int64(s, 2);
+        lc->blocks[0] -= n;
+        lc->bytes[0] -= b;
+        lc->blocks[cls] += n;
+        lc->bytes[cls] += b;
+    }
+    sqlite3_finalize(s);
+}
+
 hl_leakclass_report_t *hl_leakclass_load(sqlite3 *db)
+{
+    return hl_leakclass_load_counted(db, NULL, NULL);
+}
+
+hl_leakclass_report_t *hl_leakclass_load_counted(sqlite3 *db, const hl_hmap_t *unfreed,
+                                                 const hl_hmap_t *unfreed_bytes)
 {
     if (!db || !has_table(db)) return NULL;
     sqlite3_stmt *s;
@@ -107,20 +170,10 @@ hl_leakclass_report_t *hl_leakclass_load(sqlite3 *db)
     }
     sqlite3_finalize(s);
     if (!lc) return NULL;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT coalesce(c.class, 0), count(*), sum(b.size) FROM block b "
-                           "LEFT JOIN leak_block c ON c.block = b.id "
-                           "WHERE b.free_seq IS NULL AND (b.flags & 1) = 0 "
-                           "AND b.pid IN (SELECT pid FROM leak_scan) GROUP BY 1",
-                           -1, &s, NULL) == SQLITE_OK) {
-        while (sqlite3_step(s) == SQLITE_ROW) {
-            int cls = sqlite3_column_int(s, 0);
-            if (cls < 0 || cls > 3) cls = 0;
-            lc->blocks[cls] += (uint64_t)sqlite3_column_int64(s, 1);
-            lc->bytes[cls] += (uint64_t)sqlite3_column_int64(s, 2);
-        }
-        sqlite3_finalize(s);
-    }
+    if (unfreed && unfreed_bytes)
+        totals_counted(db, lc, unfreed, unfreed_bytes);
+    else
+        totals_sql(db, lc);
     load_sites(db, lc);
     return lc;
 }

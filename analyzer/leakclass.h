@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hmap.h"
+
 typedef struct hl_leak_site_s {
     int64_t stack; /* -1: no stack */
     uint64_t definite_blocks, definite_bytes, indirect_blocks, indirect_bytes;
@@ -29,8 +31,14 @@ typedef struct hl_leakclass_report_s {
     size_t nsites;
 } hl_leakclass_report_t;
 
-/* NULL when the run has no leak scan (or the database predates the tables). */
+/* NULL when the run has no leak scan (or the database predates the tables). The totals take
+ * one scan of the block table through SQLite. */
 hl_leakclass_report_t *hl_leakclass_load(sqlite3 *db);
+/* The same without that scan, from the blocks of every process that were never freed and did
+ * not fail, pid -> blocks and pid -> requested bytes (hl_stream_take_unfreed); with NULL
+ * maps, hl_leakclass_load(). */
+hl_leakclass_report_t *hl_leakclass_load_counted(sqlite3 *db, const hl_hmap_t *unfreed,
+                                                 const hl_hmap_t *unfreed_bytes);
 void hl_leakclass_free(hl_leakclass_report_t *lc);
 /* "complete", "partial (threads not scanned)", … for leak_scan.status. */
 const char *hl_leakclass_status(uint64_t status);

@@ -7,6 +7,7 @@
 
 #include "arenamap.h"
 #include "hl_schema.h"
+#include "hcache.h"
 #include "hmap.h"
 #include "leakclass.h"
 #include "midstate.h"
@@ -32,6 +33,9 @@ int hl_life_bucket(int64_t ns)
     return HL_LIFE_BUCKETS - 1;
 }
 
+/* Live sizes below this are counted in an array, the rest in a map. */
+#define LIVE_SMALL 4096
+
 struct hl_metrics_s {
     hl_report_t *r;
     hl_midstate_t *mid; /* live mid blocks and regions; marked at the peak */
@@ -44,13 +48,18 @@ struct hl_metrics_s {
     hl_path_stat_t ps[4][HL_MAX_PATHS];
     hl_pctl_t size_alloc[HL_SIZE_BUCKETS], size_free[HL_SIZE_BUCKETS], size_pair[HL_SIZE_BUCKETS];
     uint64_t class_live[HL_NCLASSES];
-    hl_hmap_t sites;       /* stack + 1 -> index in r->sites */
-    hl_hmap_t live_size;   /* size -> live blocks not suppressed */
-    const hl_hmap_t *supp; /* stack + 1 -> hl_supp_kind_t of suppressed stacks, or NULL */
-    hl_hmap_t last_alloc;  /* pid << 32 ^ tid -> last block allocated by the thread */
+    hl_hmap_t sites;                 /* stack + 1 -> index in r->sites */
+    hl_hmap_t live_size;             /* size -> live blocks not suppressed, sizes from LIVE_SMALL */
+    uint64_t live_small[LIVE_SMALL]; /* the same for smaller sizes, 0: none */
+    const hl_hmap_t *supp;           /* stack + 1 -> hl_supp_kind_t of suppressed stacks, or NULL */
+    hl_hmap_t last_alloc;            /* pid << 32 ^ tid -> last block allocated by the thread */
+    hl_hcache_t last_cache;          /* write-back cache of last_alloc (hcache.h) */
+    hl_hcache_t site_cache;          /* read cache of sites */
     size_t sites_cap;
     int next_sample;
+    int64_t next_edge; /* next_edge(): the end of sample next_sample's interval */
     uint64_t R_max_interval;
+    uint64_t util_R, util_H; /* R and H of the quotient that set r->util_max */
     uint64_t slab_size;
     /* The last operation counted in a path's budget (hl_metrics_last_sample). */
     uint64_t sample_gen;
@@ -84,6 +93,13 @@ static uint64_t slab_size_of(const hl_run_t *run)
     return run->arena_size > 0 ? 4096 : 65536;
 }
 
+/* The end of the timeline interval being sampled (INT64_MAX once every sample is taken). */
+static int64_t next_edge(const hl_metrics_t *m)
+{
+    if (m->next_sample >= HL_TL_SAMPLES) return INT64_MAX;
+    return m->t0 + hl_timeline_edge(m->t1 - m->t0, m->next_sample + 1, HL_TL_SAMPLES);
+}
+
 hl_metrics_t *hl_metrics_new(hl_run_t *run, int64_t pid, int64_t from_ns, int64_t to_ns)
 {
     hl_metrics_t *m = calloc(1, sizeof *m);
@@ -103,6 +119,8 @@ hl_metrics_t *hl_metrics_new(hl_run_t *run, int64_t pid, int64_t from_ns, int64_
     m->t1 = to_ns >= 0 ? r->run.start_ts + to_ns : r->run.end_ts;
     if (m->t1 < m->t0) m->t1 = m->t0;
     m->ext_override = -2;
+    m->util_H = UINT64_MAX;
+    m->next_edge = next_edge(m);
     m->slab_size = slab_size_of(&r->run);
     if (r->run.arena_size > 0) {
         m->held_fixed = 1;
@@ -128,9 +146,8 @@ static uint64_t held(hl_metrics_t *m)
 static void take_samples(hl_metrics_t *m, int64_t ts)
 {
     hl_report_t *r = m->r;
-    int64_t span = m->t1 - m->t0;
     while (m->next_sample < HL_TL_SAMPLES) {
-        int64_t edge = m->t0 + hl_timeline_edge(span, m->next_sample + 1, HL_TL_SAMPLES);
+        int64_t edge = m->next_edge;
         if (ts >= 0 && ts <= edge) return;
         hl_sample_t *s = &r->samples[m->next_sample++];
         s->ts = edge - r->run.start_ts;
@@ -143,13 +160,17 @@ static void take_samples(hl_metrics_t *m, int64_t ts)
         s->external = known ? f.external : -1;
         m->R_max_interval = m->R;
         r->nsamples = m->next_sample;
+        m->next_edge = next_edge(m);
     }
 }
 
 static hl_site_t *site_of(hl_metrics_t *m, int64_t stack)
 {
+    uint64_t cached;
+    if (hl_hcache_get(&m->site_cache, (uint64_t)stack + 1, &cached)) return &m->r->sites[cached];
     int fresh;
     uint64_t *ix = hl_hmap_put(&m->sites, (uint64_t)stack + 1, m->r->nsites, &fresh);
+    hl_hcache_fill(&m->site_cache, (uint64_t)stack + 1, *ix);
     if (fresh) {
         hl_site_t *s = HL_VEC_PUSH(m->r->sites, m->r->nsites, m->sites_cap);
         memset(s, 0, sizeof *s);
@@ -184,7 +205,7 @@ int hl_metrics_event(hl_metrics_t *m, const hl_event_t *ev)
     hl_report_t *r = m->r;
     if (r->to_ns >= 0 && ev->ts > m->t1) return 0;
     int in_window = ev->ts >= m->t0;
-    if (in_window) take_samples(m, ev->ts);
+    if (in_window && ev->ts > m->next_edge) take_samples(m, ev->ts);
     switch (ev->kind) {
     case HL_EV_ALLOC: {
         int failed = ev->flags & HL_BF_FAILED;
@@ -225,12 +246,17 @@ int hl_metrics_event(hl_metrics_t *m, const hl_event_t *ev)
             if (in_window) c->allocs++;
         }
         hl_site_t *site = site_of(m, ev->stack);
-        if (!site->supp) (*hl_hmap_put(&m->live_size, ev->size, 0, NULL))++;
+        if (!site->supp) {
+            if (ev->size < LIVE_SMALL)
+                m->live_small[ev->size]++;
+            else
+                (*hl_hmap_put(&m->live_size, ev->size, 0, NULL))++;
+        }
         site->live_blocks++;
         site->live_bytes += ev->size;
         if (ev->tid >= 0)
-            *hl_hmap_put(&m->last_alloc, ((uint64_t)ev->pid << 32) ^ (uint64_t)ev->tid, 0, NULL) =
-                (uint64_t)ev->block;
+            hl_hcache_store(&m->last_cache, &m->last_alloc,
+                            ((uint64_t)ev->pid << 32) ^ (uint64_t)ev->tid, (uint64_t)ev->block);
         if (in_window) {
             site->count++;
             site->bytes += ev->size;
@@ -244,8 +270,14 @@ int hl_metrics_event(hl_metrics_t *m, const hl_event_t *ev)
         if (m->U > r->max_U) r->max_U = m->U;
         uint64_t h = held(m);
         if (h > r->max_H) r->max_H = h;
-        if (h && (double)m->R / (double)h > r->util_max && in_window)
+        /* A quotient can only pass util_max when R grew or H shrank since the one that set
+         * it (rounding is monotone): the division is skipped otherwise. */
+        if (h && in_window && (m->R > m->util_R || h < m->util_H) &&
+            (double)m->R / (double)h > r->util_max) {
             r->util_max = (double)m->R / (double)h;
+            m->util_R = m->R;
+            m->util_H = h;
+        }
         if (in_window && (m->R > r->peak_R || !r->peak_seq)) {
             r->peak_R = m->R;
             r->peak_U = m->U;
@@ -266,15 +298,24 @@ int hl_metrics_event(hl_metrics_t *m, const hl_event_t *ev)
             r->classes[ev->cls].live_requested -= ev->size;
         }
         hl_site_t *site = site_of(m, ev->alloc_stack);
-        uint64_t *ls = site->supp ? NULL : hl_hmap_get(&m->live_size, ev->size);
-        if (ls && --*ls == 0) hl_hmap_del(&m->live_size, ev->size, NULL);
+        if (site->supp) {
+        } else if (ev->size < LIVE_SMALL) {
+            if (m->live_small[ev->size]) m->live_small[ev->size]--;
+        } else {
+            uint64_t *ls = hl_hmap_get(&m->live_size, ev->size);
+            if (ls && --*ls == 0) hl_hmap_del(&m->live_size, ev->size, NULL);
+        }
         site->live_blocks--;
         site->live_bytes -= ev->size;
         int temporary = 0;
         if (ev->tid >= 0) {
-            uint64_t *last =
-                hl_hmap_get(&m->last_alloc, ((uint64_t)ev->pid << 32) ^ (uint64_t)ev->tid);
-            temporary = last && *last == (uint64_t)ev->block;
+            uint64_t key = ((uint64_t)ev->pid << 32) ^ (uint64_t)ev->tid, v;
+            if (hl_hcache_get(&m->last_cache, key, &v)) {
+                temporary = v == (uint64_t)ev->block;
+            } else {
+                uint64_t *last = hl_hmap_get(&m->last_alloc, key);
+                temporary = last && *last == (uint64_t)ev->block;
+            }
         }
         if (in_window) {
             /* The old side of a realloc is part of the realloc operation, counted once on
@@ -504,6 +545,13 @@ hl_report_t *hl_metrics_finish(hl_metrics_t *m)
     }
     size_t lcap = 0;
     const hl_hmap_slot_t *s;
+    for (uint64_t size = 0; size < LIVE_SMALL; size++) {
+        if (!m->live_small[size]) continue;
+        hl_leak_size_t *l = HL_VEC_PUSH(r->leak_sizes, r->nleak_sizes, lcap);
+        l->size = size;
+        l->blocks = m->live_small[size];
+        l->bytes = size * m->live_small[size];
+    }
     for (size_t i = 0; hl_hmap_iter(&m->live_size, &i, &s);) {
         hl_leak_size_t *l = HL_VEC_PUSH(r->leak_sizes, r->nleak_sizes, lcap);
         l->size = s->key;

@@ -8,14 +8,6 @@
 #include "hmap.h"
 #include "radixsort.h"
 
-unsigned hl_pctl_bucket(uint64_t x)
-{
-    if (x < 64) return (unsigned)x;
-    unsigned e = 63u - (unsigned)__builtin_clzll(x); /* 6..63 */
-    unsigned sub = (unsigned)(x >> (e - 5)) & (HL_PCTL_SUB - 1);
-    return 64 + (e - 6) * HL_PCTL_SUB + sub;
-}
-
 void hl_pctl_bucket_range(unsigned b, uint64_t *lo, uint64_t *hi)
 {
     if (b < 64) {
@@ -39,12 +31,18 @@ static void spill(hl_pctl_t *p)
     p->n = p->cap = 0;
 }
 
-void hl_pctl_add(hl_pctl_t *p, uint64_t x)
+void hl_pctl_add_slow(hl_pctl_t *p, uint64_t x)
 {
     if (!p->count || x < p->min) p->min = x;
     if (!p->count || x > p->max) p->max = x;
     p->count++;
-    p->sum += x;
+    if (p->big) {
+        p->lsum += x;
+    } else if (__builtin_add_overflow(p->isum, x, &p->isum)) {
+        p->isum -= x;
+        p->big = 1;
+        p->lsum = (long double)p->isum + (long double)x;
+    }
     if (p->hist) {
         p->hist[hl_pctl_bucket(x)]++;
         return;
@@ -88,7 +86,7 @@ double hl_pctl_get(hl_pctl_t *p, double q)
 
 double hl_pctl_mean(const hl_pctl_t *p)
 {
-    return p->count ? (double)(p->sum / p->count) : 0;
+    return p->count ? (double)(hl_pctl_sum(p) / p->count) : 0;
 }
 
 void hl_pctl_free(hl_pctl_t *p)

@@ -2,7 +2,8 @@
  *
  * HL_RADIX_SORT(name, type, KEY) defines `static void name(type *a, size_t n)`, sorting a by
  * KEY(element), a uint64_t. 11 bits a pass; a pass whose digit is the same for every element
- * is skipped (the high bits of addresses, of cycle counts), so it is O(n) where qsort's
+ * is skipped, found by one scan before any pass (the high bits of addresses, of cycle
+ * counts: most sorts of cycle samples take one or two passes), so it is O(n) where qsort's
  * callbacks dominated the analysis. Stable; one scratch array of n elements, abort() when it
  * cannot be allocated. Below HL_RADIX_SMALL elements an insertion sort (stable too) runs
  * instead: each pass clears a 16 KiB count array, far more than sorting a few elements costs
@@ -31,9 +32,16 @@
             }                                                                                      \
             return;                                                                                \
         }                                                                                          \
+        /* The bits in which some key differs from the first: a pass over a digit without any      \
+         * is skipped before its count array is even cleared. */                                   \
+        uint64_t vary = 0, k0 = (uint64_t)KEY(a[0]);                                               \
+        for (size_t i = 1; i < n; i++)                                                             \
+            vary |= (uint64_t)KEY(a[i]) ^ k0;                                                      \
+        if (!vary) return;                                                                         \
         type *tmp = malloc(n * sizeof *tmp), *src = a, *dst = tmp;                                 \
         if (!tmp) abort();                                                                         \
         for (unsigned shift = 0; shift < 64; shift += 11) {                                        \
+            if (!((vary >> shift) & 2047)) continue;                                               \
             size_t count[2048] = {0};                                                              \
             for (size_t i = 0; i < n; i++)                                                         \
                 count[((uint64_t)KEY(src[i]) >> shift) & 2047]++;                                  \

@@ -307,7 +307,7 @@ static hl_report_t *replay_pass(sqlite3 *db, const char *path, const hl_replay_o
     int64_t pid = o->pid > 0 ? o->pid : busiest_pid(db);
     hl_run_t run;
     if (hl_run_load(db, path, pid, &run, err, errlen) < 0) return NULL;
-    if (run.blocks == 0) {
+    if (!run.has_blocks) {
         snprintf(err, errlen, "%s: empty run: the recording holds no allocation events%s", path,
                  o->pid > 0 ? " for this pid" : "");
         hl_run_free(&run);

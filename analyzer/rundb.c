@@ -95,7 +95,8 @@ int hl_run_load(sqlite3 *db, const char *path, int64_t pid, hl_run_t *run, char 
 #define COUNT(field, table)                                                                        \
     snprintf(q, sizeof q, "SELECT count(*) FROM %s%s", table, w);                                  \
     run->field = hl_an_int(db, q, 0)
-    COUNT(blocks, "block");
+    snprintf(q, sizeof q, "SELECT count(*) FROM (SELECT 1 FROM block%s LIMIT 1)", w);
+    run->has_blocks = hl_an_int(db, q, 0);
     COUNT(orphan_frees, "orphan_free");
     COUNT(os_regions, "os_region");
     COUNT(errors, "error");

@@ -24,7 +24,9 @@ typedef struct hl_run_s {
     int64_t events, discarded;
     int64_t arena_size;
     int64_t processes, threads;
-    int64_t blocks, orphan_frees, os_regions, errors;
+    int64_t has_blocks; /* 1 when the run (or pid) has a block row: counting them would read
+                           the whole table, which the stream reads anyway */
+    int64_t orphan_frees, os_regions, errors;
     int64_t max_seq; /* largest allocation or orphan-free seq (progress) */
 } hl_run_t;
 

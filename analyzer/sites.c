@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hcache.h"
 #include "hmap.h"
 #include "pctl.h"
 
@@ -15,7 +16,8 @@ typedef struct entry_s {
 } entry_t;
 
 struct hl_sitecyc_s {
-    hl_hmap_t ix; /* key(stack, op, path) -> index in e */
+    hl_hmap_t ix;      /* key(stack, op, path) -> index in e */
+    hl_hcache_t cache; /* read cache of ix, by key(stack, op, path) */
     entry_t *e;
     size_t n, cap;
     hl_slow_op_t slow[HL_SLOWEST_MAX]; /* a min-heap on (cycles, -seq) */
@@ -78,26 +80,39 @@ void hl_sitecyc_add(hl_sitecyc_t *sc, int op, int path, int64_t cycles, const hl
                     int64_t start_ts)
 {
     int64_t stack = ev->stack < 0 ? -1 : ev->stack;
-    /* A stack id past 2^56 (a damaged database) can share a key with another: probe on. */
-    int fresh;
-    uint64_t *ix;
-    for (uint64_t k = key_of(stack, op, path);; k += 0x9e3779b97f4a7c15ull) {
-        ix = hl_hmap_put(&sc->ix, k, sc->n, &fresh);
-        if (fresh) break;
-        const entry_t *o = &sc->e[*ix];
-        if (o->stack == stack && o->op == op && o->path == path) break;
+    uint64_t k0 = key_of(stack, op, path), at;
+    entry_t *e = NULL;
+    if (hl_hcache_get(&sc->cache, k0, &at)) {
+        e = &sc->e[at];
+        if (e->stack != stack || e->op != op || e->path != path) e = NULL;
     }
-    if (fresh) {
-        entry_t *e = HL_VEC_PUSH(sc->e, sc->n, sc->cap);
-        memset(e, 0, sizeof *e);
-        e->op = op;
-        e->path = path;
-        e->stack = stack;
+    if (!e) {
+        /* A stack id past 2^56 (a damaged database) can share a key with another: probe on. */
+        int fresh;
+        uint64_t *ix;
+        for (uint64_t k = k0;; k += 0x9e3779b97f4a7c15ull) {
+            ix = hl_hmap_put(&sc->ix, k, sc->n, &fresh);
+            if (fresh) break;
+            const entry_t *o = &sc->e[*ix];
+            if (o->stack == stack && o->op == op && o->path == path) break;
+        }
+        if (fresh) {
+            entry_t *ne = HL_VEC_PUSH(sc->e, sc->n, sc->cap);
+            memset(ne, 0, sizeof *ne);
+            ne->op = op;
+            ne->path = path;
+            ne->stack = stack;
+        }
+        hl_hcache_fill(&sc->cache, k0, *ix);
+        e = &sc->e[*ix];
     }
-    entry_t *e = &sc->e[*ix];
     e->count++;
     if (cycles < 0) return;
     hl_pctl_add(&e->pc, (uint64_t)cycles);
+    if (sc->nslow == HL_SLOWEST_MAX) { /* slow_add's test, before the record is built */
+        const hl_slow_op_t *h0 = &sc->slow[0];
+        if (h0->cycles > cycles || (h0->cycles == cycles && h0->seq <= ev->seq)) return;
+    }
     hl_slow_op_t o = {op,      path,    cycles,   ev->seq, ev->ts - start_ts,
                       ev->pid, ev->tid, ev->size, stack};
     slow_add(sc, &o);
@@ -136,7 +151,7 @@ void hl_sitecyc_finish(hl_sitecyc_t *sc, hl_report_t *r)
     /* Cycles of each (op, path): the sum over its sites. */
     long double tot[4][HL_MAX_PATHS] = {{0}};
     for (size_t i = 0; i < sc->n; i++)
-        tot[sc->e[i].op & 3][sc->e[i].path % HL_MAX_PATHS] += sc->e[i].pc.sum;
+        tot[sc->e[i].op & 3][sc->e[i].path % HL_MAX_PATHS] += hl_pctl_sum(&sc->e[i].pc);
     r->site_cycles = calloc(sc->n + 1, sizeof *r->site_cycles);
     if (!r->site_cycles) abort();
     for (size_t i = 0; i < sc->n; i++) {
@@ -148,8 +163,9 @@ void hl_sitecyc_finish(hl_sitecyc_t *sc, hl_report_t *r)
         s->stack = e->stack;
         s->count = e->count;
         s->timed = e->pc.count;
-        s->cycles = e->pc.sum < 1.8e19L ? (uint64_t)e->pc.sum : UINT64_MAX;
-        s->share = t > 0 ? (double)(e->pc.sum / t) : -1;
+        long double sum = hl_pctl_sum(&e->pc);
+        s->cycles = sum < 1.8e19L ? (uint64_t)sum : UINT64_MAX;
+        s->share = t > 0 ? (double)(sum / t) : -1;
         s->p50 = hl_pctl_get(&e->pc, 0.50);
         s->p99 = hl_pctl_get(&e->pc, 0.99);
         s->mean = hl_pctl_mean(&e->pc);

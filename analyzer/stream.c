@@ -94,16 +94,26 @@ static inline void unpack(hl_event_t *e, const hl_pend_t *p)
 struct hl_stream_s {
     sqlite3 *db;
     sqlite3_stmt *st[CUR_N];
-    int has[CUR_N];       /* cursor holds a row in ev[] */
-    hl_event_t ev[CUR_N]; /* head row of each cursor */
+    int has[CUR_N];                /* cursor holds a row in ev[] */
+    hl_event_t ev[CUR_N];          /* head row of the SQL cursors */
+    const hl_event_t *head[CUR_N]; /* head row of each cursor: ev[c], or the block row's alloc */
     int64_t last_alloc_seq;
     hl_pend_t *pool; /* pending free ends, packed */
     size_t npool, pool_cap;
     uint32_t *spare; /* free slots of pool */
     size_t nspare, spare_cap;
-    hl_radixq_t rq;            /* pending free ends by seq << 4 | rank: pool slots */
-    hl_blockreader_t *blocks;  /* the block rows; s->db is its connection */
-    const hl_block_row_t *row; /* head block row: its alloc end is ev[CUR_BLOCK] */
+    hl_radixq_t rq; /* pending free ends by seq << 4 | rank: pool slots */
+    /* The one pending free end while rq is empty (a short-lived block's, most often), kept
+     * out of rq: rq's order is the same as if it had been pushed there, because it moves
+     * into rq (before anything else is pushed) as soon as a second one comes. */
+    hl_pend_t soon;
+    uint64_t soon_key;                /* its rq key, clamped as rq would */
+    int has_soon;                     /* invariant: has_soon implies rq is empty */
+    hl_blockreader_t *blocks;         /* the block rows; s->db is its connection */
+    const hl_block_row_t *row;        /* head block row: its alloc end is ev[CUR_BLOCK] */
+    int all_pids;                     /* the stream reads every process's blocks */
+    int blocks_done;                  /* the block cursor reached its end */
+    hl_hmap_t unfreed, unfreed_bytes; /* pid -> blocks never freed (not failed), their bytes */
     /* The merge runs on its own thread and hands events over in chunks. */
     pthread_t thread;
     int started;
@@ -151,7 +161,7 @@ static void huge_pages(void *p, size_t len)
     if (hi > lo) madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
 }
 
-static void pending_push(hl_stream_t *s, const hl_event_t *e)
+static void pending_push_rq(hl_stream_t *s, const hl_pend_t *p, uint64_t key)
 {
     uint32_t slot;
     if (s->nspare) {
@@ -162,12 +172,35 @@ static void pending_push(hl_stream_t *s, const hl_event_t *e)
         slot = (uint32_t)(s->npool - 1);
         if (s->pool_cap != old_cap) huge_pages(s->pool, s->pool_cap * sizeof *s->pool);
     }
-    pack(&s->pool[slot], e);
-    hl_radixq_push(&s->rq, (uint64_t)e->seq << 4 | (uint64_t)rank(e), slot);
+    s->pool[slot] = *p;
+    hl_radixq_push(&s->rq, key, slot);
+}
+
+static void pending_push(hl_stream_t *s, const hl_event_t *e)
+{
+    uint64_t key = (uint64_t)e->seq << 4 | (uint64_t)rank(e);
+    if (!s->has_soon && !s->rq.size) {
+        pack(&s->soon, e);
+        s->soon_key = key < s->rq.last ? s->rq.last : key;
+        s->has_soon = 1;
+        return;
+    }
+    if (s->has_soon) {
+        s->has_soon = 0;
+        pending_push_rq(s, &s->soon, s->soon_key);
+    }
+    hl_pend_t p;
+    pack(&p, e);
+    pending_push_rq(s, &p, key);
 }
 
 static void pending_pop(hl_stream_t *s, hl_event_t *out)
 {
+    if (s->has_soon) {
+        s->has_soon = 0;
+        unpack(out, &s->soon);
+        return;
+    }
     uint32_t slot = hl_radixq_pop(&s->rq).slot;
     unpack(out, &s->pool[slot]);
     *HL_VEC_PUSH(s->spare, s->nspare, s->spare_cap) = slot;
@@ -213,13 +246,19 @@ static int advance(hl_stream_t *s, int c, char *err, size_t errlen)
     if (c == CUR_BLOCK) {
         int rc = hl_blockreader_next(s->blocks, &s->row, err, errlen);
         s->has[c] = rc > 0;
+        if (rc == 0) s->blocks_done = 1;
         if (rc <= 0) return rc;
-        s->ev[c] = s->row->alloc;
-        if (s->ev[c].seq < s->last_alloc_seq) {
+        s->head[c] = &s->row->alloc;
+        if (!s->row->has_free && !(s->row->alloc.flags & HL_BF_FAILED)) {
+            uint64_t pid = (uint64_t)s->row->alloc.pid;
+            ++*hl_hmap_put(&s->unfreed, pid, 0, NULL);
+            *hl_hmap_put(&s->unfreed_bytes, pid, 0, NULL) += s->row->alloc.size;
+        }
+        if (s->row->alloc.seq < s->last_alloc_seq) {
             snprintf(err, errlen, "block ids are not in allocation order");
             return HL_STREAM_REORDER;
         }
-        s->last_alloc_seq = s->ev[c].seq;
+        s->last_alloc_seq = s->row->alloc.seq;
         return 0;
     }
     int rc = sqlite3_step(s->st[c]);
@@ -248,6 +287,9 @@ hl_stream_t *hl_stream_open(sqlite3 *db, int64_t pid, int by_index, char *err, s
     memset(s, 0, sizeof *s);
     s->rq = (hl_radixq_t)HL_RADIXQ_INIT;
     s->last_alloc_seq = INT64_MIN;
+    s->all_pids = pid <= 0;
+    for (int c = 0; c < CUR_N; c++)
+        s->head[c] = &s->ev[c];
     char where[64] = "", q[512];
     if (pid > 0) snprintf(where, sizeof where, "WHERE pid = %lld", (long long)pid);
     s->blocks = hl_blockreader_open(db, pid, by_index, err, errlen);
@@ -291,16 +333,20 @@ static int merge_next(hl_stream_t *s, hl_event_t *ev, char *err, size_t errlen)
     int from = -1; /* -1: the pending free ends */
     int64_t best_seq = 0;
     int best_rank = 0;
-    const hl_radixq_ent_t *top = hl_radixq_top(&s->rq);
-    if (top) {
+    const hl_radixq_ent_t *top = s->has_soon ? NULL : hl_radixq_top(&s->rq);
+    int pending = s->has_soon || top;
+    if (s->has_soon) {
+        best_seq = (int64_t)(s->soon_key >> 4);
+        best_rank = (int)(s->soon_key & 15);
+    } else if (top) {
         best_seq = (int64_t)(top->key >> 4);
         best_rank = (int)(top->key & 15);
         __builtin_prefetch(&s->pool[top->slot]);
     }
     for (int c = 0; c < CUR_N; c++) {
         if (!s->has[c]) continue;
-        const hl_event_t *e = &s->ev[c];
-        if ((from == -1 && !top) || e->seq < best_seq ||
+        const hl_event_t *e = s->head[c];
+        if ((from == -1 && !pending) || e->seq < best_seq ||
             (e->seq == best_seq && rank(e) < best_rank)) {
             best_seq = e->seq;
             best_rank = rank(e);
@@ -308,11 +354,11 @@ static int merge_next(hl_stream_t *s, hl_event_t *ev, char *err, size_t errlen)
         }
     }
     if (from < 0) {
-        if (!top) return 0;
+        if (!pending) return 0;
         pending_pop(s, ev);
         return 1;
     }
-    *ev = s->ev[from];
+    *ev = *s->head[from];
     if (from == CUR_BLOCK && s->row->has_free) pending_push(s, &s->row->free);
     int rc = advance(s, from, err, errlen);
     return rc < 0 ? rc : 1;
@@ -330,7 +376,7 @@ static void *merge_main(void *arg)
             c->n++;
         c->end = rc <= 0;
         c->rc = rc < 0 ? rc : 0;
-        c->pending = s->rq.size;
+        c->pending = s->rq.size + (size_t)s->has_soon;
         hl_evq_fill_end(s->q);
         if (c->end) break;
     }
@@ -342,13 +388,21 @@ static void *merge_main(void *arg)
 
 int hl_stream_next(hl_stream_t *s, hl_event_t *ev, char *err, size_t errlen)
 {
+    const hl_event_t *e;
+    int rc = hl_stream_next_ref(s, &e, err, errlen);
+    if (rc > 0) *ev = *e;
+    return rc;
+}
+
+int hl_stream_next_ref(hl_stream_t *s, const hl_event_t **ev, char *err, size_t errlen)
+{
     for (;;) {
         if (!s->c.cur) {
             s->c.cur = hl_evq_take_begin(s->q);
             s->c.pos = 0;
         }
         if (s->c.pos < s->c.cur->n) {
-            *ev = s->c.cur->ev[s->c.pos++];
+            *ev = &s->c.cur->ev[s->c.pos++];
             return 1;
         }
         if (s->c.cur->end) {
@@ -358,6 +412,18 @@ int hl_stream_next(hl_stream_t *s, hl_event_t *ev, char *err, size_t errlen)
         hl_evq_take_end(s->q);
         s->c.cur = NULL;
     }
+}
+
+int hl_stream_take_unfreed(hl_stream_t *s, hl_hmap_t *blocks, hl_hmap_t *bytes)
+{
+    /* The merge thread is done with the maps: it filled the last chunk after its last row. */
+    if (!s->all_pids || !s->blocks_done || !s->c.cur || !s->c.cur->end || s->c.cur->rc != 0)
+        return 0;
+    *blocks = s->unfreed;
+    *bytes = s->unfreed_bytes;
+    memset(&s->unfreed, 0, sizeof s->unfreed);
+    memset(&s->unfreed_bytes, 0, sizeof s->unfreed_bytes);
+    return 1;
 }
 
 size_t hl_stream_pending(const hl_stream_t *s)
@@ -379,6 +445,8 @@ void hl_stream_close(hl_stream_t *s)
         sqlite3_finalize(s->st[c]);
     hl_blockreader_close(s->blocks);
     hl_radixq_free(&s->rq);
+    hl_hmap_free(&s->unfreed);
+    hl_hmap_free(&s->unfreed_bytes);
     free(s->pool);
     free(s->spare);
     free(s);

@@ -69,6 +69,14 @@ hl_stream_t *hl_stream_open(sqlite3 *db, int64_t pid, int by_index, char *err, s
  * by_index and start over. */
 #define HL_STREAM_REORDER (-2)
 int hl_stream_next(hl_stream_t *s, hl_event_t *ev, char *err, size_t errlen);
+/* The same without the copy: *ev points into the stream, valid until the next call. */
+int hl_stream_next_ref(hl_stream_t *s, const hl_event_t **ev, char *err, size_t errlen);
+/* After hl_stream_next() returned 0 on a stream over every process: move out the blocks
+ * that were never freed and did not fail, per process (pid -> blocks, pid -> requested
+ * bytes; the maps become the caller's) and return 1. 0 (maps untouched) otherwise: the
+ * stream was opened for one process or did not reach its end. */
+struct hl_hmap_s;
+int hl_stream_take_unfreed(hl_stream_t *s, struct hl_hmap_s *blocks, struct hl_hmap_s *bytes);
 /* Free ends waiting in the stream (blocks allocated, not yet freed). */
 size_t hl_stream_pending(const hl_stream_t *s);
 void hl_stream_close(hl_stream_t *s);

@@ -5,7 +5,7 @@
 AN_TEST_DIR := $(TEST_DIR)/analyzer
 AN_SCHEMA := schemas/heapledger.sql schemas/heapledger_index.sql
 AN_DBS := $(addprefix $(AN_TEST_DIR)/,basic.db arena.db empty.db discarded.db badversion.db \
-          reorder.db realloc.db churn.db kernel.db kshare.db \
+          reorder.db realloc.db churn.db kernel.db kshare.db leakclass.db \
           notadb.db)
 
 # A hand-made database: the v1 schema, the test's rows, the indexes.
@@ -215,3 +215,12 @@ analyzer-fit: $(AN_FITPROG) $(BIN_DIR)/heapledger
 	tests/analyzer/fit_test.sh $(BIN_DIR)/heapledger $(AN_FITPROG) $(AN_TEST_DIR)
 
 analyzer-check: analyzer-fit
+
+# `heapledger report` against heaptrack_print on the same 10 M-event run (tests/e2e/
+# record_bench), medians of REPORT_REPS alternating runs (tests/analyzer/report_vs.sh); the
+# recordings are kept in build/bench/report-vs and reused. AN_VS_EVENTS=100000000 for 100 M.
+AN_VS_EVENTS ?= 10000000
+.PHONY: bench-report
+bench-report: $(BIN_DIR)/heapledger $(TEST_DIR)/e2e/record_bench $(LIB_DIR)/libheapledger-tp.so
+	@tests/analyzer/report_vs.sh $(BIN_DIR)/heapledger $(TEST_DIR)/e2e/record_bench \
+	    $(AN_VS_EVENTS) $(BUILD)/bench/report-vs-$(AN_VS_EVENTS)

@@ -17,6 +17,7 @@
 #include "omap.h"
 #include "stream.h"
 #include "pctl.h"
+#include "leakclass.h"
 #include "radixq.h"
 #include "rundb.h"
 #include "suppress.h"
@@ -154,6 +155,28 @@ Test(pctl, exact_nearest_rank)
     NEAR(hl_pctl_get(&p, 0.25), 100);
     NEAR(hl_pctl_get(&p, 0.50), 200);
     NEAR(hl_pctl_get(&p, 0.75), 300);
+    hl_pctl_free(&p);
+}
+
+/* The sum is kept in an integer until it passes 2^64, then in long double: the mean must be
+ * what summing in long double from the first sample gives, in the exact phase, after the
+ * spill to the histogram, and across the overflow. */
+Test(pctl, sum_is_the_long_double_sum)
+{
+    hl_pctl_t p = {0};
+    long double ref = 0;
+    uint64_t n = 0, x = 1;
+    for (int i = 0; i < 3 * HL_PCTL_EXACT_MAX; i++, n++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        uint64_t v = i < 2 * HL_PCTL_EXACT_MAX ? x >> 40 : x >> 2; /* then near 2^62 */
+        hl_pctl_add(&p, v);
+        ref += v;
+        if (i % 4099 == 0 || i == 3 * HL_PCTL_EXACT_MAX - 1) {
+            cr_assert(hl_pctl_sum(&p) == ref, "sample %d", i);
+            cr_assert(hl_pctl_mean(&p) == (double)(ref / (n + 1)), "sample %d", i);
+        }
+    }
+    cr_assert(p.big, "the sum passed 2^64");
     hl_pctl_free(&p);
 }
 
@@ -318,6 +341,52 @@ Test(analyze, window_and_pid)
     r = hl_analyze(db, db_path("basic"), &(hl_analyze_opts_t){999, -1, -1, NULL}, err, sizeof err);
     cr_assert_null(r);
     cr_assert(strstr(err, "no allocation events for pid 999"), "%s", err);
+    sqlite3_close(db);
+}
+
+/* The leak classes' totals: counted in the pass (the stream's unfreed blocks per process)
+ * when it reads every process to the end, else by SQLite; both are the same numbers. */
+static void same_classes(const hl_leakclass_report_t *a, const hl_leakclass_report_t *b)
+{
+    cr_assert(a && b);
+    for (int c = 0; c < 4; c++) {
+        cr_assert_eq(a->blocks[c], b->blocks[c], "class %d", c);
+        cr_assert_eq(a->bytes[c], b->bytes[c], "class %d", c);
+    }
+    cr_assert_eq(a->scans, b->scans);
+}
+
+Test(analyze, leak_classes_counted_in_the_pass)
+{
+    sqlite3 *db;
+    hl_report_t *r = analyze("leakclass", (hl_analyze_opts_t){0, -1, -1, NULL}, &db);
+    const hl_leakclass_report_t *lc = r->leakclass;
+    cr_assert(lc);
+    cr_assert_eq(lc->scans, 2);
+    cr_assert_eq(lc->blocks[1], 1);
+    cr_assert_eq(lc->bytes[1], 10);
+    cr_assert_eq(lc->blocks[2], 1);
+    cr_assert_eq(lc->bytes[2], 20);
+    cr_assert_eq(lc->blocks[3], 1);
+    cr_assert_eq(lc->bytes[3], 30);
+    cr_assert_eq(lc->blocks[0], 3, "blocks 4, 5 (class 0) and 6 (class 7)");
+    cr_assert_eq(lc->bytes[0], 150);
+    hl_leakclass_report_t *sql = hl_leakclass_load(db);
+    same_classes(lc, sql);
+    hl_report_free(r);
+    /* One process, and a window that ends early: SQLite's totals, the same. */
+    char err[256];
+    r = hl_analyze(db, db_path("leakclass"), &(hl_analyze_opts_t){100, -1, -1, NULL}, err,
+                   sizeof err);
+    cr_assert(r, "%s", err);
+    same_classes(r->leakclass, sql);
+    hl_report_free(r);
+    r = hl_analyze(db, db_path("leakclass"), &(hl_analyze_opts_t){0, -1, 3000, NULL}, err,
+                   sizeof err);
+    cr_assert(r, "%s", err);
+    same_classes(r->leakclass, sql);
+    hl_report_free(r);
+    hl_leakclass_free(sql);
     sqlite3_close(db);
 }
 
