@@ -17,6 +17,7 @@
  * that the state still names its slot (a reused TLS block starts zeroed) before it reads.
  */
 #include "internal.h"
+#include "harden.h" /* hardening hook: thread exit empties the buffers */
 
 #include <string.h>
 
@@ -158,6 +159,8 @@ static void cache_exit(hl_tls_t *t)
     if (t->state != HL_TLS_BOUND)
         return;
     if (t->heap && hl_heap_alive(t->heap, t->heap_uid)) {
+        if (t->heap->opt.harden)
+            hl_harden_thread_flush(t->heap); /* hardening hook: the thread's buffers */
         hl_tls_flush(t);
         merge_paths(t);
     }
