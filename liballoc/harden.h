@@ -3,7 +3,9 @@
  *
  * How it plugs in (no branch on the fast paths, STYLE.md habits 4 and 5): a hardened heap
  * has thread-cache caps of 0, so every malloc and free takes the slow path, where heap.c
- * calls the plain functions below when h->opt.harden is set.
+ * calls the plain functions below when h->opt.harden is set. Per-thread buffers of freed
+ * blocks (harden_cache.h: a quarantine buffer handed over in batches, a reuse cache of blocks
+ * that left the quarantine) keep the locks off most of those operations.
  *
  * Block layout in hardened mode (tiny and mid; usable = S-1 for a tiny slot, size-16 for a
  * TLSF block; requests are padded by HL_HARDEN_PAD so that the trailer fits):
