@@ -843,9 +843,9 @@ static void hcache_flush(hl_heap_t *h, hl_hcache_t *c)
 
 void hl_harden_thread_flush(hl_heap_t *h)
 {
-    hl_hcache_t *c = hl_hcache_peek(h);
+    hl_hcache_t *c = hl_hcache_slot_of(h); /* h's, or an older heap's that is still alive */
     if (!c) return;
-    hcache_flush(h, c);
+    hcache_flush(c->heap, c);
     hl_hcache_reset(c); /* a later free of this thread (exiting) uses the shared quarantine */
 }
 
@@ -932,7 +932,6 @@ int hl_harden_drain(hl_heap_t *h)
 {
     hstate_t *st = h->opt.harden ? state_of(h) : NULL;
     if (!st) return 0;
-    hl_harden_thread_flush(h); /* the calling thread's buffers first (none in a fixed arena) */
     int any = 0;
     void *out[EVICT_BATCH];
     size_t n;

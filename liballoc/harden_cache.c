@@ -17,6 +17,17 @@ hl_hcache_t *hl_hcache_peek(hl_heap_t *h)
     return c->heap == h && c->uid == h->uid ? c : NULL;
 }
 
+hl_hcache_t *hl_hcache_slot_of(hl_heap_t *h)
+{
+    hl_hcache_t *c = slot_for(h);
+    if (!c->heap) return NULL;
+    if (c->heap != h && !hl_heap_alive(c->heap, c->uid)) {
+        hl_hcache_reset(c); /* another heap's, gone with it */
+        return NULL;
+    }
+    return c;
+}
+
 hl_hcache_t *hl_hcache_of(hl_heap_t *h, void (*flush)(hl_heap_t *, hl_hcache_t *))
 {
     if (h->arena_base) return NULL;

@@ -56,6 +56,9 @@ typedef struct hl_hcache_s {
 hl_hcache_t *hl_hcache_of(hl_heap_t *h, void (*flush)(hl_heap_t *, hl_hcache_t *));
 /* The calling thread's buffers when they belong to h (no binding), else NULL. */
 hl_hcache_t *hl_hcache_peek(hl_heap_t *h);
+/* The calling thread's buffers of h's kind (default heap, or other heaps) when they hold
+ * blocks of a live heap (h, or the other heap they still belong to), else NULL. */
+hl_hcache_t *hl_hcache_slot_of(hl_heap_t *h);
 /* Forget every block in c (they belong to a heap that is gone). */
 void hl_hcache_reset(hl_hcache_t *c);
 

@@ -159,8 +159,7 @@ static void cache_exit(hl_tls_t *t)
     if (t->state != HL_TLS_BOUND)
         return;
     if (t->heap && hl_heap_alive(t->heap, t->heap_uid)) {
-        if (t->heap->opt.harden)
-            hl_harden_thread_flush(t->heap); /* hardening hook: the thread's buffers */
+        hl_harden_thread_flush(t->heap); /* hardening hook: the thread's buffers, if any */
         hl_tls_flush(t);
         merge_paths(t);
     }

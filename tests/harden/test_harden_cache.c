@@ -234,3 +234,27 @@ Test(harden_cache, fork_child_detects_and_stays_consistent)
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child: status %d", st);
     hl_heap_destroy(h);
 }
+
+static void *thread_then_other_heap(void *arg)
+{
+    thread_body(arg);
+    hl_heap_t *plain = heap_with(""); /* the thread's second cache now serves this one */
+    hl_heap_free(plain, hl_heap_malloc(plain, 10));
+    return NULL; /* exits bound to the plain heap, the hardened heap's buffers still held */
+}
+
+/* The same when the thread moved on to another heap before it exited: the buffers it still
+ * holds for the hardened heap are handed over too. */
+Test(harden_cache, thread_exit_flushes_buffers_of_an_earlier_heap)
+{
+    hl_heap_t *h = heap_with(OPTS);
+    thr_t t = {h, NULL};
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, thread_then_other_heap, &t), 0);
+    pthread_join(th, NULL);
+    quiet();
+    size_t found = hl_heap_check(h, 1);
+    loud();
+    cr_assert_eq(found, 1, "the exited thread's buffered block is checked");
+    hl_heap_destroy(h);
+}
