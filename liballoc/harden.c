@@ -14,6 +14,7 @@
  */
 #include "harden.h"
 #include "fullguard.h"
+#include "harden_cache.h"
 #include "pagemap.h"
 #include "pattern.h"
 #include "quarantine.h"
@@ -199,6 +200,8 @@ void hl_harden_destroy(hl_heap_t *h)
             __atomic_store_n(&states[i], NULL, __ATOMIC_RELEASE);
         }
     hl_unlock(&states_lock);
+    hl_hcache_t *c = hl_hcache_peek(h); /* the caller's buffers: their blocks go with the heap */
+    if (c) hl_hcache_reset(c);
     if (h->arena_base && !h->arena_owned) hl_pagemap_unregister(h->arena_base, h->arena_size);
     hl_fullguard_destroy(h); /* fullguard hook */
     hl_sidemeta_destroy(h);
@@ -700,6 +703,28 @@ void *hl_harden_alloc_guarded(hl_heap_t *h, size_t req, size_t align, hl_opinfo_
     return hl_fullguard_alloc(h, req, align, info); /* fullguard hook (fullguard.c) */
 }
 
+/* Write block b's trailer and canary for a request of req bytes, mirror the trailer, set the
+ * slot's allocated bit (tiny). */
+static void *finish_alloc(hl_heap_t *h, hblk_t *b, size_t req, hl_opinfo_t *info)
+{
+    hl_hmeta_t *m = b->meta;
+    char *p = b->p;
+    m->req = req;
+    m->check = meta_hash(p, req, b->gen);
+    m->state = HL_META_LIVE;
+    m->astack = capture(h);
+    m->atid = self_tid();
+    m->fstack = 0;
+    m->ftid = 0;
+    if (h->opt.canary) memset(p + req, HL_CANARY_BYTE, b->moff - req);
+    /* large (and a fixed arena's side entry): the record is out of reach already */
+    if (b->tier != HL_TIER_LARGE && !b->side) hl_metacopy_put(p, m);
+    if (b->tier == HL_TIER_TINY)
+        __atomic_fetch_or(&b->slab->state[b->idx / 64], 1ull << (b->idx % 64), __ATOMIC_ACQ_REL);
+    info->usable = req;
+    return p;
+}
+
 void *hl_harden_on_alloc(hl_heap_t *h, void *vp, size_t req, hl_opinfo_t *info)
 {
     char *p = vp;
@@ -733,59 +758,147 @@ void *hl_harden_on_alloc(hl_heap_t *h, void *vp, size_t req, hl_opinfo_t *info)
     if (b.tier == HL_TIER_TINY && !h->arena_base && h->opt.poison && m->state == HL_META_FREED &&
         meta_valid(&b))
         check_poison(h, &b, 8, 1, "reuse");
-    m->req = req;
-    m->check = meta_hash(p, req, b.gen);
-    m->state = HL_META_LIVE;
-    m->astack = capture(h);
-    m->atid = self_tid();
-    m->fstack = 0;
-    m->ftid = 0;
-    if (h->opt.canary) memset(p + req, HL_CANARY_BYTE, b.moff - req);
-    /* large (and a fixed arena's side entry): the record is out of reach already */
-    if (b.tier != HL_TIER_LARGE && !b.side) hl_metacopy_put(p, m);
-    if (b.tier == HL_TIER_TINY)
-        __atomic_fetch_or(&b.slab->state[b.idx / 64], 1ull << (b.idx % 64), __ATOMIC_ACQ_REL);
-    info->usable = req;
-    return p;
+    return finish_alloc(h, &b, req, info);
+}
+
+/* A freed block that must still be exactly as its free left it (quarantined, or kept in a
+ * thread's reuse cache): a tiny or mid block whose header and trailer say FREED. Otherwise
+ * report a use-after-free (its metadata was overwritten after the free) and return 0: the
+ * block is leaked, its metadata cannot be trusted. */
+static int freed_intact(hl_heap_t *h, void *p, hblk_t *b)
+{
+    loc_t l = locate(h, p, b);
+    if (l == LOC_FREED && b->tier != HL_TIER_NONE) return 1;
+    hl_hreport_t r;
+    report_fill(&r, h, "use-after-free", p, b);
+    r.details = "a quarantined block's header was overwritten after its free";
+    hl_report(&r);
+    return 0;
+}
+
+/* freed_intact for a block of a reuse cache: a tiny block that this heap quarantined, so its
+ * pages are known to be a slab segment's (no page map lookup). */
+static int cached_intact(hl_heap_t *h, void *p, unsigned cls, hblk_t *b)
+{
+    b->tier = HL_TIER_NONE;
+    b->p = p;
+    b->meta = NULL;
+    b->usable = 0;
+    hl_slab_t *s = hl_tiny_slab_of(&h->tiny, p);
+    if (tiny_locate(p, s, b) == LOC_FREED && s->cls == cls && b->meta) return 1;
+    return freed_intact(h, p, b); /* the full validation, and its report */
+}
+
+void *hl_harden_alloc_cached(hl_heap_t *h, size_t req, size_t n, hl_opinfo_t *info)
+{
+    hl_hcache_t *c = hl_hcache_peek(h);
+    if (!c) return NULL;
+    unsigned cls = hl_size_class[(n + 16) >> 4];
+    void *p;
+    hblk_t b;
+    while ((p = hl_hcache_pop(c, cls)) != NULL) {
+        if (!cached_intact(h, p, cls, &b)) continue; /* reported, leaked */
+        /* Nothing wrote the block since its free (the cache is an array): all of its poison,
+         * from offset 0, must be there (0 bytes too: zero_on_free keeps this cache off). */
+        if (h->opt.poison && meta_valid(&b)) check_poison(h, &b, 0, 0, "reuse");
+        hl_count(h, HL_PATH_TINY_CACHE_HIT);
+        hl_info(info, HL_TIER_TINY, cls, HL_PATH_TINY_CACHE_HIT, b.usable);
+        return finish_alloc(h, &b, req, info);
+    }
+    return NULL;
 }
 
 /* ---- free ---------------------------------------------------------------------------------- */
 
-/* Really release a block that leaves the quarantine (delayed) or skips it. */
-static void release_block(hl_heap_t *h, void *p, int delayed)
+/* Really release block p (described by b, found intact and FREED); delayed: it sat in the
+ * quarantine (a fixed arena's block that skipped it gets no second delay below). */
+static void release_described(hl_heap_t *h, void *p, hblk_t *b, int delayed)
 {
-    hblk_t b;
-    loc_t l = locate(h, p, &b);
-    if (l != LOC_FREED || b.tier == HL_TIER_NONE) {
-        hl_hreport_t r;
-        report_fill(&r, h, "use-after-free", p, &b);
-        r.details = "a quarantined block's header was overwritten after its free";
-        hl_report(&r);
-        return; /* leak it: its metadata cannot be trusted */
-    }
-    if (b.tier == HL_TIER_LARGE) {
+    if (b->tier == HL_TIER_LARGE) {
         ((uint8_t *)p)[-1] = HL_TAG_LARGE; /* the mapping goes back as it is */
     } else {
-        if (h->opt.poison && meta_valid(&b)) check_poison(h, &b, 0, 0, "quarantine exit");
-        if (h->opt.zero_on_free) memset(p, 0, b.usable);
-        if (!b.side) hl_metacopy_del(p);
+        if (h->opt.poison && meta_valid(b)) check_poison(h, b, 0, 0, "quarantine exit");
+        if (h->opt.zero_on_free) memset(p, 0, b->usable);
+        if (!b->side) hl_metacopy_del(p);
     }
     hl_opinfo_t tmp;
     releasing = 1;
     /* A fixed arena's block that sat in the quarantine has had its delay: with rotate=1 it
      * goes to the active store, not into a second delay (docs/hardening.md, "Fixed arenas"). */
-    hl_tlsf_free_active = b.side && delayed;
+    hl_tlsf_free_active = b->side && delayed;
     hl_free_slow(h, p, &tmp);
     hl_tlsf_free_active = 0;
     releasing = 0;
 }
 
-/* Release what the quarantine gave back; fresh is the block just pushed (it may skip the
- * FIFO: then it had no delay), NULL when draining. */
-static void release_all(hl_heap_t *h, void **out, size_t n, const void *fresh)
+/* Really release a block that leaves the quarantine (delayed) or skips it. */
+static void release_block(hl_heap_t *h, void *p, int delayed)
 {
-    for (size_t i = 0; i < n; i++)
+    hblk_t b;
+    if (freed_intact(h, p, &b)) release_described(h, p, &b, delayed);
+}
+
+/* Blocks that left the quarantine: a tiny one goes to the calling thread's reuse cache when
+ * c is given and its class has room (the class from its header byte; the block is validated
+ * in full and its poison verified when it is handed out, hl_harden_alloc_cached), every other
+ * one is validated, verified and released. fresh is the block just pushed (it may skip the
+ * FIFO: then it had no delay), NULL when draining. */
+static void release_all(hl_heap_t *h, void **out, size_t n, hl_hcache_t *c, const void *fresh)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned tag = ((const uint8_t *)out[i])[-1], cls = tag & (HL_CLASS_MAX - 1);
+        if (c && (tag & HL_TAG_TINY_MASK) == HL_TAG_TINY && cls < HL_CLASS_COUNT &&
+            hl_hcache_put(c, cls, out[i]))
+            continue;
         release_block(h, out[i], out[i] != fresh);
+    }
+}
+
+/* Verify and release every block of c's reuse cache. */
+static void release_cached(hl_heap_t *h, hl_hcache_t *c)
+{
+    for (unsigned cls = 0; cls < HL_CLASS_COUNT; cls++) {
+        void *p;
+        while ((p = hl_hcache_pop(c, cls)) != NULL)
+            release_block(h, p, 1);
+    }
+}
+
+/* Hand c's quarantine buffer to h's shared quarantine in one batch; what leaves it goes to
+ * c's reuse cache (or back to the heap). */
+static void flush_qbuf(hl_heap_t *h, hstate_t *st, hl_hcache_t *c, int keep)
+{
+    void *q[HL_HCACHE_QBUF];
+    uint32_t sz[HL_HCACHE_QBUF];
+    uint32_t n = c->nq;
+    memcpy(q, c->q, n * sizeof q[0]);
+    memcpy(sz, c->qsz, n * sizeof sz[0]);
+    c->nq = 0;
+    c->qbytes = 0;
+    if (keep && ++c->epoch % HL_HCACHE_EPOCH == 0) release_cached(h, c);
+    void *out[2 * HL_HCACHE_QBUF];
+    size_t k = hl_quarantine_push_batch(&st->q, q, sz, n, out, 2 * HL_HCACHE_QBUF);
+    release_all(h, out, k, keep && !h->opt.zero_on_free ? c : NULL, NULL);
+}
+
+/* Empty the calling thread's buffers for h (hl_hcache_of when they change heap, thread exit,
+ * heap destruction): the quarantine buffer goes to the shared quarantine, the reuse cache's
+ * blocks are verified and released. */
+static void hcache_flush(hl_heap_t *h, hl_hcache_t *c)
+{
+    hstate_t *st = state_of(h);
+    if (st && st->q.ring && c->nq) flush_qbuf(h, st, c, 0);
+    c->nq = 0;
+    c->qbytes = 0;
+    release_cached(h, c);
+}
+
+void hl_harden_thread_flush(hl_heap_t *h)
+{
+    hl_hcache_t *c = hl_hcache_slot_of(h); /* h's, or an older heap's that is still alive */
+    if (!c) return;
+    hcache_flush(c->heap, c);
+    hl_hcache_reset(c); /* a later free of this thread (exiting) uses the shared quarantine */
 }
 
 int hl_harden_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
@@ -842,13 +955,23 @@ int hl_harden_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
         mprotect(p, b.usable, PROT_NONE);
         hl_os_decommit(p, b.usable);
         size_t len = ((const uint64_t *)(b.p - 16))[0];
-        release_all(h, out, hl_quarantine_push(&st->qlarge, p, len, out, EVICT_BATCH), p);
+        release_all(h, out, hl_quarantine_push(&st->qlarge, p, len, out, EVICT_BATCH), NULL, p);
         hl_count(h, HL_PATH_QUARANTINE);
         return 0;
     }
     if (h->opt.poison) memset(b.p, HL_POISON_BYTE, b.moff);
     if (st && st->q.ring) {
-        release_all(h, out, hl_quarantine_push(&st->q, p, b.usable, out, EVICT_BATCH), p);
+        /* The thread's quarantine buffer when the thread may keep one (bound to h), else
+         * the shared quarantine at once. */
+        hl_hcache_t *c = hl_hcache_of(h, hcache_flush);
+        int kept = c && hl_hcache_qpush(c, p, b.usable);
+        if (c && !kept) { /* full: one batch to the shared quarantine, then this block */
+            flush_qbuf(h, st, c, 1);
+            kept = hl_hcache_qpush(c, p, b.usable); /* 0: bigger than the buffer takes */
+        }
+        if (!kept)
+            release_all(h, out, hl_quarantine_push(&st->q, p, b.usable, out, EVICT_BATCH),
+                        c && !h->opt.zero_on_free ? c : NULL, p);
         hl_count(h, HL_PATH_QUARANTINE);
         return 0;
     }
@@ -865,11 +988,11 @@ int hl_harden_drain(hl_heap_t *h)
     void *out[EVICT_BATCH];
     size_t n;
     while ((n = hl_quarantine_drain(&st->q, out, EVICT_BATCH)) > 0) {
-        release_all(h, out, n, NULL);
+        release_all(h, out, n, NULL, NULL);
         any = 1;
     }
     while ((n = hl_quarantine_drain(&st->qlarge, out, EVICT_BATCH)) > 0) {
-        release_all(h, out, n, NULL);
+        release_all(h, out, n, NULL, NULL);
         any = 1;
     }
     return any;
@@ -1016,6 +1139,11 @@ size_t hl_harden_check(hl_heap_t *h, int verbose)
     }
     hstate_t *st = state_of(h);
     if (st) hl_quarantine_walk(&st->q, check_quarantined, &c);
+    /* The calling thread's buffers (other threads' are theirs: checked on their way out). */
+    hl_hcache_t *hc = hl_hcache_peek(h);
+    for (uint32_t i = 0; hc && i < hc->nq; i++)
+        check_quarantined(hc->q[i], &c);
+    if (hc) hl_hcache_each(hc, check_quarantined, &c);
     c.errors += hl_fullguard_check(h); /* fullguard hook */
     return c.errors;
 }

@@ -3,7 +3,9 @@
  *
  * How it plugs in (no branch on the fast paths, STYLE.md habits 4 and 5): a hardened heap
  * has thread-cache caps of 0, so every malloc and free takes the slow path, where heap.c
- * calls the plain functions below when h->opt.harden is set.
+ * calls the plain functions below when h->opt.harden is set. Per-thread buffers of freed
+ * blocks (harden_cache.h: a quarantine buffer handed over in batches, a reuse cache of blocks
+ * that left the quarantine) keep the locks off most of those operations.
  *
  * Block layout in hardened mode (tiny and mid; usable = S-1 for a tiny slot, size-16 for a
  * TLSF block; requests are padded by HL_HARDEN_PAD so that the trailer fits):
@@ -84,6 +86,13 @@ void *hl_harden_realloc(hl_heap_t *h, void *p, size_t n, hl_opinfo_t *info);
 size_t hl_harden_usable(hl_heap_t *h, const void *p);
 /* Walk live blocks (trailers, canaries) and quarantined ones (poison); returns errors. */
 size_t hl_harden_check(hl_heap_t *h, int verbose);
+/* A freed tiny block of the calling thread's reuse cache (harden_cache.h) for an n-byte
+ * padded request of req bytes, finished like hl_harden_on_alloc (poison verified from offset
+ * 0); NULL when the cache has none. Caller: n is a tiny request, default alignment. */
+void *hl_harden_alloc_cached(hl_heap_t *h, size_t req, size_t n, hl_opinfo_t *info);
+/* Empty the calling thread's buffers for h into the shared quarantine and the heap (thread
+ * exit: thread.c). */
+void hl_harden_thread_flush(hl_heap_t *h);
 /* Release the whole quarantine (fixed arena out of memory); 1 if anything was released. */
 int hl_harden_drain(hl_heap_t *h);
 /* C++ sized/aligned delete and free_sized: check size (and alignment) against the block. */

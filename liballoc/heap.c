@@ -353,6 +353,9 @@ static void *alloc_slow(hl_heap_t *h, size_t n, size_t align, hl_opinfo_t *info)
     if (h->opt.guard >= 2 && /* hardening hook: guard=all|sample:N */
         (p = hl_harden_alloc_guarded(h, req, align, info)) != NULL)
         return p;
+    if (h->opt.harden && align <= HL_ALIGN && h->tiny_max && n <= h->tiny_max &&
+        (p = hl_harden_alloc_cached(h, req, n, info)) != NULL) /* hardening hook: reuse cache */
+        return p;
     for (int attempt = 0;; attempt++) {
         if (align <= HL_ALIGN && h->tiny_max && n <= h->tiny_max)
             p = tiny_alloc(h, n, info);

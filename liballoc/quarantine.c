@@ -26,34 +26,54 @@ void hl_quarantine_fini(hl_quarantine_t *q)
 static void *pop_locked(hl_quarantine_t *q)
 {
     hl_qentry_t *e = &q->ring[q->head];
-    q->head = (q->head + 1) % q->cap;
+    if (++q->head == q->cap) q->head = 0; /* no division on the way */
     q->count--;
     q->bytes -= e->bytes;
     return e->p;
 }
 
+size_t hl_quarantine_push_batch(hl_quarantine_t *q, void *const *p, const uint32_t *bytes, size_t n,
+                                void **out, size_t max)
+{
+    size_t k = 0;
+    if (!q->ring || n > max) { /* nothing is kept: every block goes back at once */
+        for (size_t i = 0; i < n && i < max; i++)
+            out[k++] = p[i];
+        return k;
+    }
+    hl_lock(&q->lock);
+    /* Invariant at entry i: k + (n - i) <= max, room for every remaining block to skip. */
+    for (size_t i = 0; i < n; i++) {
+        if (bytes[i] > q->budget) {
+            out[k++] = p[i];
+            continue;
+        }
+        while (k + (n - i) < max && q->count &&
+               (q->count == q->cap || q->bytes + bytes[i] > q->budget))
+            out[k++] = pop_locked(q);
+        if (q->count == q->cap) { /* could not make room within max: skips the FIFO */
+            out[k++] = p[i];
+            continue;
+        }
+        size_t tail = q->head + q->count;
+        hl_qentry_t *e = &q->ring[tail < q->cap ? tail : tail - q->cap];
+        e->p = p[i];
+        e->bytes = bytes[i];
+        q->count++;
+        q->bytes += bytes[i];
+    }
+    hl_unlock(&q->lock);
+    return k;
+}
+
 size_t hl_quarantine_push(hl_quarantine_t *q, void *p, size_t bytes, void **out, size_t max)
 {
-    if (!q->ring || bytes > q->budget || !max) {
-        if (max) out[0] = p;
-        return max ? 1 : 0;
+    uint32_t b = bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes;
+    if (bytes > q->budget && q->ring && max) { /* not kept (b may be clamped) */
+        out[0] = p;
+        return 1;
     }
-    size_t n = 0;
-    hl_lock(&q->lock);
-    while (n + 1 < max && q->count && (q->count == q->cap || q->bytes + bytes > q->budget))
-        out[n++] = pop_locked(q);
-    if (q->count == q->cap) { /* could not make room within max: this block skips the FIFO */
-        hl_unlock(&q->lock);
-        out[n++] = p;
-        return n;
-    }
-    hl_qentry_t *e = &q->ring[(q->head + q->count) % q->cap];
-    e->p = p;
-    e->bytes = bytes;
-    q->count++;
-    q->bytes += bytes;
-    hl_unlock(&q->lock);
-    return n;
+    return hl_quarantine_push_batch(q, &p, &b, 1, out, max);
 }
 
 size_t hl_quarantine_drain(hl_quarantine_t *q, void **out, size_t max)

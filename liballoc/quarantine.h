@@ -31,6 +31,10 @@ void hl_quarantine_fini(hl_quarantine_t *q);
 /* Add p (bytes); moves the entries that must leave (oldest first) into out[0..max) and
  * returns their count. An entry bigger than the budget is not kept: returned at once. */
 size_t hl_quarantine_push(hl_quarantine_t *q, void *p, size_t bytes, void **out, size_t max);
+/* The same for n blocks under one lock (bytes of each below 4 GiB); out must hold max >= n
+ * entries: the blocks that must leave and those that could not be kept. */
+size_t hl_quarantine_push_batch(hl_quarantine_t *q, void *const *p, const uint32_t *bytes, size_t n,
+                                void **out, size_t max);
 /* Take up to max of the oldest entries out (all of them when called until it returns 0). */
 size_t hl_quarantine_drain(hl_quarantine_t *q, void **out, size_t max);
 /* Visit every entry, oldest first, under the lock. */

@@ -5,9 +5,9 @@
  *
  * The table is mmap'ed once by hl_stack_init() and never grows or allocates afterwards:
  *
- *   slots[HL_STACK_SLOTS]   open-addressing hash table, one 32-byte slot per distinct stack
+ *   slots[HL_STACK_SLOTS]   one 32-byte slot per distinct stack, by id (touched in order)
  *   ips[HL_STACK_POOL]      all frames of all stacks, appended with one atomic add each
- *   by_id[HL_STACK_SLOTS]   id -> slot index, for hl_stack_lookup()
+ *   index[HL_STACK_SLOTS]   open-addressing hash table of 4-byte entries (hash tag | id)
  *
  * Ids are 1, 2, 3, … in order of first sight; 0 means "no stack" (stacks off, table full,
  * capture failed). Interning is lock-free and wait-free: a thread that meets a slot another

@@ -17,6 +17,7 @@
  * that the state still names its slot (a reused TLS block starts zeroed) before it reads.
  */
 #include "internal.h"
+#include "harden.h" /* hardening hook: thread exit empties the buffers */
 
 #include <string.h>
 
@@ -162,6 +163,7 @@ static void cache_exit(hl_tls_t *t)
     if (t->state != HL_TLS_BOUND)
         return;
     if (t->heap && hl_heap_alive(t->heap, t->heap_uid)) {
+        hl_harden_thread_flush(t->heap); /* hardening hook: the thread's buffers, if any */
         hl_tls_flush(t);
         merge_paths(t);
     }

@@ -41,6 +41,13 @@ $(HARDEN_STACK_TEST): tests/harden/test_stack_cache.c $(LIBHL_CORE_A)
 	$(CC) $(TEST_CFLAGS) -fno-optimize-sibling-calls -I liballoc -o $@ $< $(LIBHL_CORE_A) -lcriterion \
 	    $(LIBHL_CORE_LIBS)
 
+# The per-thread buffers of a hardened heap (harden_cache.h): double frees, writes after free,
+# thread exit and fork with blocks in a thread's quarantine buffer or reuse cache.
+HARDEN_CACHE_TEST := $(HARDEN_DIR)/harden_cache_tests
+$(HARDEN_CACHE_TEST): tests/harden/test_harden_cache.c $(LIBHL_CORE_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -I liballoc -o $@ $< $(LIBHL_CORE_A) -lcriterion $(LIBHL_CORE_LIBS)
+
 # Bug programs: -O0 so that the bugs stay as written.
 $(HARDEN_DIR)/bugs/%: tests/harden/bugs/%.c
 	@mkdir -p $(dir $@)
@@ -52,9 +59,10 @@ $(HARDEN_DIR)/bugs/%: tests/harden/bugs/%.cc
 
 .PHONY: check-harden
 check-harden: $(HARDEN_TEST) $(HARDEN_BUGS) $(HARDEN_FULL) $(LIBHL_SO) $(TEST_DIR)/stress $(BIN_DIR)/heapledger \
-	$(AN_REPLAY_REC) $(HARDEN_PROGS) $(HL_SYMBOLIZER) $(HARDEN_STACK_TEST)
+	$(AN_REPLAY_REC) $(HARDEN_PROGS) $(HL_SYMBOLIZER) $(HARDEN_STACK_TEST) $(HARDEN_CACHE_TEST)
 	HEAPLEDGER_SYMBOLIZER=$(abspath $(HL_SYMBOLIZER)) $(HARDEN_TEST) --jobs 2
 	$(HARDEN_STACK_TEST) --jobs 2
+	$(HARDEN_CACHE_TEST) --jobs 2
 	tests/harden/signals.sh $(abspath $(LIBHL_SO)) $(HARDEN_DIR)/signals
 	tests/harden/fds.sh $(abspath $(LIBHL_SO)) $(HARDEN_DIR)/fds
 	tests/harden/replay_absurd.sh $(BIN_DIR)/heapledger $(AN_REPLAY_REC) schemas $(HARDEN_DIR)

@@ -1,0 +1,53 @@
+/* liballoc/harden_cache.c — which per-thread buffers a hardened heap's operation uses (see
+ * harden_cache.h). Two per thread, like the thread caches: one for the default heap and one
+ * for the last other heap the thread used. */
+#include "harden_cache.h"
+
+static __thread hl_hcache_t hc_main __attribute__((tls_model("initial-exec")));
+static __thread hl_hcache_t hc_x __attribute__((tls_model("initial-exec")));
+
+static inline hl_hcache_t *slot_for(const hl_heap_t *h)
+{
+    return h == &hl_main_heap ? &hc_main : &hc_x;
+}
+
+hl_hcache_t *hl_hcache_peek(hl_heap_t *h)
+{
+    hl_hcache_t *c = slot_for(h);
+    return c->heap == h && c->uid == h->uid ? c : NULL;
+}
+
+hl_hcache_t *hl_hcache_slot_of(hl_heap_t *h)
+{
+    hl_hcache_t *c = slot_for(h);
+    if (!c->heap) return NULL;
+    if (c->heap != h && !hl_heap_alive(c->heap, c->uid)) {
+        hl_hcache_reset(c); /* another heap's, gone with it */
+        return NULL;
+    }
+    return c;
+}
+
+hl_hcache_t *hl_hcache_of(hl_heap_t *h, void (*flush)(hl_heap_t *, hl_hcache_t *))
+{
+    if (h->arena_base) return NULL;
+    hl_tls_t *t = hl_tls_of(h);
+    if (t->state != HL_TLS_BOUND || t->heap != h) return NULL; /* unbound or exiting */
+    hl_hcache_t *c = slot_for(h);
+    if (hl_likely(c->heap == h && c->uid == h->uid)) return c;
+    if (c->heap && hl_heap_alive(c->heap, c->uid)) flush(c->heap, c); /* empties c */
+    hl_hcache_reset(c);
+    c->heap = h;
+    c->uid = h->uid;
+    return c;
+}
+
+void hl_hcache_reset(hl_hcache_t *c)
+{
+    c->nq = 0;
+    c->qbytes = 0;
+    for (unsigned i = 0; i < HL_CLASS_COUNT; i++)
+        c->head[i] = 0;
+    c->spare = c->used = 0;
+    c->heap = NULL;
+}

@@ -1,0 +1,260 @@
+/* tests/harden/test_harden_cache.c — the per-thread buffers of a hardened heap
+ * (liballoc/harden_cache.h): every block in a thread's quarantine buffer or reuse cache is
+ * still free for every check. A double free of such a block, a write into it after its free
+ * (the first word too: the cache never links through the blocks), and thread exit (the
+ * buffers go to the shared quarantine and the heap) are tested on heap objects, with
+ * abort_on_error=0 so that reports are counted; fork is tested in a child.
+ */
+#include "harden.h"
+#include "harden_cache.h"
+
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define OPTS "harden=1,abort_on_error=0,quarantine=4K"
+
+static hl_heap_t *heap_with(const char *opts)
+{
+    hl_options_t o;
+    hl_options_default(&o);
+    char err[128];
+    cr_assert_eq(hl_options_parse(&o, opts, err, sizeof err), 0, "options %s: %s", opts, err);
+    hl_heap_t *h = hl_heap_create(&o);
+    cr_assert_not_null(h, "heap with %s", opts);
+    return h;
+}
+
+static int saved_err = -1;
+
+/* Reports go to /dev/null while counted. */
+static void quiet(void)
+{
+    int null = open("/dev/null", O_WRONLY);
+    saved_err = dup(2);
+    dup2(null, 2);
+    close(null);
+}
+
+static void loud(void)
+{
+    dup2(saved_err, 2);
+    close(saved_err);
+}
+
+typedef struct find_s {
+    const void *p;
+    int found;
+} find_t;
+
+static void find_cb(void *p, void *arg)
+{
+    find_t *f = arg;
+    f->found |= p == f->p;
+}
+
+/* Is p in the calling thread's quarantine buffer (1), its reuse cache (2), or neither (0)? */
+static int where(hl_heap_t *h, const void *p)
+{
+    hl_hcache_t *c = hl_hcache_peek(h);
+    if (!c) return 0;
+    for (uint32_t i = 0; i < c->nq; i++)
+        if (c->q[i] == p) return 1;
+    find_t f = {p, 0};
+    hl_hcache_each(c, find_cb, &f);
+    return f.found ? 2 : 0;
+}
+
+/* Free p, then push it through the 4 KiB shared quarantine with frees of other blocks of the
+ * same size (n of them, allocated before p) until it lands in the reuse cache. */
+static void into_reuse_cache(hl_heap_t *h, char *p, char **others, int n)
+{
+    hl_heap_free(h, p);
+    cr_assert_eq(where(h, p), 1, "a fresh free goes to the thread's quarantine buffer");
+    for (int i = 0; i < n && where(h, p) != 2; i++)
+        hl_heap_free(h, others[i]);
+    cr_assert_eq(where(h, p), 2, "the block left the quarantine into the reuse cache");
+}
+
+Test(harden_cache, double_free_from_quarantine_buffer)
+{
+    hl_heap_t *h = heap_with(OPTS);
+    char *p = hl_heap_malloc(h, 40);
+    hl_heap_free(h, p);
+    cr_assert_eq(where(h, p), 1);
+    size_t before = hl_harden_errors();
+    quiet();
+    hl_heap_free(h, p);
+    loud();
+    cr_assert_eq(hl_harden_errors() - before, 1, "double free of a buffered block reported");
+    hl_heap_destroy(h);
+}
+
+Test(harden_cache, double_free_from_reuse_cache)
+{
+    hl_heap_t *h = heap_with(OPTS);
+    char *others[400];
+    for (int i = 0; i < 400; i++)
+        others[i] = hl_heap_malloc(h, 40);
+    char *p = hl_heap_malloc(h, 40);
+    into_reuse_cache(h, p, others, 400);
+    size_t before = hl_harden_errors();
+    quiet();
+    hl_heap_free(h, p);
+    loud();
+    cr_assert_eq(hl_harden_errors() - before, 1, "double free of a cached block reported");
+    /* Handed out once only, and intact. */
+    int seen = 0;
+    char *got[400];
+    for (int i = 0; i < 400; i++) {
+        got[i] = hl_heap_malloc(h, 40);
+        seen += got[i] == p;
+    }
+    cr_assert_leq(seen, 1);
+    cr_assert_eq(hl_harden_errors() - before, 1, "no other report");
+    cr_assert_eq(hl_heap_check(h, 1), 0);
+    hl_heap_destroy(h);
+}
+
+/* A write after free into the first word, which a slab's free list would overwrite (the
+ * slab path checks poison from offset 8): the reuse cache checks from offset 0. */
+Test(harden_cache, write_after_free_caught_on_reuse_from_cache)
+{
+    hl_heap_t *h = heap_with(OPTS);
+    char *others[400];
+    for (int i = 0; i < 400; i++)
+        others[i] = hl_heap_malloc(h, 40);
+    char *p = hl_heap_malloc(h, 40);
+    into_reuse_cache(h, p, others, 400);
+    memset(p, 0, 8); /* the bug */
+    size_t before = hl_harden_errors();
+    quiet();
+    char *q = NULL;
+    for (int i = 0; i < 400 && q != p; i++)
+        q = hl_heap_malloc(h, 40);
+    loud();
+    cr_assert_eq(q, p, "the cached block is handed out again");
+    cr_assert_eq(hl_harden_errors() - before, 1, "use-after-free found on reuse");
+    hl_heap_destroy(h);
+}
+
+/* A class the thread stops using: its cached blocks are still verified (every
+ * HL_HCACHE_EPOCH batches the cache is released). */
+Test(harden_cache, idle_class_released_and_verified)
+{
+    hl_heap_t *h = heap_with(OPTS);
+    char *others[400];
+    for (int i = 0; i < 400; i++)
+        others[i] = hl_heap_malloc(h, 40);
+    char *p = hl_heap_malloc(h, 40);
+    into_reuse_cache(h, p, others, 400);
+    p[20] = 1; /* the bug */
+    size_t before = hl_harden_errors();
+    quiet();
+    for (unsigned i = 0; i < (HL_HCACHE_EPOCH + 1) * HL_HCACHE_QBUF; i++)
+        hl_heap_free(h, hl_heap_malloc(h, 2000));
+    loud();
+    cr_assert_eq(where(h, p), 0, "released");
+    cr_assert_eq(hl_harden_errors() - before, 1, "use-after-free found at the release");
+    hl_heap_destroy(h);
+}
+
+typedef struct thr_s {
+    hl_heap_t *h;
+    char *bad;
+} thr_t;
+
+static void *thread_body(void *arg)
+{
+    thr_t *t = arg;
+    char *others[400];
+    for (int i = 0; i < 400; i++)
+        others[i] = hl_heap_malloc(t->h, 40);
+    char *p = hl_heap_malloc(t->h, 40);
+    into_reuse_cache(t->h, p, others, 400); /* some of the others stay in the buffer */
+    t->bad = hl_heap_malloc(t->h, 100);
+    hl_heap_free(t->h, t->bad);
+    cr_assert_eq(where(t->h, t->bad), 1);
+    t->bad[3] = 7; /* the bug: a write after free, while the block is in the buffer */
+    return NULL;
+}
+
+/* Thread exit hands the thread's buffers to the shared quarantine (and its cached blocks
+ * back to the heap): the write after free is then found by a heap check of another thread. */
+Test(harden_cache, thread_exit_flushes_buffers)
+{
+    hl_heap_t *h = heap_with(OPTS);
+    thr_t t = {h, NULL};
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, thread_body, &t), 0);
+    pthread_join(th, NULL);
+    size_t before = hl_harden_errors();
+    quiet();
+    size_t found = hl_heap_check(h, 1);
+    loud();
+    cr_assert_eq(found, 1, "the exited thread's buffered block is checked");
+    cr_assert_eq(hl_harden_errors() - before, 1);
+    hl_heap_destroy(h);
+}
+
+/* A forked child keeps the forking thread's buffers: a double free of a buffered block and
+ * one of a cached block are reported there, and the child's heap stays consistent. */
+Test(harden_cache, fork_child_detects_and_stays_consistent)
+{
+    hl_heap_t *h = heap_with(OPTS);
+    char *others[400];
+    for (int i = 0; i < 400; i++)
+        others[i] = hl_heap_malloc(h, 40);
+    char *cached = hl_heap_malloc(h, 40);
+    into_reuse_cache(h, cached, others, 400);
+    char *buffered = hl_heap_malloc(h, 100);
+    hl_heap_free(h, buffered);
+    cr_assert_eq(where(h, buffered), 1);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        quiet();
+        size_t before = hl_harden_errors();
+        hl_heap_free(h, buffered);
+        hl_heap_free(h, cached);
+        int ok = hl_harden_errors() - before == 2;
+        for (int i = 0; i < 2000; i++) {
+            char *q = hl_heap_malloc(h, 16 + (size_t)i % 500);
+            memset(q, 0x5a, 16);
+            hl_heap_free(h, q);
+        }
+        ok = ok && hl_heap_check(h, 1) == 0 && hl_harden_errors() - before == 2;
+        _exit(ok ? 0 : 1);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child: status %d", st);
+    hl_heap_destroy(h);
+}
+
+static void *thread_then_other_heap(void *arg)
+{
+    thread_body(arg);
+    hl_heap_t *plain = heap_with(""); /* the thread's second cache now serves this one */
+    hl_heap_free(plain, hl_heap_malloc(plain, 10));
+    return NULL; /* exits bound to the plain heap, the hardened heap's buffers still held */
+}
+
+/* The same when the thread moved on to another heap before it exited: the buffers it still
+ * holds for the hardened heap are handed over too. */
+Test(harden_cache, thread_exit_flushes_buffers_of_an_earlier_heap)
+{
+    hl_heap_t *h = heap_with(OPTS);
+    thr_t t = {h, NULL};
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, thread_then_other_heap, &t), 0);
+    pthread_join(th, NULL);
+    quiet();
+    size_t found = hl_heap_check(h, 1);
+    loud();
+    cr_assert_eq(found, 1, "the exited thread's buffered block is checked");
+    hl_heap_destroy(h);
+}
