@@ -172,6 +172,16 @@ CREATE TABLE IF NOT EXISTS block_totals (
     PRIMARY KEY (alloc_path, free_path, flags)
 ) WITHOUT ROWID;
 
+-- The live rows of the block view (no free_seq, not failed: the rows of live_at_exit) per
+-- allocation stack (0 for a NULL alloc_stack), added up by the ingest as it stores them:
+-- record's summary reads its live sites here instead of grouping every block row. Valid
+-- while total(blocks) equals the number of live rows (readers go back to the rows then).
+CREATE TABLE IF NOT EXISTS live_totals (
+    alloc_stack INTEGER PRIMARY KEY,
+    blocks      INTEGER NOT NULL,
+    bytes       INTEGER NOT NULL
+);
+
 -- Frees of pointers never seen allocated (allocated before tracing began, e.g. by LTTng's
 -- own start-up). They count in the per-path cycle budgets but not in utilisation.
 CREATE TABLE IF NOT EXISTS orphan_free (

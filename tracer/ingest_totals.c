@@ -9,6 +9,12 @@
  * are the 6-bit fields of block_data.kind (free_path 0 when the block was not freed), flags
  * its low 4 bits. A sum that would overflow 64 bits writes nothing: block_totals then
  * covers fewer rows than block_data holds and its readers go back to the block rows.
+ *
+ * The live rows (no free, not failed: the rows of the view live_at_exit) are also added up
+ * per allocation stack into live_totals, the summary's live sites (one GROUP BY over every
+ * block row for the few live ones before: 19 s at 100 M events). Stack ids are the
+ * database's, dense from 1: an array indexed by the id, 0 for no stack. An overflowing sum
+ * writes no live_totals either; the summary then goes back to the rows.
  */
 #include "hl_blockfmt.h"
 #include "ingest_internal.h"
@@ -22,10 +28,18 @@ typedef struct tot_s {
     int64_t n, freed, alloc_cycles, free_cycles, free_cycles_n, bytes, live_bytes;
 } tot_t;
 
+typedef struct live_tot_s {
+    int64_t blocks, bytes;
+} live_tot_t;
+
 struct hl_totals_s {
     tot_t *t; /* KEYS entries, calloc'ed: only the pages of used keys are ever touched */
     int overflow;
-    int used; /* any row since the last write */
+    int used;          /* any row since the last write */
+    live_tot_t *live;  /* per alloc_stack (index = stack id, 0: none) */
+    size_t nlive;      /* entries of live */
+    int live_overflow; /* a live sum overflowed, or no memory: no live_totals */
+    int live_used;     /* any live row since the last write */
 };
 
 hl_totals_t *hl_totals_new(void)
@@ -44,12 +58,37 @@ void hl_totals_free(hl_totals_t *x)
 {
     if (!x) return;
     free(x->t);
+    free(x->live);
     free(x);
 }
 
 static inline void add(hl_totals_t *x, int64_t *to, int64_t v)
 {
     if (__builtin_add_overflow(*to, v, to)) x->overflow = 1;
+}
+
+/* One more live row of stack (0: none). */
+static void live_block(hl_totals_t *x, int64_t stack, int64_t size)
+{
+    if (x->live_overflow) return;
+    if (stack < 0) stack = 0;
+    if ((uint64_t)stack >= x->nlive) {
+        size_t n = x->nlive ? x->nlive : 1024;
+        while (n <= (uint64_t)stack && n < ((size_t)1 << 40))
+            n *= 2;
+        live_tot_t *nl = n > (uint64_t)stack ? realloc(x->live, n * sizeof *nl) : NULL;
+        if (!nl) {
+            x->live_overflow = 1;
+            return;
+        }
+        memset(nl + x->nlive, 0, (n - x->nlive) * sizeof *nl);
+        x->live = nl;
+        x->nlive = n;
+    }
+    live_tot_t *t = &x->live[stack];
+    x->live_used = 1;
+    t->blocks++;
+    if (__builtin_add_overflow(t->bytes, size, &t->bytes)) x->live_overflow = 1;
 }
 
 void hl_totals_block(hl_totals_t *x, const hl_block_row_t *r)
@@ -71,7 +110,43 @@ void hl_totals_block(hl_totals_t *x, const hl_block_row_t *r)
         }
     } else {
         add(x, &t->live_bytes, size);
+        if (!(r->flags & HL_BLOCK_FAILED)) live_block(x, r->alloc_stack, size);
     }
+}
+
+/* The live rows' totals per stack into live_totals (alloc_stack 0: no stack). */
+static int write_live(hl_totals_t *x, sqlite3 *db)
+{
+    if (!x->live_used) return 0;
+    sqlite3_stmt *st = NULL;
+    if (!x->live_overflow &&
+        sqlite3_prepare_v2(db,
+                           "INSERT INTO live_totals(alloc_stack, blocks, bytes) VALUES (?,?,?) "
+                           "ON CONFLICT(alloc_stack) DO UPDATE SET blocks = blocks + "
+                           "excluded.blocks, bytes = bytes + excluded.bytes",
+                           -1, &st, NULL) != SQLITE_OK) {
+        /* A database made before live_totals existed: the summary reads the rows. */
+        if (strstr(sqlite3_errmsg(db), "no such table"))
+            st = NULL;
+        else
+            return -1;
+    }
+    int rc = 0;
+    for (size_t k = 0; k < x->nlive; k++) {
+        live_tot_t *t = &x->live[k];
+        if (!t->blocks) continue;
+        if (st && !rc) {
+            sqlite3_bind_int64(st, 1, (int64_t)k);
+            sqlite3_bind_int64(st, 2, t->blocks);
+            sqlite3_bind_int64(st, 3, t->bytes);
+            if (sqlite3_step(st) != SQLITE_DONE) rc = -1;
+            sqlite3_reset(st);
+        }
+        t->blocks = t->bytes = 0;
+    }
+    sqlite3_finalize(st);
+    x->live_used = 0;
+    return rc;
 }
 
 int hl_totals_write(hl_totals_t *x, sqlite3 *db)
@@ -118,5 +193,6 @@ int hl_totals_write(hl_totals_t *x, sqlite3 *db)
     }
     sqlite3_finalize(st);
     x->used = 0;
+    if (rc == 0) rc = write_live(x, db);
     return rc;
 }
