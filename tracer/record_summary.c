@@ -170,9 +170,10 @@ static int live_sites_prepare(sqlite3 *db, int64_t live, sqlite3_stmt **st)
     if (q_int(db, "SELECT total(blocks) FROM live_totals", -1) == live &&
         sqlite3_prepare_v2(db,
                            "SELECT t.blocks, t.bytes, fr.function, fr.file, fr.line, fr.module, "
-                           "nullif(t.alloc_stack, 0) FROM live_totals t LEFT JOIN frame fr "
-                           "ON fr.stack_id = nullif(t.alloc_stack, 0) AND fr.depth = 0 "
-                           "WHERE t.blocks > 0 ORDER BY t.bytes DESC, nullif(t.alloc_stack, 0)",
+                           "t.stack FROM (SELECT nullif(alloc_stack, 0) AS stack, sum(blocks) "
+                           "AS blocks, sum(bytes) AS bytes FROM live_totals GROUP BY 1) t "
+                           "LEFT JOIN frame fr ON fr.stack_id = t.stack AND fr.depth = 0 "
+                           "WHERE t.blocks > 0 ORDER BY t.bytes DESC, t.stack",
                            -1, st, NULL) == SQLITE_OK)
         return 0;
     return sqlite3_prepare_v2(db,

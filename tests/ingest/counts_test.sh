@@ -44,11 +44,12 @@ totals() {
     else
         fail "$db: the summary ignores block_totals: $(grep requested "$work/read.sum")"
     fi
-    # live_totals: the live sites of the summary, per allocation stack (ingest_totals.c)
-    check "$db: live_totals = live_at_exit grouped by alloc_stack" "" \
-        "$(q "$db" "WITH a AS (SELECT coalesce(alloc_stack, 0), count(*), sum(size)
-                              FROM live_at_exit GROUP BY 1),
-                         b AS (SELECT alloc_stack, blocks, bytes FROM live_totals)
+    # live_totals: the live sites of the summary, per process and allocation stack
+    # (ingest_totals.c)
+    check "$db: live_totals = live_at_exit grouped by pid, alloc_stack" "" \
+        "$(q "$db" "WITH a AS (SELECT pid, coalesce(alloc_stack, 0), count(*), sum(size)
+                              FROM live_at_exit GROUP BY 1, 2),
+                         b AS (SELECT pid, alloc_stack, blocks, bytes FROM live_totals)
                     SELECT * FROM (SELECT * FROM a EXCEPT SELECT * FROM b)
                     UNION ALL SELECT * FROM (SELECT * FROM b EXCEPT SELECT * FROM a)")"
     rm -f "$c"* && cp "$db" "$c" && q "$c" "DELETE FROM live_totals"
