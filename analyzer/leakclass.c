@@ -105,14 +105,14 @@ static int live_totals_valid(sqlite3 *db)
 
 /* The live blocks of the scanned processes per class without a scan of every block row: the
  * classified ones through leak_block, the unclassified ones as the rest of live_totals. */
-static void live_by_class(sqlite3 *db, hl_leakclass_report_t *lc)
+static int live_by_class(sqlite3 *db, hl_leakclass_report_t *lc)
 {
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(db,
                            "SELECT total(blocks), total(bytes) FROM live_totals "
                            "WHERE pid IN (SELECT pid FROM leak_scan)",
                            -1, &s, NULL) != SQLITE_OK)
-        return;
+        return -1;
     uint64_t blocks = 0, bytes = 0;
     if (sqlite3_step(s) == SQLITE_ROW) {
         blocks = (uint64_t)sqlite3_column_int64(s, 0);
@@ -125,7 +125,7 @@ static void live_by_class(sqlite3 *db, hl_leakclass_report_t *lc)
                            "AND (b.flags & 1) = 0 AND b.pid IN (SELECT pid FROM leak_scan) "
                            "GROUP BY 1",
                            -1, &s, NULL) != SQLITE_OK)
-        return;
+        return -1;
     while (sqlite3_step(s) == SQLITE_ROW) {
         int cls = sqlite3_column_int(s, 0);
         if (cls < 1 || cls > 3) continue; /* counted with the unclassified ones */
@@ -137,6 +137,27 @@ static void live_by_class(sqlite3 *db, hl_leakclass_report_t *lc)
     sqlite3_finalize(s);
     lc->blocks[0] += blocks;
     lc->bytes[0] += bytes;
+    return 0;
+}
+
+/* The same from every block row (a database without live_totals, or rows changed since). */
+static void live_by_scan(sqlite3 *db, hl_leakclass_report_t *lc)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT coalesce(c.class, 0), count(*), sum(b.size) FROM block b "
+                           "LEFT JOIN leak_block c ON c.block = b.id "
+                           "WHERE b.free_seq IS NULL AND (b.flags & 1) = 0 "
+                           "AND b.pid IN (SELECT pid FROM leak_scan) GROUP BY 1",
+                           -1, &s, NULL) != SQLITE_OK)
+        return;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        int cls = sqlite3_column_int(s, 0);
+        if (cls < 0 || cls > 3) cls = 0;
+        lc->blocks[cls] += (uint64_t)sqlite3_column_int64(s, 1);
+        lc->bytes[cls] += (uint64_t)sqlite3_column_int64(s, 2);
+    }
+    sqlite3_finalize(s);
 }
 
 hl_leakclass_report_t *hl_leakclass_load(sqlite3 *db)
@@ -159,22 +180,7 @@ hl_leakclass_report_t *hl_leakclass_load(sqlite3 *db)
     }
     sqlite3_finalize(s);
     if (!lc) return NULL;
-    if (live_totals_valid(db)) {
-        live_by_class(db, lc);
-    } else if (sqlite3_prepare_v2(db,
-                                  "SELECT coalesce(c.class, 0), count(*), sum(b.size) FROM block b "
-                                  "LEFT JOIN leak_block c ON c.block = b.id "
-                                  "WHERE b.free_seq IS NULL AND (b.flags & 1) = 0 "
-                                  "AND b.pid IN (SELECT pid FROM leak_scan) GROUP BY 1",
-                                  -1, &s, NULL) == SQLITE_OK) {
-        while (sqlite3_step(s) == SQLITE_ROW) {
-            int cls = sqlite3_column_int(s, 0);
-            if (cls < 0 || cls > 3) cls = 0;
-            lc->blocks[cls] += (uint64_t)sqlite3_column_int64(s, 1);
-            lc->bytes[cls] += (uint64_t)sqlite3_column_int64(s, 2);
-        }
-        sqlite3_finalize(s);
-    }
+    if (!live_totals_valid(db) || live_by_class(db, lc) != 0) live_by_scan(db, lc);
     load_sites(db, lc);
     return lc;
 }
