@@ -104,7 +104,9 @@ static int live_totals_valid(sqlite3 *db)
 }
 
 /* The live blocks of the scanned processes per class without a scan of every block row: the
- * classified ones through leak_block, the unclassified ones as the rest of live_totals. */
+ * classified ones through leak_block, the unclassified ones as the rest of live_totals.
+ * CROSS JOIN keeps leak_block the outer loop (else the planner scans every block row for the
+ * pid condition: 24 s at 100 M events). */
 static int live_by_class(sqlite3 *db, hl_leakclass_report_t *lc)
 {
     sqlite3_stmt *s;
@@ -121,7 +123,7 @@ static int live_by_class(sqlite3 *db, hl_leakclass_report_t *lc)
     sqlite3_finalize(s);
     if (sqlite3_prepare_v2(db,
                            "SELECT c.class, count(*), sum(b.size) FROM leak_block c "
-                           "JOIN block b ON b.id = c.block WHERE b.free_seq IS NULL "
+                           "CROSS JOIN block b ON b.id = c.block WHERE b.free_seq IS NULL "
                            "AND (b.flags & 1) = 0 AND b.pid IN (SELECT pid FROM leak_scan) "
                            "GROUP BY 1",
                            -1, &s, NULL) != SQLITE_OK)
