@@ -281,11 +281,10 @@ static int record_wait(pid_t pid, int *status, record_watch_t *w)
         struct pollfd fds[3] = {{pfd, POLLIN, 0}, {sfd, POLLIN, 0}, {cfd, POLLIN, 0}};
         int n = poll(fds, 3, !w->rotor ? -1 : waiting ? 0 : HL_RECORD_POLL_MS);
         if (n == 0 && w->rotor) waiting = hl_rotor_poll(w->rotor);
-        if (n < 0 && errno == EINTR) {
-            /* A signal forwarded to the program: it must be running to receive it. */
-            if (w->rotor && rec_signals) hl_rotor_resume(w->rotor, 1);
-            continue;
-        }
+        /* A signal forwarded to the program (also while a chunk was being stored): it must
+         * be running to receive it. */
+        if (w->rotor && rec_signals) hl_rotor_resume(w->rotor, 1);
+        if (n < 0 && errno == EINTR) continue;
         if (n < 0 || fds[0].revents) break;
         if (fds[1].revents) {
             w->died = "session daemon";
