@@ -194,7 +194,7 @@ t_record_killed() {
         { note "FAIL: the kept chunks overlap the stored ones ($rest_min <= $db_max)"; return 1; }
 }
 
-t_throttle() {
+t_throttle() { # T_BACKLOG=0 shows the run without the pauses (then it fails)
     local d=$WORK/throttle
     mkdir -p "$d/tmp"
     HEAPLEDGER_CHUNK_BYTES=1M HEAPLEDGER_BACKLOG_BYTES=${T_BACKLOG:-1} TMPDIR=$d/tmp "$HL" record -o "$d/a.db" \
