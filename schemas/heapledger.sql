@@ -172,6 +172,19 @@ CREATE TABLE IF NOT EXISTS block_totals (
     PRIMARY KEY (alloc_path, free_path, flags)
 ) WITHOUT ROWID;
 
+-- The live rows of the block view (no free_seq, not failed: the rows of live_at_exit) per
+-- (pid, allocation stack; 0 for a NULL alloc_stack), added up by the ingest as it stores
+-- them: record's summary reads its live sites and the leak classes their per-process live
+-- totals here instead of scanning every block row. Valid while total(blocks) equals the
+-- number of live rows (readers go back to the rows otherwise).
+CREATE TABLE IF NOT EXISTS live_totals (
+    pid         INTEGER NOT NULL,
+    alloc_stack INTEGER NOT NULL,
+    blocks      INTEGER NOT NULL,
+    bytes       INTEGER NOT NULL,
+    PRIMARY KEY (pid, alloc_stack)
+) WITHOUT ROWID;
+
 -- Frees of pointers never seen allocated (allocated before tracing began, e.g. by LTTng's
 -- own start-up). They count in the per-path cycle budgets but not in utilisation.
 CREATE TABLE IF NOT EXISTS orphan_free (

@@ -9,6 +9,13 @@
  * are the 6-bit fields of block_data.kind (free_path 0 when the block was not freed), flags
  * its low 4 bits. A sum that would overflow 64 bits writes nothing: block_totals then
  * covers fewer rows than block_data holds and its readers go back to the block rows.
+ *
+ * The live rows (no free, not failed: the rows of the view live_at_exit) are also added up
+ * per (pid, allocation stack) into live_totals: the summary's live sites and the leak
+ * classes' per-process totals (one scan of every block row for the few live ones before:
+ * 19 s at 100 M events). A map from pid << 40 | stack (0: no stack) to an entry. An
+ * overflowing sum (or a key out of that range, or no memory) writes no live_totals; its
+ * readers then go back to the rows.
  */
 #include "hl_blockfmt.h"
 #include "ingest_internal.h"
@@ -22,10 +29,20 @@ typedef struct tot_s {
     int64_t n, freed, alloc_cycles, free_cycles, free_cycles_n, bytes, live_bytes;
 } tot_t;
 
+typedef struct live_tot_s {
+    uint32_t pid;
+    int64_t stack, blocks, bytes;
+} live_tot_t;
+
 struct hl_totals_s {
     tot_t *t; /* KEYS entries, calloc'ed: only the pages of used keys are ever touched */
     int overflow;
-    int used; /* any row since the last write */
+    int used;          /* any row since the last write */
+    hl_map_t live_idx; /* pid << 40 | alloc_stack → index in live */
+    live_tot_t *live;  /* per (pid, alloc_stack) */
+    size_t nlive, caplive;
+    int live_overflow; /* a live sum overflowed, or no memory: no live_totals */
+    int live_used;     /* any live row since the last write */
 };
 
 hl_totals_t *hl_totals_new(void)
@@ -33,7 +50,8 @@ hl_totals_t *hl_totals_new(void)
     hl_totals_t *x = calloc(1, sizeof *x);
     if (!x) return NULL;
     x->t = calloc(KEYS, sizeof *x->t);
-    if (!x->t) {
+    if (!x->t || hl_map_init(&x->live_idx, 64) != 0) {
+        free(x->t);
         free(x);
         return NULL;
     }
@@ -44,12 +62,50 @@ void hl_totals_free(hl_totals_t *x)
 {
     if (!x) return;
     free(x->t);
+    hl_map_destroy(&x->live_idx);
+    free(x->live);
     free(x);
 }
 
 static inline void add(hl_totals_t *x, int64_t *to, int64_t v)
 {
     if (__builtin_add_overflow(*to, v, to)) x->overflow = 1;
+}
+
+/* One more live row of (pid, stack) (stack 0: none). */
+static void live_block(hl_totals_t *x, uint32_t pid, int64_t stack, int64_t size)
+{
+    if (x->live_overflow) return;
+    if (stack < 0 || stack >= (1ll << 40) || pid >= (1u << 23)) {
+        x->live_overflow = 1;
+        return;
+    }
+    uint64_t key = (uint64_t)pid << 40 | (uint64_t)stack;
+    uint64_t *v = hl_map_find(&x->live_idx, key);
+    live_tot_t *t;
+    if (v) {
+        t = &x->live[*v];
+    } else {
+        if (x->nlive == x->caplive) {
+            size_t n = x->caplive ? 2 * x->caplive : 64;
+            live_tot_t *nl = realloc(x->live, n * sizeof *nl);
+            if (!nl) {
+                x->live_overflow = 1;
+                return;
+            }
+            x->live = nl;
+            x->caplive = n;
+        }
+        if (hl_map_put(&x->live_idx, key, x->nlive) != 0) {
+            x->live_overflow = 1;
+            return;
+        }
+        t = &x->live[x->nlive++];
+        *t = (live_tot_t){.pid = pid, .stack = stack};
+    }
+    x->live_used = 1;
+    t->blocks++;
+    if (__builtin_add_overflow(t->bytes, size, &t->bytes)) x->live_overflow = 1;
 }
 
 void hl_totals_block(hl_totals_t *x, const hl_block_row_t *r)
@@ -71,7 +127,43 @@ void hl_totals_block(hl_totals_t *x, const hl_block_row_t *r)
         }
     } else {
         add(x, &t->live_bytes, size);
+        if (!(r->flags & HL_BLOCK_FAILED)) live_block(x, r->pid, r->alloc_stack, size);
     }
+}
+
+/* The live rows' totals into live_totals (alloc_stack 0: no stack), then start again. */
+static int write_live(hl_totals_t *x, sqlite3 *db)
+{
+    if (!x->live_used) return 0;
+    sqlite3_stmt *st = NULL;
+    if (!x->live_overflow &&
+        sqlite3_prepare_v2(db,
+                           "INSERT INTO live_totals(pid, alloc_stack, blocks, bytes) VALUES "
+                           "(?,?,?,?) ON CONFLICT(pid, alloc_stack) DO UPDATE SET blocks = "
+                           "blocks + excluded.blocks, bytes = bytes + excluded.bytes",
+                           -1, &st, NULL) != SQLITE_OK) {
+        /* A database made before live_totals existed: its readers use the rows. */
+        if (strstr(sqlite3_errmsg(db), "no such table"))
+            st = NULL;
+        else
+            return -1;
+    }
+    int rc = 0;
+    for (size_t k = 0; st && !rc && k < x->nlive; k++) {
+        const live_tot_t *t = &x->live[k];
+        sqlite3_bind_int64(st, 1, t->pid);
+        sqlite3_bind_int64(st, 2, t->stack);
+        sqlite3_bind_int64(st, 3, t->blocks);
+        sqlite3_bind_int64(st, 4, t->bytes);
+        if (sqlite3_step(st) != SQLITE_DONE) rc = -1;
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    hl_map_destroy(&x->live_idx);
+    x->nlive = 0;
+    x->live_used = 0;
+    if (hl_map_init(&x->live_idx, 64) != 0) x->live_overflow = 1;
+    return rc;
 }
 
 int hl_totals_write(hl_totals_t *x, sqlite3 *db)
@@ -118,5 +210,6 @@ int hl_totals_write(hl_totals_t *x, sqlite3 *db)
     }
     sqlite3_finalize(st);
     x->used = 0;
+    if (rc == 0) rc = write_live(x, db);
     return rc;
 }

@@ -78,6 +78,7 @@ typedef struct record_args_s {
 } record_args_t;
 
 static volatile sig_atomic_t rec_child;   /* pid of the program once forked */
+static uint64_t rec_backlog_max;          /* the backlog that pauses the program (0: never) */
 static volatile sig_atomic_t rec_signals; /* forwarded signals so far */
 static volatile sig_atomic_t rec_pending; /* signal received before the fork */
 
@@ -280,6 +281,9 @@ static int record_wait(pid_t pid, int *status, record_watch_t *w)
         struct pollfd fds[3] = {{pfd, POLLIN, 0}, {sfd, POLLIN, 0}, {cfd, POLLIN, 0}};
         int n = poll(fds, 3, !w->rotor ? -1 : waiting ? 0 : HL_RECORD_POLL_MS);
         if (n == 0 && w->rotor) waiting = hl_rotor_poll(w->rotor);
+        /* A signal forwarded to the program (also while a chunk was being stored): it must
+         * be running to receive it. */
+        if (w->rotor && rec_signals) hl_rotor_resume(w->rotor, 1);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0 || fds[0].revents) break;
         if (fds[1].revents) {
@@ -290,6 +294,7 @@ static int record_wait(pid_t pid, int *status, record_watch_t *w)
             w->died_pid = w->consumerd;
         }
     }
+    if (w->rotor) hl_rotor_resume(w->rotor, 1); /* the daemon died: it goes on untraced */
     if (w->died) {
         fprintf(stderr,
                 "heapledger record: the private LTTng %s (pid %d) died while the program ran; "
@@ -544,6 +549,11 @@ static int record_ingest(record_out_t *o, const char *trace, int exit_status, ui
                 "heapledger record: %s: %llu events in %u trace chunks (%u stored while the "
                 "program ran), ready %.2f s after it ended\n",
                 db, (unsigned long long)r.events, chunks, stored_during, record_now() - o->end);
+    if (o->chunked && o->rotor.pauses)
+        fprintf(stderr,
+                "heapledger record: the program was paused %u times (%.2f s in all) while more "
+                "than %.1f MiB of closed trace chunks waited to be stored\n",
+                o->rotor.pauses, o->rotor.paused_s, (double)o->rotor.backlog_max / 1048576);
     else
         fprintf(stderr, "heapledger record: %s: %llu events in %.2f s\n", db,
                 (unsigned long long)r.events, r.seconds);
@@ -594,6 +604,8 @@ static void record_out_start(record_out_t *o, const record_args_t *a, pid_t pid,
     hl_rotor_init(&o->rotor, trace, ing, a->keep != NULL);
     o->rotor.before_first = record_keep_trace;
     o->rotor.arg = w;
+    o->rotor.pid = pid;
+    o->rotor.backlog_max = rec_backlog_max;
     w->rotor = &o->rotor;
 }
 
@@ -796,6 +808,8 @@ int hl_cmd_record(int argc, char **argv)
     if (!a.relay && hl_ingest_chunks_new) {
         chunk_bytes = hl_rotor_chunk_bytes();
         if (chunk_bytes == (uint64_t)-1) return 2;
+        rec_backlog_max = chunk_bytes ? hl_rotor_backlog_bytes(chunk_bytes) : 0;
+        if (rec_backlog_max == (uint64_t)-1) return 2;
     }
     hl_record_libs_t libs;
     if (hl_record_find_libs(&libs, err, sizeof err)) {

@@ -1,24 +1,28 @@
 /* tracer/record_rotate.c — trace chunks stored while the program runs (record_rotate.h). */
 #include "record_rotate.h"
+#include "procstat.h"
 
 /* The ingest may be absent from a partial build: record then keeps the trace (record.c). */
 #pragma weak hl_ingest_chunks_add
 #pragma weak hl_ingest_chunks_backlog
 #pragma weak hl_ingest_chunks_interrupted
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
-uint64_t hl_rotor_chunk_bytes(void)
+/* A size in bytes with an optional K, M or G suffix; (uint64_t)-1 when malformed. */
+static uint64_t parse_size(const char *v)
 {
-    const char *v = getenv("HEAPLEDGER_CHUNK_BYTES");
-    if (!v || !*v) return HL_ROTOR_CHUNK_BYTES;
     char *end;
     errno = 0;
     unsigned long long n = strtoull(v, &end, 10);
@@ -27,17 +31,156 @@ uint64_t hl_rotor_chunk_bytes(void)
     if (*end == 'M' || *end == 'm') shift = 20;
     if (*end == 'G' || *end == 'g') shift = 30;
     if (shift) end++;
-    if (errno || end == v || *end || *v == '-' || (shift && n >> (63 - shift))) {
+    if (errno || end == v || *end || *v == '-' || (shift && n >> (63 - shift)) ||
+        n == (unsigned long long)-1)
+        return (uint64_t)-1;
+    return (uint64_t)n << shift;
+}
+
+uint64_t hl_rotor_chunk_bytes(void)
+{
+    const char *v = getenv("HEAPLEDGER_CHUNK_BYTES");
+    if (!v || !*v) return HL_ROTOR_CHUNK_BYTES;
+    uint64_t n = parse_size(v);
+    if (n == (uint64_t)-1) {
         fprintf(stderr,
                 "heapledger record: HEAPLEDGER_CHUNK_BYTES=%s: expected a size in bytes (K, M "
                 "or G suffix; 0 turns the ingest during the run off), e.g. 64M\n",
                 v);
         return (uint64_t)-1;
     }
-    n <<= shift;
     /* LTTng flushes every sub-buffer at a rotation: below 1 MiB a chunk is mostly padding. */
     if (n && n < (1ull << 20)) n = 1ull << 20;
     return n;
+}
+
+uint64_t hl_rotor_backlog_bytes(uint64_t chunk_bytes)
+{
+    const char *v = getenv("HEAPLEDGER_BACKLOG_BYTES");
+    if (v && *v) {
+        uint64_t n = parse_size(v);
+        if (n == (uint64_t)-1)
+            fprintf(stderr,
+                    "heapledger record: HEAPLEDGER_BACKLOG_BYTES=%s: expected a size in bytes (K, "
+                    "M or G suffix; 0 never pauses the program), e.g. 320M\n",
+                    v);
+        return n;
+    }
+    const uint64_t budget = 512ull << 20;
+    /* What may come on top of the closed chunks at a pause: the chunk that closed since the
+     * last look, the one being filled, and what LTTng's buffers (8 x 8 MiB per CPU) still
+     * write into it: about four chunks of the default size. */
+    return chunk_bytes && 4 * chunk_bytes < budget ? budget - 4 * chunk_bytes
+                                                   : (chunk_bytes ? chunk_bytes : budget);
+}
+
+static uint64_t du(const char *dir);
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Stop the program and its descendants (found through /proc's parent pids, a few rounds
+ * so that the children of children are found too). */
+static void pause_program(hl_rotor_t *r)
+{
+    r->npaused = 0;
+    if (kill(r->pid, SIGSTOP) != 0) return;
+    r->paused_pids[r->npaused++] = r->pid;
+    for (int round = 0, found = 1; found && round < 8; round++) {
+        found = 0;
+        DIR *d = opendir("/proc");
+        struct dirent *e;
+        while (d && (e = readdir(d)) &&
+               r->npaused < sizeof r->paused_pids / sizeof *r->paused_pids) {
+            if (!isdigit((unsigned char)e->d_name[0])) continue;
+            pid_t p = (pid_t)atoi(e->d_name), pp;
+            char state;
+            if (hl_proc_stat(p, &pp, &state, NULL, 0) != 0) continue;
+            int parent_stopped = 0, known = 0;
+            for (unsigned i = 0; i < r->npaused; i++) {
+                if (r->paused_pids[i] == pp) parent_stopped = 1;
+                if (r->paused_pids[i] == p) known = 1;
+            }
+            if (parent_stopped && !known && kill(p, SIGSTOP) == 0) {
+                r->paused_pids[r->npaused++] = p;
+                found = 1;
+            }
+        }
+        if (d) closedir(d);
+    }
+    r->paused = 1;
+    r->pauses++;
+    r->paused_at = now_s();
+}
+
+static void resume_locked(hl_rotor_t *r)
+{
+    if (!r->paused) return;
+    for (unsigned i = 0; i < r->npaused; i++)
+        kill(r->paused_pids[i], SIGCONT);
+    r->npaused = 0;
+    r->paused = 0;
+    r->paused_s += now_s() - r->paused_at;
+}
+
+/* The throttle: every 100 ms, the closed chunks' size against backlog_max; independent of
+ * the store, which spends seconds per chunk. Only the closed chunks: LTTng completes no
+ * rotation while the program is stopped (the chunk being filled stays open), and the closed
+ * ones are what the store drains. */
+static void *throttle_main(void *arg)
+{
+    hl_rotor_t *r = arg;
+    char archives[4200];
+    snprintf(archives, sizeof archives, "%s/archives", r->dir);
+    const struct timespec tick = {0, 100 * 1000 * 1000};
+    pthread_mutex_lock(&r->mu);
+    while (!r->no_pause) {
+        pthread_mutex_unlock(&r->mu);
+        uint64_t bytes = du(archives);
+        pthread_mutex_lock(&r->mu);
+        if (r->no_pause) break;
+        if (!r->paused && bytes > r->backlog_max)
+            pause_program(r);
+        else if (r->paused && bytes <= r->backlog_max / 2)
+            resume_locked(r);
+        pthread_mutex_unlock(&r->mu);
+        nanosleep(&tick, NULL);
+        pthread_mutex_lock(&r->mu);
+    }
+    resume_locked(r);
+    pthread_mutex_unlock(&r->mu);
+    return NULL;
+}
+
+static void throttle_start(hl_rotor_t *r)
+{
+    r->throttling = 1;
+    pthread_mutex_init(&r->mu, NULL);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old); /* signals stay record's main thread's */
+    r->thread_ok = pthread_create(&r->thread, NULL, throttle_main, r) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+void hl_rotor_resume(hl_rotor_t *r, int forever)
+{
+    if (!r->throttling) {
+        if (forever) r->no_pause = 1;
+        return;
+    }
+    pthread_mutex_lock(&r->mu);
+    if (forever) r->no_pause = 1;
+    resume_locked(r);
+    pthread_mutex_unlock(&r->mu);
+    if (forever && r->thread_ok) {
+        pthread_join(r->thread, NULL);
+        r->thread_ok = 0;
+    }
 }
 
 void hl_rotor_init(hl_rotor_t *r, const char *dir, hl_ingest_chunks_t *ing, int keep)
@@ -69,7 +212,7 @@ static long chunk_index(const char *name)
     return *end || i < 0 ? -1 : i;
 }
 
-static uint64_t du_total;
+static __thread uint64_t du_total; /* the rotor's thread and the throttle's */
 
 static int du_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -149,6 +292,7 @@ unsigned hl_rotor_poll(hl_rotor_t *r)
         bytes += du(path);
     }
     if (bytes > r->peak_waiting_bytes) r->peak_waiting_bytes = bytes;
+    if (r->pid > 0 && r->backlog_max && !r->throttling) throttle_start(r);
     hl_ingest_chunks_backlog(r->ing, (unsigned)n, bytes);
     if (!n) return 0;
     snprintf(path, sizeof path, "%s/archives/%s", r->dir, v[0].name);
@@ -180,6 +324,7 @@ static size_t scan_open(const char *dir, chunk_t *v, size_t max)
 
 void hl_rotor_finish(hl_rotor_t *r)
 {
+    hl_rotor_resume(r, 1);
     while (hl_rotor_poll(r) > 0)
         ;
     if (r->failed || r->stopped) return;

@@ -10,13 +10,26 @@
  * deaths are still seen between two chunks) and hl_rotor_finish once the session is
  * destroyed (LTTng archives the last chunk then; a session that never rotated left its
  * trace at <trace> itself, stored as one chunk).
+ *
+ * Throttling. When the program makes events faster than they are stored, the backlog would
+ * grow with the run (599 MiB above the database at 100 M events, docs/PERFORMANCE.md). When
+ * the closed chunks waiting (checked every 100 ms by a thread of its own) hold more than
+ * HEAPLEDGER_BACKLOG_BYTES (default: 512 MiB less four chunks, 256 MiB: the chunk being filled,
+ * one closing and LTTng's buffers may add about that much) the rotor pauses the program — SIGSTOP
+ * to it and its descendants — until it is down to half of that, then SIGCONT. Nothing is lost (the
+ * program makes no events while stopped), the disk stays within the database + 512 MiB, and the
+ * program's wall time grows by the pauses (its CPU time does not). Stopping LTTng's consumer daemon
+ * instead would make the program block in the tracer, but only for the blocking timeout (session.c,
+ * 10 s), after which events are discarded.
  */
 #ifndef HL_RECORD_ROTATE_H
 #define HL_RECORD_ROTATE_H
 
 #include "ingest_chunks.h"
 
+#include <pthread.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Default chunk size (bytes written since the last rotation): large enough that the
  * per-chunk cost (a decoder process, babeltrace2's set-up, a commit) stays below 5 % of
@@ -41,13 +54,31 @@ typedef struct hl_rotor_s {
     void (*before_first)(void *arg);
     void *arg;
     int started; /* before_first was called */
+    /* Throttling: the program's pid (0: none), the backlog that pauses it (0: never). */
+    pid_t pid;
+    uint64_t backlog_max;
+    int paused, no_pause;   /* paused now; never again (a signal came, the program ended) */
+    unsigned pauses;        /* times paused */
+    double paused_s;        /* seconds paused in all */
+    double paused_at;       /* when the current pause began */
+    pid_t paused_pids[256]; /* the processes the current pause stopped */
+    unsigned npaused;
+    int throttling, thread_ok; /* the throttle's thread started (at the first poll) */
+    pthread_t thread;
+    pthread_mutex_t mu; /* the pause state, between the throttle and record's thread */
 } hl_rotor_t;
 
 /* The chunk size to rotate at: HEAPLEDGER_CHUNK_BYTES (bytes; K, M, G suffixes) or the
  * default. Returns 0 when rotation is off, (uint64_t)-1 with a message printed when the
  * variable is malformed. */
 uint64_t hl_rotor_chunk_bytes(void);
+/* The backlog above which the program is paused: HEAPLEDGER_BACKLOG_BYTES (K, M, G; 0:
+ * never) or 512 MiB less four chunks of chunk_bytes (at least one chunk). Returns
+ * (uint64_t)-1 with a message printed when the variable is malformed. */
+uint64_t hl_rotor_backlog_bytes(uint64_t chunk_bytes);
 void hl_rotor_init(hl_rotor_t *r, const char *dir, hl_ingest_chunks_t *ing, int keep);
+/* Let a paused program go on (SIGCONT to what the pause stopped); forever: no more pauses. */
+void hl_rotor_resume(hl_rotor_t *r, int forever);
 /* Store the oldest closed chunk waiting below dir/archives, if any. Returns how many more
  * wait (call again at once), 0 when none (or storing failed). */
 unsigned hl_rotor_poll(hl_rotor_t *r);

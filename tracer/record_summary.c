@@ -161,23 +161,42 @@ static void summary_paths(FILE *f, const summary_t *m, double tsc_hz)
     }
 }
 
+/* The live sites' query: from live_totals, which the ingest filled as it stored the live
+ * rows (tracer/ingest_totals.c), when it covers them all (its blocks add up to the live
+ * blocks the figures counted); else one GROUP BY over the live_at_exit view, i.e. a scan of
+ * every block row. Same columns, same order (bytes, then stack, NULL first). */
+static int live_sites_prepare(sqlite3 *db, int64_t live, sqlite3_stmt **st)
+{
+    if (q_int(db, "SELECT total(blocks) FROM live_totals", -1) == live &&
+        sqlite3_prepare_v2(db,
+                           "SELECT t.blocks, t.bytes, fr.function, fr.file, fr.line, fr.module, "
+                           "t.stack FROM (SELECT nullif(alloc_stack, 0) AS stack, sum(blocks) "
+                           "AS blocks, sum(bytes) AS bytes FROM live_totals GROUP BY 1) t "
+                           "LEFT JOIN frame fr ON fr.stack_id = t.stack AND fr.depth = 0 "
+                           "WHERE t.blocks > 0 ORDER BY t.bytes DESC, t.stack",
+                           -1, st, NULL) == SQLITE_OK)
+        return 0;
+    return sqlite3_prepare_v2(db,
+                              "SELECT count(*), sum(l.size), fr.function, fr.file, fr.line, "
+                              "fr.module, l.alloc_stack FROM live_at_exit l LEFT JOIN frame fr "
+                              "ON fr.stack_id = l.alloc_stack AND fr.depth = 0 "
+                              "GROUP BY l.alloc_stack ORDER BY sum(l.size) DESC, l.alloc_stack",
+                              -1, st, NULL) == SQLITE_OK
+               ? 0
+               : -1;
+}
+
 /* The live blocks by allocation stack: the C runtime's (never freed by design, the report's
  * built-in suppressions, analyzer/suppress.h) on one line, the three largest others with
  * their innermost frame. */
-static void summary_leaks(FILE *f, sqlite3 *db)
+static void summary_leaks(FILE *f, sqlite3 *db, int64_t live)
 {
     hl_hmap_t kinds = {0};
     hl_supp_t *supp = hl_supp_new();
     int classified = hl_supp_classify(supp, db, &kinds) == 0;
     hl_supp_free(supp);
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(
-            db,
-            "SELECT count(*), sum(l.size), fr.function, fr.file, fr.line, fr.module, "
-            "l.alloc_stack FROM live_at_exit l LEFT JOIN frame fr "
-            "ON fr.stack_id = l.alloc_stack AND fr.depth = 0 "
-            "GROUP BY l.alloc_stack ORDER BY sum(l.size) DESC",
-            -1, &st, NULL) != SQLITE_OK) {
+    if (live_sites_prepare(db, live, &st) != 0) {
         hl_hmap_free(&kinds);
         return;
     }
@@ -312,7 +331,7 @@ int hl_record_summary(FILE *f, const char *db_path)
     summary_classes(f, db);
     if (errors) fprintf(f, "  %-12s %lld heap errors detected\n", "errors", (long long)errors);
     summary_paths(f, &m, tsc_hz);
-    if (m.live) summary_leaks(f, db);
+    if (m.live) summary_leaks(f, db, m.live);
     sqlite3_close(db);
     return 0;
 }

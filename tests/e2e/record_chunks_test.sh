@@ -15,7 +15,11 @@
 #   t_record_killed record SIGKILLed after a chunk was stored: the database keeps the stored
 #                  chunks (valid, readable, ingest_status 'recording'), the reaper keeps the
 #                  trace directory with the chunks not stored yet, and collect stores them
-#   t_bad_env      a malformed HEAPLEDGER_CHUNK_BYTES is refused before anything runs
+#   t_throttle     a program faster than the ingest is paused while closed chunks wait above
+#                  HEAPLEDGER_BACKLOG_BYTES (here 1 byte: any): at most 5 closed chunks wait
+#                  (without the pauses 13 did, at load 7), nothing is lost
+#   t_bad_env      a malformed HEAPLEDGER_CHUNK_BYTES or HEAPLEDGER_BACKLOG_BYTES is refused
+#                  before anything runs
 #
 # usage: BUILD=build tests/e2e/record_chunks_test.sh [TEST...]      (default: all)
 set -u
@@ -190,6 +194,31 @@ t_record_killed() {
         { note "FAIL: the kept chunks overlap the stored ones ($rest_min <= $db_max)"; return 1; }
 }
 
+t_throttle() { # T_BACKLOG=0 shows the run without the pauses (then it fails)
+    local d=$WORK/throttle
+    mkdir -p "$d/tmp"
+    HEAPLEDGER_CHUNK_BYTES=1M HEAPLEDGER_BACKLOG_BYTES=${T_BACKLOG:-1} TMPDIR=$d/tmp "$HL" record -o "$d/a.db" \
+        -- "$PROG" 24 100000 0 >"$d/out" 2>"$d/err" &
+    local r=$! max=0 n tr
+    BG+=("$r")
+    while kill -0 "$r" 2>/dev/null; do
+        tr=$(ls -d "$d"/tmp/heapledger-trace-* 2>/dev/null | head -1)
+        n=$(chunks_of "${tr:-/nonexistent}")
+        [ "$n" -gt "$max" ] && max=$n
+        sleep 0.1
+    done
+    wait "$r"
+    check "exit status" 0 $? || { cat "$d/err"; return 1; }
+    # Paused at the first closed chunk; the LTTng buffers (8 x 8 MiB per CPU) still reach the
+    # disk after the pause and may close a few 1 MiB chunks more.
+    note "at most $max closed chunks waited on disk; $(grep -o 'paused [0-9]* times ([0-9.]* s' "$d/err")"
+    [ "$max" -le 5 ] || { note "FAIL: $max closed chunks waited (the program was not held back)"; return 1; }
+    contains "$d/err" "the program was paused" || return 1
+    check "lost events" 0 "$(sql "$d/a.db" 'SELECT discarded_events FROM run')" || return 1
+    check "loop blocks" 2400000 "$(sql "$d/a.db" "SELECT count(*) FROM block WHERE pid = $(pid_of "$d/out") AND size BETWEEN 40 AND 103")" || return 1
+    check "files left in TMPDIR" "" "$(ls -A "$d/tmp")" || return 1
+}
+
 t_bad_env() {
     local d=$WORK/badenv
     mkdir -p "$d"
@@ -197,9 +226,13 @@ t_bad_env() {
     check "exit status" 2 $? || return 1
     contains "$d/err" "HEAPLEDGER_CHUNK_BYTES=lots: expected a size in bytes" || return 1
     [ ! -e "$d/ran" ] || { note "FAIL: the program ran"; return 1; }
+    HEAPLEDGER_BACKLOG_BYTES=-5 "$HL" record -o "$d/b.db" -- touch "$d/ran" >"$d/out" 2>"$d/err"
+    check "exit status" 2 $? || return 1
+    contains "$d/err" "HEAPLEDGER_BACKLOG_BYTES=-5: expected a size in bytes" || return 1
+    [ ! -e "$d/ran" ] || { note "FAIL: the program ran"; return 1; }
 }
 
-all=(t_same t_gone t_prog_killed t_record_killed t_bad_env)
+all=(t_same t_gone t_prog_killed t_record_killed t_throttle t_bad_env)
 tests=("$@")
 [ ${#tests[@]} -gt 0 ] || tests=("${all[@]}")
 echo "record-chunks: ${#tests[@]} tests (work dir $WORK)"

@@ -44,6 +44,35 @@ totals() {
     else
         fail "$db: the summary ignores block_totals: $(grep requested "$work/read.sum")"
     fi
+    # live_totals: the live sites of the summary, per process and allocation stack
+    # (ingest_totals.c)
+    check "$db: live_totals = live_at_exit grouped by pid, alloc_stack" "" \
+        "$(q "$db" "WITH a AS (SELECT pid, coalesce(alloc_stack, 0), count(*), sum(size)
+                              FROM live_at_exit GROUP BY 1, 2),
+                         b AS (SELECT pid, alloc_stack, blocks, bytes FROM live_totals)
+                    SELECT * FROM (SELECT * FROM a EXCEPT SELECT * FROM b)
+                    UNION ALL SELECT * FROM (SELECT * FROM b EXCEPT SELECT * FROM a)")"
+    rm -f "$c"* && cp "$db" "$c" && q "$c" "DELETE FROM live_totals"
+    "$SUMMARY" "$c" >"$work/lscan.sum" 2>&1
+    if grep -q 'live sites' "$work/t.sum" && cmp -s "$work/t.sum" "$work/lscan.sum"; then
+        pass "$db: live sites from live_totals = live sites from the block rows"
+    else
+        fail "$db: live sites from live_totals differ from the block rows': $(diff "$work/lscan.sum" "$work/t.sum" | head -6 | tr '\n' ' ')"
+    fi
+    rm -f "$c"* && cp "$db" "$c" && q "$c" "UPDATE live_totals SET blocks = blocks + 1"
+    "$SUMMARY" "$c" >"$work/lstale.sum" 2>&1
+    if cmp -s "$work/lstale.sum" "$work/lscan.sum"; then
+        pass "$db: live_totals not covering the live rows: the summary scans them"
+    else
+        fail "$db: stale live_totals used: $(diff "$work/lscan.sum" "$work/lstale.sum" | head -4 | tr '\n' ' ')"
+    fi
+    rm -f "$c"* && cp "$db" "$c" && q "$c" "UPDATE live_totals SET bytes = bytes + 1073741824"
+    "$SUMMARY" "$c" >"$work/lread.sum" 2>&1
+    if grep -q 'live sites.*GiB' "$work/lread.sum"; then
+        pass "$db: the summary reads live_totals"
+    else
+        fail "$db: the summary ignores live_totals: $(grep -A3 'live sites' "$work/lread.sum" | tr '\n' ' ')"
+    fi
     rm -f "$c"*
 }
 

@@ -292,6 +292,13 @@ static const char totals_diff[] =
     "EXCEPT SELECT alloc_path, free_path, flags, blocks, freed, 1.0 * alloc_cycles, "
     "1.0 * free_cycles, free_cycles_n, 1.0 * bytes, 1.0 * live_bytes FROM block_totals)";
 
+/* live_totals (ingest_totals.c) equals live_at_exit grouped by (pid, alloc_stack), both ways. */
+static const char live_diff[] =
+    "WITH a AS (SELECT pid, coalesce(alloc_stack, 0), count(*), sum(size) FROM live_at_exit "
+    "GROUP BY 1, 2), b AS (SELECT pid, alloc_stack, blocks, bytes FROM live_totals) "
+    "SELECT (SELECT count(*) FROM (SELECT * FROM a EXCEPT SELECT * FROM b)) + "
+    "(SELECT count(*) FROM (SELECT * FROM b EXCEPT SELECT * FROM a))";
+
 Test(ledger, block_totals_are_the_block_rows_grouped)
 {
     alloc_(100, 0x7f0000001000, 32, 0);
@@ -306,6 +313,8 @@ Test(ledger, block_totals_are_the_block_rows_grouped)
     cr_assert_gt(q1("SELECT count(*) FROM block_totals"), 3);
     cr_assert_eq(q1("SELECT total(blocks) FROM block_totals"), q1("SELECT count(*) FROM block"));
     cr_assert_eq(q1(totals_diff), 0);
+    cr_assert_gt(q1("SELECT count(*) FROM live_totals"), 0);
+    cr_assert_eq(q1(live_diff), 0);
     char err[256];
     st = hl_store_open(db, 0, err, sizeof err);
     cr_assert_not_null(st, "%s", err);
@@ -330,6 +339,7 @@ Test(ledger, block_totals_are_the_block_rows_grouped)
     st = NULL;
     cr_assert_eq(q1("SELECT total(blocks) FROM block_totals"), q1("SELECT count(*) FROM block"));
     cr_assert_eq(q1(totals_diff), 0);
+    cr_assert_eq(q1(live_diff), 0);
 }
 
 /* A sum past 64 bits writes no totals: they then cover fewer rows than the table holds and

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""tests/bench/block_row_size.py DB [ROWS] [AFTER_ID] — what block_data's rows would cost in
+other layouts (docs/PERFORMANCE.md, "Database size"), computed from the rows of a run
+database with SQLite's record format: per row the cell (payload length and rowid varints,
+the record header: its length, a NULL for the rowid alias id and one serial type per
+column, the body) plus its 2-byte cell pointer; the file estimate fills 4,088 of every
+4,096-byte page. Reads ROWS rows (default all) with ids above AFTER_ID (default 0).
+
+Layouts: v2 (schema version 2, as stored); segN: ats from the alloc_ts of the first row of
+each 2^N ids instead of the first block; pairs: (acyc, fcyc) and (astack, fstack) each one
+integer (pack2: a 5-bit bit length of the first, then the first, then the second; NULL as
+0, cycles + 1); +tids: dpid, atid, ftid one integer (zigzag, pack2 twice)."""
+import sqlite3
+import sys
+
+
+def serial_size(v):
+    if v is None or v in (0, 1):
+        return 0
+    a = v if v >= 0 else -v - 1
+    for bits, size in ((7, 1), (15, 2), (23, 3), (31, 4), (47, 6)):
+        if a < 1 << bits:
+            return size
+    return 8
+
+
+def varint_len(v):
+    n = 1
+    while v >= 128 and n < 9:
+        v >>= 7
+        n += 1
+    return n
+
+
+def cell(rowid, vals):
+    payload = 1 + 1 + len(vals) + sum(serial_size(v) for v in vals)
+    return varint_len(payload) + varint_len(rowid) + payload + 2
+
+
+def pack2(x, y):
+    if x is None or y is None or x < 0 or y < 0:
+        return None
+    n = x.bit_length()
+    if n > 31 or 5 + n + y.bit_length() > 63:
+        return None
+    return n | x << 5 | y << (5 + n)
+
+
+def zigzag(v):
+    return None if v is None else (v << 1) ^ (v >> 63)
+
+
+def nul0(v):
+    return 0 if v is None else v + 1
+
+
+def main():
+    db = sqlite3.connect(sys.argv[1])
+    limit = int(sys.argv[2]) if len(sys.argv) > 2 else None
+    after = int(sys.argv[3]) if len(sys.argv) > 3 else 0
+    q = ("SELECT id, dpid, dptr, size, kind, aseq, ats, atid, acyc, astack, fseq, fts, ftid, "
+         "fcyc, fstack, dprev FROM block_data WHERE id > ? ORDER BY id")
+    if limit:
+        q += " LIMIT %d" % limit
+    tot, base, n = {}, {}, 0
+    for row in db.execute(q, (after,)):
+        (rid, dpid, dptr, size, kind, aseq, ats, atid, acyc, astack, fseq, fts, ftid, fcyc,
+         fstack, dprev) = row
+        n += 1
+        seg = {}
+        for b in (11, 13, 16):
+            seg[b] = ats - base.setdefault((b, rid >> b), ats)
+        cyc = pack2(nul0(acyc), nul0(fcyc))
+        stk = pack2(astack or 0, fstack or 0)
+        tids = pack2(zigzag(dpid), pack2(zigzag(atid), zigzag(ftid) if ftid is not None else 0))
+        layouts = {
+            "v2": row[1:],
+            "seg11": (dpid, dptr, size, kind, aseq, seg[11], atid, acyc, astack, fseq, fts, ftid,
+                      fcyc, fstack, dprev),
+            "seg13": (dpid, dptr, size, kind, aseq, seg[13], atid, acyc, astack, fseq, fts, ftid,
+                      fcyc, fstack, dprev),
+            "seg16": (dpid, dptr, size, kind, aseq, seg[16], atid, acyc, astack, fseq, fts, ftid,
+                      fcyc, fstack, dprev),
+            "pairs": (dpid, dptr, size, kind, aseq, ats, atid, cyc, stk, fseq, fts, ftid, dprev),
+            "seg11+pairs": (dpid, dptr, size, kind, aseq, seg[11], atid, cyc, stk, fseq, fts, ftid,
+                            dprev),
+            "seg11+pairs+tids": (tids, dptr, size, kind, aseq, seg[11], cyc, stk, fseq, fts, dprev),
+        }
+        for k, v in layouts.items():
+            tot[k] = tot.get(k, 0) + cell(rid, v)
+    for k, v in tot.items():
+        print("%-18s %6.2f B/row  %8.1f MB (file estimate)" % (k, v / n, v / 4088.0 * 4096 / 1e6))
+    print(n, "rows")
+
+
+if __name__ == "__main__":
+    main()
