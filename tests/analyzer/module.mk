@@ -224,3 +224,5 @@ AN_VS_EVENTS ?= 10000000
 bench-report: $(BIN_DIR)/heapledger $(TEST_DIR)/e2e/record_bench $(LIB_DIR)/libheapledger-tp.so
 	@tests/analyzer/report_vs.sh $(BIN_DIR)/heapledger $(TEST_DIR)/e2e/record_bench \
 	    $(AN_VS_EVENTS) $(BUILD)/bench/report-vs-$(AN_VS_EVENTS)
+
+BENCH_TARGETS += bench-report
