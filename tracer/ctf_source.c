@@ -478,29 +478,7 @@ static int convert(hl_ctf_source_t *s, const cstream_t *cs)
     r->seq = seq;
     r->ts = ts;
     if (in->words != HL_CTF_NOSLOT) {
-        int n = words_needed(in->kind);
-        r->kind = in->kind == EV_ALLOC  ? HL_REC_ALLOC
-                  : in->kind == EV_FREE ? HL_REC_FREE
-                                        : HL_REC_REALLOC;
-        if (in->kind == EV_ALLOC) {
-            r->a = w[1];
-            r->b = w[2];
-            r->c = w[3];
-        } else if (in->kind == EV_FREE) {
-            r->a = w[1];
-            r->c = w[2];
-        } else {
-            r->a = w[1];
-            r->d = w[2];
-            r->b = w[3];
-            r->c = w[4];
-        }
-        uint64_t op = w[n - 2];
-        r->tier = (uint8_t)op;
-        r->cls = (uint8_t)(op >> 8);
-        r->path = (uint8_t)(op >> 16);
-        r->stack = (uint32_t)(op >> 32);
-        r->cycles = w[n - 1] > UINT32_MAX ? UINT32_MAX : (uint32_t)w[n - 1];
+        rec_from_words(r, in->kind, w);
         return 0;
     }
     switch (in->kind) {

@@ -72,4 +72,32 @@ static inline int words_needed(ev_kind_t k)
     return k == EV_ALLOC ? L3_ALLOC_WORDS : k == EV_FREE ? L3_FREE_WORDS : L3_REALLOC_WORDS;
 }
 
+/* An alloc, free or realloc record from its layout-3 words (w[0], who, is read by the caller;
+ * the op word is second to last, the cycles last): the same for both decoders. hl_rec_t comes
+ * from ingest_internal.h, which the includer has included. */
+static inline void rec_from_words(hl_rec_t *r, ev_kind_t k, const uint64_t *w)
+{
+    int n = words_needed(k);
+    r->kind = k == EV_ALLOC ? HL_REC_ALLOC : k == EV_FREE ? HL_REC_FREE : HL_REC_REALLOC;
+    if (k == EV_ALLOC) {
+        r->a = w[1];
+        r->b = w[2];
+        r->c = w[3];
+    } else if (k == EV_FREE) {
+        r->a = w[1];
+        r->c = w[2];
+    } else {
+        r->a = w[1];
+        r->d = w[2];
+        r->b = w[3];
+        r->c = w[4];
+    }
+    uint64_t op = w[n - 2];
+    r->tier = (uint8_t)op;
+    r->cls = (uint8_t)(op >> 8);
+    r->path = (uint8_t)(op >> 16);
+    r->stack = (uint32_t)(op >> 32);
+    r->cycles = w[n - 1] > UINT32_MAX ? UINT32_MAX : (uint32_t)w[n - 1];
+}
+
 #endif

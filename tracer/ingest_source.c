@@ -389,15 +389,6 @@ static inline void read_words(const bt_field *arr, uint64_t *w, int n)
             bt_field_array_borrow_element_field_by_index_const(arr, (uint64_t)i));
 }
 
-/* tier, cls, path and stack from a layout-3 op word. */
-static inline void op_word(hl_rec_t *r, uint64_t op)
-{
-    r->tier = (uint8_t)op;
-    r->cls = (uint8_t)(op >> 8);
-    r->path = (uint8_t)(op >> 16);
-    r->stack = (uint32_t)(op >> 32);
-}
-
 static int convert_event(hl_source_t *s, const bt_message *msg)
 {
     const bt_event *ev = bt_message_event_borrow_event_const(msg);
@@ -457,25 +448,7 @@ static int convert_event(hl_source_t *s, const bt_message *msg)
     r->seq = seq;
     r->ts = ts;
     if (in->words >= 0) { /* layout 3: w[0] is who, the op word is second to last */
-        int n = words_needed(in->kind);
-        r->kind = in->kind == EV_ALLOC  ? HL_REC_ALLOC
-                  : in->kind == EV_FREE ? HL_REC_FREE
-                                        : HL_REC_REALLOC;
-        if (in->kind == EV_ALLOC) {
-            r->a = w[1];
-            r->b = w[2];
-            r->c = w[3];
-        } else if (in->kind == EV_FREE) {
-            r->a = w[1];
-            r->c = w[2];
-        } else {
-            r->a = w[1];
-            r->d = w[2];
-            r->b = w[3];
-            r->c = w[4];
-        }
-        op_word(r, w[n - 2]);
-        r->cycles = w[n - 1] > UINT32_MAX ? UINT32_MAX : (uint32_t)w[n - 1];
+        rec_from_words(r, in->kind, w);
         return 0;
     }
     switch (in->kind) {
