@@ -131,23 +131,28 @@ void hl_totals_block(hl_totals_t *x, const hl_block_row_t *r)
     }
 }
 
+/* Prepare an upsert of a totals table into *st; *st is NULL when the sums are not to be
+ * written (skip: a sum overflowed, the readers use the rows) or the database was made before
+ * the table existed (its readers use the rows too). -1 on any other error. */
+static int prepare_upsert(sqlite3 *db, int skip, const char *sql, sqlite3_stmt **st)
+{
+    *st = NULL;
+    if (skip || sqlite3_prepare_v2(db, sql, -1, st, NULL) == SQLITE_OK) return 0;
+    *st = NULL;
+    return strstr(sqlite3_errmsg(db), "no such table") ? 0 : -1;
+}
+
 /* The live rows' totals into live_totals (alloc_stack 0: no stack), then start again. */
 static int write_live(hl_totals_t *x, sqlite3 *db)
 {
     if (!x->live_used) return 0;
-    sqlite3_stmt *st = NULL;
-    if (!x->live_overflow &&
-        sqlite3_prepare_v2(db,
-                           "INSERT INTO live_totals(pid, alloc_stack, blocks, bytes) VALUES "
-                           "(?,?,?,?) ON CONFLICT(pid, alloc_stack) DO UPDATE SET blocks = "
-                           "blocks + excluded.blocks, bytes = bytes + excluded.bytes",
-                           -1, &st, NULL) != SQLITE_OK) {
-        /* A database made before live_totals existed: its readers use the rows. */
-        if (strstr(sqlite3_errmsg(db), "no such table"))
-            st = NULL;
-        else
-            return -1;
-    }
+    sqlite3_stmt *st;
+    if (prepare_upsert(db, x->live_overflow,
+                       "INSERT INTO live_totals(pid, alloc_stack, blocks, bytes) VALUES "
+                       "(?,?,?,?) ON CONFLICT(pid, alloc_stack) DO UPDATE SET blocks = "
+                       "blocks + excluded.blocks, bytes = bytes + excluded.bytes",
+                       &st) != 0)
+        return -1;
     int rc = 0;
     for (size_t k = 0; st && !rc && k < x->nlive; k++) {
         const live_tot_t *t = &x->live[k];
@@ -169,10 +174,9 @@ static int write_live(hl_totals_t *x, sqlite3 *db)
 int hl_totals_write(hl_totals_t *x, sqlite3 *db)
 {
     if (!x->used) return 0;
-    sqlite3_stmt *st = NULL;
-    if (!x->overflow &&
-        sqlite3_prepare_v2(
-            db,
+    sqlite3_stmt *st;
+    if (prepare_upsert(
+            db, x->overflow,
             "INSERT INTO block_totals(alloc_path, free_path, flags, blocks, freed, "
             "alloc_cycles, free_cycles, free_cycles_n, bytes, live_bytes) "
             "VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT(alloc_path, free_path, flags) DO "
@@ -181,13 +185,8 @@ int hl_totals_write(hl_totals_t *x, sqlite3 *db)
             "free_cycles = free_cycles + excluded.free_cycles, "
             "free_cycles_n = free_cycles_n + excluded.free_cycles_n, "
             "bytes = bytes + excluded.bytes, live_bytes = live_bytes + excluded.live_bytes",
-            -1, &st, NULL) != SQLITE_OK) {
-        /* A database made before block_totals existed: its readers use the block rows. */
-        if (strstr(sqlite3_errmsg(db), "no such table"))
-            st = NULL;
-        else
-            return -1;
-    }
+            &st) != 0)
+        return -1;
     int rc = 0;
     /* Every used key is written (unless a sum overflowed) and zeroed; the unused ones are
      * only read, so their pages stay the shared zero page. */
