@@ -30,10 +30,13 @@ const char *hl_leakclass_status(uint64_t status)
 }
 
 /* The blocks every number here counts, in SQL over the view `block` as b: live at the end,
- * not failed, of a process that ran a scan. The totals and the per-stack sites count the
- * same blocks, so the sites add up to the totals. */
+ * not failed, of a process that ran a scan. Live is what the analysis stream takes for live
+ * (blockreader.c: a free_seq read as an integer below 0 is no free, as NULL is), so that the
+ * totals counted in the pass, those from SQLite and the per-stack sites agree, also on a
+ * database with a negative free_seq that heapledger did not write. */
 #define LIVE_SCANNED                                                                               \
-    "b.free_seq IS NULL AND (b.flags & 1) = 0 AND b.pid IN (SELECT pid FROM leak_scan)"
+    "(b.free_seq IS NULL OR CAST(b.free_seq AS INTEGER) < 0) AND (b.flags & 1) = 0 "               \
+    "AND b.pid IN (SELECT pid FROM leak_scan)"
 
 static int has_table(sqlite3 *db)
 {

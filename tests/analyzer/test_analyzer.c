@@ -428,6 +428,29 @@ Test(analyze, leak_classes_counted_in_the_pass)
     sqlite3_close(db);
 }
 
+/* A free_seq below 0 (leakneg.sql) is no free for the stream's count and for SQLite alike: the
+ * totals counted in the pass, SQLite's and the sites agree. */
+Test(analyze, leak_classes_negative_free_seq)
+{
+    sqlite3 *db;
+    hl_report_t *r = analyze("leakneg", (hl_analyze_opts_t){0, -1, -1, NULL}, &db);
+    const hl_leakclass_report_t *lc = r->leakclass;
+    cr_assert(lc);
+    cr_assert_eq(lc->blocks[1], 1, "block 1 (free_seq -1) is live");
+    cr_assert_eq(lc->bytes[1], 10);
+    cr_assert_eq(lc->blocks[2], 1);
+    cr_assert_eq(lc->blocks[3], 0, "block 3 (free_seq -0.5, read as 0) is freed");
+    cr_assert_eq(lc->blocks[0], 3, "blocks 4 (free_seq INT64_MIN), 5 and 6");
+    cr_assert_eq(lc->bytes[0], 150);
+    sites_add_up(lc);
+    hl_leakclass_report_t *sql = hl_leakclass_load(db);
+    same_classes(lc, sql);
+    sites_add_up(sql);
+    hl_leakclass_free(sql);
+    hl_report_free(r);
+    sqlite3_close(db);
+}
+
 Test(analyze, discarded_is_approximate)
 {
     sqlite3 *db;
