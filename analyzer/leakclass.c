@@ -29,6 +29,15 @@ const char *hl_leakclass_status(uint64_t status)
     }
 }
 
+/* The blocks every number here counts, in SQL over the view `block` as b: live at the end,
+ * not failed, of a process that ran a scan. Live is what the analysis stream takes for live
+ * (blockreader.c: a free_seq read as an integer below 0 is no free, as NULL is), so that the
+ * totals counted in the pass, those from SQLite and the per-stack sites agree, also on a
+ * database with a negative free_seq that heapledger did not write. */
+#define LIVE_SCANNED                                                                               \
+    "(b.free_seq IS NULL OR CAST(b.free_seq AS INTEGER) < 0) AND (b.flags & 1) = 0 "               \
+    "AND b.pid IN (SELECT pid FROM leak_scan)"
+
 static int has_table(sqlite3 *db)
 {
     sqlite3_stmt *s;
@@ -55,9 +64,8 @@ static int load_sites(sqlite3 *db, hl_leakclass_report_t *lc)
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(db,
                            "SELECT coalesce(b.alloc_stack, -1), c.class, count(*), sum(b.size) "
-                           "FROM leak_block c JOIN block b ON b.id = c.block "
-                           "WHERE c.class IN (1, 2) AND b.free_seq IS NULL "
-                           "GROUP BY 1, 2 ORDER BY 1",
+                           "FROM leak_block c CROSS JOIN block b ON b.id = c.block "
+                           "WHERE c.class IN (1, 2) AND " LIVE_SCANNED " GROUP BY 1, 2 ORDER BY 1",
                            -1, &s, NULL) != SQLITE_OK)
         return -1;
     size_t cap = 0;
@@ -123,9 +131,7 @@ static int live_by_class(sqlite3 *db, hl_leakclass_report_t *lc)
     sqlite3_finalize(s);
     if (sqlite3_prepare_v2(db,
                            "SELECT c.class, count(*), sum(b.size) FROM leak_block c "
-                           "CROSS JOIN block b ON b.id = c.block WHERE b.free_seq IS NULL "
-                           "AND (b.flags & 1) = 0 AND b.pid IN (SELECT pid FROM leak_scan) "
-                           "GROUP BY 1",
+                           "CROSS JOIN block b ON b.id = c.block WHERE " LIVE_SCANNED " GROUP BY 1",
                            -1, &s, NULL) != SQLITE_OK)
         return -1;
     while (sqlite3_step(s) == SQLITE_ROW) {
@@ -148,9 +154,8 @@ static void live_by_scan(sqlite3 *db, hl_leakclass_report_t *lc)
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(db,
                            "SELECT coalesce(c.class, 0), count(*), sum(b.size) FROM block b "
-                           "LEFT JOIN leak_block c ON c.block = b.id "
-                           "WHERE b.free_seq IS NULL AND (b.flags & 1) = 0 "
-                           "AND b.pid IN (SELECT pid FROM leak_scan) GROUP BY 1",
+                           "LEFT JOIN leak_block c ON c.block = b.id WHERE " LIVE_SCANNED
+                           " GROUP BY 1",
                            -1, &s, NULL) != SQLITE_OK)
         return;
     while (sqlite3_step(s) == SQLITE_ROW) {
@@ -182,8 +187,7 @@ static void totals_counted(sqlite3 *db, hl_leakclass_report_t *lc, const hl_hmap
     if (sqlite3_prepare_v2(db,
                            "SELECT c.class, count(*), sum(b.size) FROM leak_block c "
                            "CROSS JOIN block b ON b.id = c.block " /* leak_block drives */
-                           "WHERE b.free_seq IS NULL AND (b.flags & 1) = 0 "
-                           "AND b.pid IN (SELECT pid FROM leak_scan) GROUP BY 1",
+                           "WHERE " LIVE_SCANNED " GROUP BY 1",
                            -1, &s, NULL) != SQLITE_OK)
         return;
     while (sqlite3_step(s) == SQLITE_ROW) {

@@ -4,7 +4,8 @@
  * ingest stores one class per block. This reads them back for the reports: the totals per
  * class (requested bytes, as the rest of the report) over the blocks live at the end of the
  * processes that ran a scan, and the lost bytes (definitely + indirectly) per allocation
- * stack. Suppressions do not apply here: a class is a fact about reachability.
+ * stack of the same blocks (the sites add up to the totals of classes 1 and 2). Suppressions
+ * do not apply here: a class is a fact about reachability.
  */
 #ifndef HL_LEAKCLASS_H
 #define HL_LEAKCLASS_H

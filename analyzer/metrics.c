@@ -175,7 +175,7 @@ static hl_site_t *site_of(hl_metrics_t *m, int64_t stack)
         hl_site_t *s = HL_VEC_PUSH(m->r->sites, m->r->nsites, m->sites_cap);
         memset(s, 0, sizeof *s);
         s->stack = stack;
-        uint64_t *k = m->supp ? hl_hmap_get(m->supp, (uint64_t)(stack + 1)) : NULL;
+        uint64_t *k = m->supp ? hl_hmap_get(m->supp, (uint64_t)stack + 1) : NULL;
         s->supp = k ? (int)*k : 0;
     }
     return &m->r->sites[*ix];

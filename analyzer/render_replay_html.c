@@ -10,7 +10,6 @@
 #include "render_replay.h"
 #include "symbols.h"
 
-
 static void outcome(FILE *f, const hl_report_t *r)
 {
     const hl_replay_info_t *in = r->replay;

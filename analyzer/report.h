@@ -164,10 +164,10 @@ typedef struct hl_replay_info_s {
     int64_t fail_seq, fail_ts, fail_block;
     uint64_t fail_size, fail_R, fail_free, fail_largest;
     double fail_util;
-    int64_t fail_stack;               /* allocation stack of the failing request, -1 none */
-    struct hl_arena_map_s *fail_map;  /* arena mode: the arena at the failure (arenamap.h) */
-    uint64_t op_cycles;               /* cycles inside the replayed heap calls */
-    uint64_t lat[5];                  /* alloc+realloc+free cycles: p01 p25 p50 p75 p99 */
+    int64_t fail_stack;              /* allocation stack of the failing request, -1 none */
+    struct hl_arena_map_s *fail_map; /* arena mode: the arena at the failure (arenamap.h) */
+    uint64_t op_cycles;              /* cycles inside the replayed heap calls */
+    uint64_t lat[5];                 /* alloc+realloc+free cycles: p01 p25 p50 p75 p99 */
     /* Live set at the end: recorded vs replayed. */
     uint64_t rec_blocks, rec_R, rec_U;
     uint64_t rep_blocks, rep_R, rep_U;
@@ -251,8 +251,8 @@ typedef struct hl_report_s {
     size_t nslowest;
     int has_site_cycles; /* 1: the two above were computed */
 
-    hl_replay_info_t *replay;   /* NULL for a recorded run */
-    hl_kernel_report_t *kernel; /* NULL: the run has no kernel events */
+    hl_replay_info_t *replay;                /* NULL for a recorded run */
+    hl_kernel_report_t *kernel;              /* NULL: the run has no kernel events */
     struct hl_leakclass_report_s *leakclass; /* leak scan classes (leakclass.h), NULL: none */
 } hl_report_t;
 

@@ -202,7 +202,7 @@ static void frames_clear(hl_frames_t *f)
 static void classify_one(const hl_supp_t *s, int64_t stack, hl_frames_t *f, hl_hmap_t *out)
 {
     hl_supp_kind_t k = hl_supp_match(s, f);
-    if (k != HL_SUPP_NONE) *hl_hmap_put(out, (uint64_t)(stack + 1), 0, NULL) = (uint64_t)k;
+    if (k != HL_SUPP_NONE) *hl_hmap_put(out, (uint64_t)stack + 1, 0, NULL) = (uint64_t)k;
     frames_clear(f);
 }
 

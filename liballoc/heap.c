@@ -25,25 +25,20 @@ static int heap_setup(hl_heap_t *h, const hl_options_t *opt)
     hl_options_t o = *opt;
     h->opt_given = *opt;
     if (o.arena_size) {
-        if (!o.slab_size)
-            o.slab_size = HL_DEFAULT_ARENA_SLAB;
-        if (o.arena_size < 4 * o.slab_size || o.arena_size < 4096)
-            return -1;
+        if (!o.slab_size) o.slab_size = HL_DEFAULT_ARENA_SLAB;
+        if (o.arena_size < 4 * o.slab_size || o.arena_size < 4096) return -1;
     } else if (!o.slab_size) {
         o.slab_size = HL_DEFAULT_SLAB;
     }
     /* Small slabs suit small fixed arenas; the tiny tier then stops at the largest class of
      * which a slab holds three slots (below). */
-    if (!hl_is_pow2(o.slab_size) || o.slab_size < 1024 || o.slab_size > (1u << 20))
-        return -1;
-    if (o.tiny_max > HL_TINY_MAX || o.arenas > HL_MAX_ARENAS)
-        return -1;
+    if (!hl_is_pow2(o.slab_size) || o.slab_size < 1024 || o.slab_size > (1u << 20)) return -1;
+    if (o.tiny_max > HL_TINY_MAX || o.arenas > HL_MAX_ARENAS) return -1;
     if (!o.arenas) {
         unsigned n = 2 * hl_os_ncpu();
         o.arenas = n > HL_MAX_ARENAS ? HL_MAX_ARENAS : n;
     }
-    if (o.mid_max < HL_TINY_MAX + 16)
-        o.mid_max = HL_TINY_MAX + 16;
+    if (o.mid_max < HL_TINY_MAX + 16) o.mid_max = HL_TINY_MAX + 16;
     h->opt = o;
     /* Fixed arenas default to TLSF alone: partial slabs of many classes cost a small arena
      * more than the 1-byte headers save (docs/PERFORMANCE.md, peak utilisation). */
@@ -52,13 +47,12 @@ static int heap_setup(hl_heap_t *h, const hl_options_t *opt)
     /* The tiny tier serves a class only when a slab holds at least three of its slots (4 KiB
      * arena slabs stop at the 1296-byte class). */
     if (h->tiny_max) {
-        size_t room = o.slab_size - (sizeof(hl_slab_t) + (o.slab_size / 16 + 63) / 64 * 8) -
-                      16 - (o.arena_size ? HL_TLSF_HDR : 0);
+        size_t room = o.slab_size - (sizeof(hl_slab_t) + (o.slab_size / 16 + 63) / 64 * 8) - 16 -
+                      (o.arena_size ? HL_TLSF_HDR : 0);
         unsigned c = hl_size_class[(h->tiny_max + 16) >> 4];
         while (c > 0 && room / hl_class_slot(c) < 3)
             c--;
-        if (h->tiny_max > hl_class_slot(c) - 1)
-            h->tiny_max = hl_class_slot(c) - 1;
+        if (h->tiny_max > hl_class_slot(c) - 1) h->tiny_max = hl_class_slot(c) - 1;
     }
     h->mid_max = o.arena_size ? SIZE_MAX : o.mid_max;
     if (o.arena_size) {
@@ -67,10 +61,9 @@ static int heap_setup(hl_heap_t *h, const hl_options_t *opt)
             h->arena_base = o.arena_base;
             h->arena_owned = 0;
         } else {
-            h->arena_base = hl_os_map_quiet(hl_align_up(o.arena_size, hl_page_size),
-                                            hl_page_size, "arena");
-            if (!h->arena_base)
-                return -1;
+            h->arena_base =
+                hl_os_map_quiet(hl_align_up(o.arena_size, hl_page_size), hl_page_size, "arena");
+            if (!h->arena_base) return -1;
             h->arena_owned = 1;
         }
     }
@@ -86,8 +79,7 @@ static int heap_setup(hl_heap_t *h, const hl_options_t *opt)
     h->uid = next_uid++;
     h->prev = NULL;
     h->next = heaps;
-    if (heaps)
-        heaps->prev = h;
+    if (heaps) heaps->prev = h;
     heaps = h;
     hl_unlock(&heaps_lock);
     __atomic_store_n(&h->state, HL_HEAP_READY, __ATOMIC_RELEASE);
@@ -98,8 +90,8 @@ void hl_default_init(void)
 {
     hl_heap_t *h = &hl_main_heap;
     uint32_t expected = HL_HEAP_UNINIT;
-    if (__atomic_compare_exchange_n(&h->state, &expected, HL_HEAP_INITIALIZING, 0,
-                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    if (__atomic_compare_exchange_n(&h->state, &expected, HL_HEAP_INITIALIZING, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE)) {
         hl_os_init();
         hl_options_t o;
         hl_options_default(&o);
@@ -108,11 +100,9 @@ void hl_default_init(void)
         if (heap_setup(h, &o) != 0) {
             hl_warn("HEAPLEDGER_OPTIONS: unusable combination, using the defaults",
                     hl_options_env_string());
-            if (o.arena_size)
-                hl_warn("arena: could not set up the fixed arena", NULL);
+            if (o.arena_size) hl_warn("arena: could not set up the fixed arena", NULL);
             hl_options_default(&o);
-            if (heap_setup(h, &o) != 0)
-                hl_fatal("init", NULL, "cannot set up the default heap");
+            if (heap_setup(h, &o) != 0) hl_fatal("init", NULL, "cannot set up the default heap");
         }
         return;
     }
@@ -124,8 +114,7 @@ void hl_default_init(void)
 
 int hl_heap_alive(hl_heap_t *h, uint64_t uid)
 {
-    if (h == &hl_main_heap)
-        return 1;
+    if (h == &hl_main_heap) return 1;
     int alive = 0;
     hl_lock(&heaps_lock);
     for (hl_heap_t *x = heaps; x; x = x->next)
@@ -200,8 +189,7 @@ static void fork_child(void)
 
 void hl_heap_report_regions(hl_heap_t *h)
 {
-    if (h->state != HL_HEAP_READY)
-        return;
+    if (h->state != HL_HEAP_READY) return;
     if (h->arena_base) {
         /* The one region; the arena's TLSF pool lies inside it. */
         hl_lock(&h->mid.arenas[0].lock);
@@ -231,7 +219,10 @@ static void global_init(void)
     pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
-void hl_global_init(void) { pthread_once(&global_once, global_init); }
+void hl_global_init(void)
+{
+    pthread_once(&global_once, global_init);
+}
 
 /* ---- public object API -------------------------------------------------------------------- */
 
@@ -259,8 +250,7 @@ hl_heap_t *hl_heap_create(const hl_options_t *options)
 
 void hl_heap_destroy(hl_heap_t *h)
 {
-    if (!h || h == &hl_main_heap)
-        return;
+    if (!h || h == &hl_main_heap) return;
     hl_tls_t *t = hl_tls_of(h);
     if (t->heap == h) {
         for (unsigned c = 0; c < HL_CLASS_MAX; c++) {
@@ -277,8 +267,7 @@ void hl_heap_destroy(hl_heap_t *h)
         h->prev->next = h->next;
     else
         heaps = h->next;
-    if (h->next)
-        h->next->prev = h->prev;
+    if (h->next) h->next->prev = h->prev;
     hl_unlock(&heaps_lock);
     h->state = HL_HEAP_DEAD;
     hl_harden_destroy(h); /* hardening hook */
@@ -315,8 +304,7 @@ static int arena_reclaim(hl_heap_t *h)
     if (t->heap == h)
         for (unsigned c = 0; c < HL_CLASS_COUNT && !any; c++)
             any = hl_bin_count(&t->bins[HL_TAG_TINY | c]) != 0;
-    if (t->heap == h)
-        hl_tls_flush(t);
+    if (t->heap == h) hl_tls_flush(t);
     any |= hl_harden_drain(h); /* hardening hook: quarantined blocks go back first */
     return hl_tiny_trim(h, 1) > 0 || any;
 }
@@ -324,8 +312,7 @@ static int arena_reclaim(hl_heap_t *h)
 static void *tiny_alloc(hl_heap_t *h, size_t n, hl_opinfo_t *info)
 {
     hl_tls_t *t = hl_tls_of(h);
-    if (t->heap != h)
-        t = hl_tls_bind(h);
+    if (t->heap != h) t = hl_tls_bind(h);
     unsigned cls = hl_size_class[(n + 16) >> 4];
     hl_tbin_t *b = &t->bins[HL_TAG_TINY | cls];
     if (b->head) /* bound just now to a heap whose bin is filled: cannot be, but stay exact */
@@ -344,11 +331,9 @@ static void *alloc_slow(hl_heap_t *h, size_t n, size_t align, hl_opinfo_t *info)
         return NULL;
     }
     hl_decay_tick(h, &h->decay_pending); /* decay hook: kept memory goes back (decay.h) */
-    size_t req = n; /* hardening hook: room for canary and trailer */
-    if (h->opt.harden)
-        n = hl_harden_pad(h, req);
-    if (!hl_tls_of(h)->heap)
-        hl_tls_bind(h);
+    size_t req = n;                      /* hardening hook: room for canary and trailer */
+    if (h->opt.harden) n = hl_harden_pad(h, req);
+    if (!hl_tls_of(h)->heap) hl_tls_bind(h);
     void *p;
     if (h->opt.guard >= 2 && /* hardening hook: guard=all|sample:N */
         (p = hl_harden_alloc_guarded(h, req, align, info)) != NULL)
@@ -363,13 +348,11 @@ static void *alloc_slow(hl_heap_t *h, size_t n, size_t align, hl_opinfo_t *info)
             p = hl_mid_alloc(h, n, align, info);
         else
             p = hl_large_alloc(h, n, align, info);
-        if (p || !h->arena_base || attempt || !arena_reclaim(h))
-            break;
+        if (p || !h->arena_base || attempt || !arena_reclaim(h)) break;
     }
     if (p && h->opt.harden) /* hardening hook: canary, trailer, guard */
         p = hl_harden_on_alloc(h, p, req, info);
-    if (!p)
-        set_fail(h, info);
+    if (!p) set_fail(h, info);
     return p;
 }
 
@@ -400,7 +383,7 @@ static void bin_flush_half(hl_heap_t *h, hl_tbin_t *b, unsigned cls)
 
 void hl_free_slow(hl_heap_t *h, void *p, hl_opinfo_t *info)
 {
-    hl_decay_tick(h, &h->decay_pending); /* decay hook (decay.h) */
+    hl_decay_tick(h, &h->decay_pending);     /* decay hook (decay.h) */
     if (h->opt.harden && !hl_side_owns(p) && /* the tracer's blocks: mid.c sends them home */
         !hl_harden_free(h, p, info))         /* hardening hook: 0 = consumed */
         return;
@@ -471,8 +454,7 @@ void *hl_heap_calloc_info(hl_heap_t *h, size_t n, size_t size, hl_opinfo_t *info
 
 void *hl_heap_memalign_info(hl_heap_t *h, size_t align, size_t n, hl_opinfo_t *info)
 {
-    if (align <= HL_ALIGN)
-        return hl_malloc_fast(h, n, info);
+    if (align <= HL_ALIGN) return hl_malloc_fast(h, n, info);
     return alloc_slow(h, n, align, info);
 }
 
@@ -481,15 +463,12 @@ size_t hl_heap_usable_size(hl_heap_t *h, const void *p)
     if (h->opt.harden) /* hardening hook: the requested size, or a report */
         return hl_harden_usable(h, p);
     (void)h;
-    if (!p)
-        return 0;
+    if (!p) return 0;
     unsigned tag = ((const uint8_t *)p)[-1];
     if ((tag & HL_TAG_TINY_MASK) == HL_TAG_TINY && (tag & 31) < HL_CLASS_COUNT)
         return hl_class_slot(tag & 31) - 1;
-    if (tag == HL_TAG_MID)
-        return hl_tlsf_usable(p);
-    if (tag == HL_TAG_LARGE)
-        return hl_large_usable(p);
+    if (tag == HL_TAG_MID) return hl_tlsf_usable(p);
+    if (tag == HL_TAG_LARGE) return hl_large_usable(p);
     hl_fatal("invalid-usable-size", p, "not a live block of this heap");
 }
 
@@ -519,8 +498,7 @@ void *hl_heap_realloc_info(hl_heap_t *h, void *p, size_t n, hl_opinfo_t *info)
 {
     if (h->opt.harden && !hl_side_owns(p)) /* hardening hook: validate, then always move */
         return hl_harden_realloc(h, p, n, info);
-    if (!p)
-        return hl_malloc_fast(h, n, info);
+    if (!p) return hl_malloc_fast(h, n, info);
     if (n == 0) {
         hl_free_fast(h, p, info);
         return NULL;
@@ -553,8 +531,7 @@ void *hl_heap_realloc_info(hl_heap_t *h, void *p, size_t n, hl_opinfo_t *info)
         old = hl_large_usable(p);
         if (n > h->mid_max) {
             void *q = hl_large_realloc(h, p, n, info);
-            if (q)
-                return q;
+            if (q) return q;
         }
     } else if (tag == HL_TAG_MID_FREE) {
         hl_fatal("invalid-realloc", p, "the block is free (use after free?)");
@@ -563,8 +540,7 @@ void *hl_heap_realloc_info(hl_heap_t *h, void *p, size_t n, hl_opinfo_t *info)
     }
     hl_opinfo_t tmp;
     void *q = hl_malloc_fast(h, n, info);
-    if (!q)
-        return NULL; /* the old block stays valid, errno is ENOMEM */
+    if (!q) return NULL; /* the old block stays valid, errno is ENOMEM */
     memcpy(q, p, old < n ? old : n);
     hl_free_fast(h, p, &tmp);
     hl_count(h, HL_PATH_REALLOC_MOVE);
@@ -583,8 +559,7 @@ void *hl_heap_malloc(hl_heap_t *h, size_t n)
 void hl_heap_free(hl_heap_t *h, void *p)
 {
     hl_opinfo_t info;
-    if (p)
-        hl_free_fast(h, p, &info);
+    if (p) hl_free_fast(h, p, &info);
 }
 
 void *hl_heap_calloc(hl_heap_t *h, size_t n, size_t size)
@@ -612,8 +587,7 @@ void *hl_heap_memalign(hl_heap_t *h, size_t align, size_t n)
 void hl_heap_flush_thread(hl_heap_t *h)
 {
     hl_tls_t *t = hl_tls_of(h);
-    if (t->heap == h)
-        hl_tls_flush(t);
+    if (t->heap == h) hl_tls_flush(t);
 }
 
 int hl_heap_trim(hl_heap_t *h, size_t pad)

@@ -31,33 +31,33 @@ typedef struct hl_heap_s hl_heap_t;
  * HEAPLEDGER_OPTIONS syntax ("name=value,name=value"). Size fields left 0 mean "automatic".
  * docs/options.md lists every option. */
 typedef struct hl_options_s {
-    size_t arena_size;   /* arena=SIZE: fixed arena of SIZE bytes; 0 = grow from the OS */
-    void *arena_base;    /* caller-provided arena memory (API only), NULL = mmap it */
-    size_t mid_max;      /* mid_max=SIZE: largest request served by TLSF (default 256K) */
-    size_t slab_size;    /* slab=SIZE: tiny slab size, power of two (default 64K; 4K in arena mode) */
-    uint32_t arenas;     /* arenas=N: TLSF arenas threads spread over (default: 2 per CPU, max 16) */
-    uint32_t tcache;     /* tcache=N: thread cache capacity scale, 0 disables the cache */
-    uint32_t stats;      /* stats=1: print counters at exit */
-    uint32_t tiny;       /* tiny=0|1: tiny tier off/on; 2 (default) = on, but off in arena mode */
-    uint32_t trim_keep;  /* trim_keep=N: empty slabs kept before memory goes back to the OS */
-    size_t tiny_max;     /* tiny_max=SIZE: largest request served by the tiny tier (<= 4096) */
-    uint32_t stacks;     /* stacks=N: call-stack depth recorded by tracing and reports */
+    size_t arena_size; /* arena=SIZE: fixed arena of SIZE bytes; 0 = grow from the OS */
+    void *arena_base;  /* caller-provided arena memory (API only), NULL = mmap it */
+    size_t mid_max;    /* mid_max=SIZE: largest request served by TLSF (default 256K) */
+    size_t slab_size;  /* slab=SIZE: tiny slab size, power of two (default 64K; 4K in arena mode) */
+    uint32_t arenas;   /* arenas=N: TLSF arenas threads spread over (default: 2 per CPU, max 16) */
+    uint32_t tcache;   /* tcache=N: thread cache capacity scale, 0 disables the cache */
+    uint32_t stats;    /* stats=1: print counters at exit */
+    uint32_t tiny;     /* tiny=0|1: tiny tier off/on; 2 (default) = on, but off in arena mode */
+    uint32_t trim_keep; /* trim_keep=N: empty slabs kept before memory goes back to the OS */
+    size_t tiny_max;    /* tiny_max=SIZE: largest request served by the tiny tier (<= 4096) */
+    uint32_t stacks;    /* stacks=N: call-stack depth recorded by tracing and reports */
     /* Hardened mode (docs/hardening.md). harden=1 in an options string turns on check_free,
      * canary, poison, quarantine and guard=large; each has its own switch too. */
-    uint32_t harden;        /* any hardening active (set by harden=1 or by any check below) */
-    size_t quarantine;      /* quarantine=BYTES: freed blocks held back (FIFO), 0 = none */
-    uint32_t check_free;    /* check_free=1: exact validation of every free/realloc */
-    uint32_t canary;        /* canary=1: canary after the requested size, checked on free */
-    uint32_t poison;        /* poison=1: fill freed blocks, verify on reuse/quarantine exit */
-    uint32_t zero_on_free;  /* zero_on_free=1: clear blocks when they are really released */
-    uint32_t rotate;        /* rotate=1: two TLSF free stores (delayed reuse) */
+    uint32_t harden;         /* any hardening active (set by harden=1 or by any check below) */
+    size_t quarantine;       /* quarantine=BYTES: freed blocks held back (FIFO), 0 = none */
+    uint32_t check_free;     /* check_free=1: exact validation of every free/realloc */
+    uint32_t canary;         /* canary=1: canary after the requested size, checked on free */
+    uint32_t poison;         /* poison=1: fill freed blocks, verify on reuse/quarantine exit */
+    uint32_t zero_on_free;   /* zero_on_free=1: clear blocks when they are really released */
+    uint32_t rotate;         /* rotate=1: two TLSF free stores (delayed reuse) */
     uint32_t abort_on_error; /* abort_on_error=0: report, count and continue */
-    uint32_t check_at_exit; /* check_at_exit=1: full heap check at exit */
-    uint32_t guard;         /* guard=large|all|sample:N -> 1|2|3 (0 = none) */
-    uint32_t guard_sample;  /* N of guard=sample:N */
-    uint32_t decay_ms;      /* decay=MS: freed large mappings and empty TLSF pools kept this long */
-    uint32_t leaks;         /* leaks=0|1|2: leak scan at exit off, on (prints a summary),
-                               2 (default) only when recorded (docs/analyze.md) */
+    uint32_t check_at_exit;  /* check_at_exit=1: full heap check at exit */
+    uint32_t guard;          /* guard=large|all|sample:N -> 1|2|3 (0 = none) */
+    uint32_t guard_sample;   /* N of guard=sample:N */
+    uint32_t decay_ms; /* decay=MS: freed large mappings and empty TLSF pools kept this long */
+    uint32_t leaks;    /* leaks=0|1|2: leak scan at exit off, on (prints a summary),
+                          2 (default) only when recorded (docs/analyze.md) */
     uint32_t reserved[1];
 } hl_options_t;
 
@@ -95,14 +95,14 @@ void hl_heap_flush_thread(hl_heap_t *heap);
 
 /* Byte counters of a heap, consistent when no other thread allocates. */
 typedef struct hl_heap_info_s {
-    size_t held;        /* bytes obtained from the OS (or the arena size) */
-    size_t used;        /* usable bytes of live blocks */
-    size_t free_tiny;   /* bytes in free tiny slots (caches and slabs) */
-    size_t free_mid;    /* bytes in free TLSF blocks */
-    size_t large;       /* bytes in large mappings */
+    size_t held;         /* bytes obtained from the OS (or the arena size) */
+    size_t used;         /* usable bytes of live blocks */
+    size_t free_tiny;    /* bytes in free tiny slots (caches and slabs) */
+    size_t free_mid;     /* bytes in free TLSF blocks */
+    size_t large;        /* bytes in large mappings */
     size_t largest_free; /* largest free TLSF block */
-    size_t slabs;       /* tiny slabs carved */
-    size_t pools;       /* TLSF pools added */
+    size_t slabs;        /* tiny slabs carved */
+    size_t pools;        /* TLSF pools added */
 } hl_heap_info_t;
 void hl_heap_info(hl_heap_t *heap, hl_heap_info_t *out);
 

@@ -21,9 +21,15 @@ static inline size_t map_off(const void *p)
 }
 /* The kernel mapping a block's range lies in, as an id (large.h), in the 8 bytes between the
  * link and the header. */
-static inline uint32_t *origin_of(char *base) { return (uint32_t *)(base + 24); }
+static inline uint32_t *origin_of(char *base)
+{
+    return (uint32_t *)(base + 24);
+}
 /* Pages of the mapping beyond the block's own length (a cached mapping handed out whole). */
-static inline uint32_t *excess_of(char *base) { return (uint32_t *)(base + 28); }
+static inline uint32_t *excess_of(char *base)
+{
+    return (uint32_t *)(base + 28);
+}
 /* The whole mapping of a block: its length plus the excess. */
 static inline size_t mapping_len(const void *p, size_t off)
 {
@@ -127,8 +133,7 @@ static unsigned cache_expire(hl_large_t *l, uint32_t now, uint32_t decay, int al
 static void retrace(char *a, size_t alen, char *b, size_t blen, char *m, size_t mlen)
 {
     hl_trace_emit_os(0, a, alen, "large");
-    if (blen)
-        hl_trace_emit_os(0, b, blen, "large");
+    if (blen) hl_trace_emit_os(0, b, blen, "large");
     hl_trace_emit_os(1, m, mlen, "large");
 }
 

@@ -12,9 +12,9 @@
  * realloc of a block with off == 48 uses mremap.
  *
  * The cache of freed mappings (blocks with off == 48; hardened blocks are never cached). A
- * freed mapping is kept, merged with a cached neighbour of the same origin (below), and handed out again
- * to a later request: the smallest cached mapping that holds it — split when it is more than a
- * quarter (and HL_LARGE_SPLIT_MIN) larger, the tail staying cached, else handed out whole with
+ * freed mapping is kept, merged with a cached neighbour of the same origin (below), and handed out
+ * again to a later request: the smallest cached mapping that holds it — split when it is more than
+ * a quarter (and HL_LARGE_SPLIT_MIN) larger, the tail staying cached, else handed out whole with
  * the extra pages counted as the block's excess (its usable size stays that of a fresh mapping,
  * so what-if replays reproduce it) — or else the largest
  * smaller one, grown with mremap (its pages stay resident; only the growth faults in). mremap

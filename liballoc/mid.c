@@ -6,7 +6,7 @@
 
 /* Pages of a freed block go back to the OS only when the arena holds much more free memory
  * than it uses (hysteresis: a steady workload keeps its pages and takes no page faults). */
-#define DECOMMIT_FREE_MIN (8u << 20) /* arena free bytes above this … */
+#define DECOMMIT_FREE_MIN (8u << 20)  /* arena free bytes above this … */
 #define DECOMMIT_BLOCK    (64u << 10) /* … and freed blocks at least this big */
 
 int hl_mid_setup(hl_heap_t *h)
@@ -21,8 +21,7 @@ int hl_mid_setup(hl_heap_t *h)
     if (h->arena_base) {
         char *base = (char *)hl_align_up((uintptr_t)h->arena_base, 16);
         size_t len = h->arena_size - (size_t)(base - (char *)h->arena_base);
-        if (hl_tlsf_add_pool(&m->arenas[0].tlsf, base, len) != 0)
-            return -1;
+        if (hl_tlsf_add_pool(&m->arenas[0].tlsf, base, len) != 0) return -1;
     }
     return 0;
 }
@@ -30,8 +29,7 @@ int hl_mid_setup(hl_heap_t *h)
 static inline hl_arena_t *thread_arena(hl_heap_t *h)
 {
     hl_mid_t *m = &h->mid;
-    if (m->narenas == 1)
-        return &m->arenas[0];
+    if (m->narenas == 1) return &m->arenas[0];
     hl_tls_t *t = hl_tls_of(h);
     return &m->arenas[t->heap == h ? t->arena % m->narenas : 0];
 }
@@ -56,8 +54,7 @@ static unsigned arena_expire(hl_arena_t *a, uint32_t now, uint32_t decay, int al
     unsigned kept = 0;
     for (hl_tlsf_pool_t *p = a->tlsf.pools, *n; p; p = n) {
         n = p->next;
-        if (!pool_empty(p))
-            continue;
+        if (!pool_empty(p)) continue;
         if (all || (uint32_t)(now - p->empty_since) >= decay) {
             hl_tlsf_remove_pool(&a->tlsf, p);
             p->next = *out;
@@ -90,13 +87,10 @@ static hl_tlsf_pool_t *steal_empty_pool(hl_mid_t *m, hl_arena_t *self, size_t ne
             continue;
         hl_tlsf_pool_t *best = NULL;
         for (hl_tlsf_pool_t *p = a->tlsf.pools; p; p = p->next)
-            if (p->bytes >= need && (!best || p->bytes < best->bytes) && pool_empty(p))
-                best = p;
-        if (best)
-            hl_tlsf_remove_pool(&a->tlsf, best);
+            if (p->bytes >= need && (!best || p->bytes < best->bytes) && pool_empty(p)) best = p;
+        if (best) hl_tlsf_remove_pool(&a->tlsf, best);
         hl_unlock(&a->lock);
-        if (best)
-            return best;
+        if (best) return best;
     }
     return NULL;
 }
@@ -104,17 +98,14 @@ static hl_tlsf_pool_t *steal_empty_pool(hl_mid_t *m, hl_arena_t *self, size_t ne
 int hl_mid_decay(hl_heap_t *h, uint32_t now)
 {
     int left = 0;
-    if (h->arena_base)
-        return 0;
+    if (h->arena_base) return 0;
     /* An arena grew within the decay time: the empty pools are the working set of a churn
      * (short-lived threads take them in turn), not memory left over after a burst. */
-    if ((uint32_t)(now - __atomic_load_n(&h->mid.grow_stamp, __ATOMIC_RELAXED)) <
-        h->opt.decay_ms)
+    if ((uint32_t)(now - __atomic_load_n(&h->mid.grow_stamp, __ATOMIC_RELAXED)) < h->opt.decay_ms)
         return 1;
     for (unsigned i = 0; i < h->mid.narenas; i++) {
         hl_arena_t *a = &h->mid.arenas[i];
-        if (!__atomic_load_n(&a->tlsf.pools, __ATOMIC_RELAXED))
-            continue;
+        if (!__atomic_load_n(&a->tlsf.pools, __ATOMIC_RELAXED)) continue;
         if (pthread_mutex_trylock(&a->lock) != 0) {
             left = 1; /* busy: the next pass looks again */
             continue;
@@ -133,8 +124,8 @@ int hl_mid_decay(hl_heap_t *h, uint32_t now)
  * mapping. Caller holds a->lock. */
 static int arena_grow(hl_heap_t *h, hl_arena_t *a, size_t n, size_t align)
 {
-    size_t need = hl_tlsf_block_size(n) + (align > 16 ? align + HL_TLSF_MIN : 0) +
-                  HL_TLSF_POOL_OVERHEAD;
+    size_t need =
+        hl_tlsf_block_size(n) + (align > 16 ? align + HL_TLSF_MIN : 0) + HL_TLSF_POOL_OVERHEAD;
     __atomic_store_n(&h->mid.grow_stamp, hl_decay_now(), __ATOMIC_RELAXED);
     hl_tlsf_pool_t *reuse = steal_empty_pool(&h->mid, a, need);
     if (reuse) {
@@ -148,8 +139,7 @@ static int arena_grow(hl_heap_t *h, hl_arena_t *a, size_t n, size_t align)
         grow *= 2;
     size_t bytes = need < grow ? grow : hl_align_up(need, hl_page_size);
     void *mem = hl_os_map_quiet(bytes, hl_page_size, "tlsf_pool");
-    if (!mem)
-        return -1;
+    if (!mem) return -1;
     hl_tlsf_add_pool(&a->tlsf, mem, bytes);
     hl_tlsf_pool_t *pool = mem;
     hl_region_report(pool, bytes, "tlsf_pool", &pool->owner_flags);
@@ -170,8 +160,7 @@ void *hl_mid_alloc(hl_heap_t *h, size_t n, size_t align, hl_opinfo_t *info)
     }
     size_t usable = p ? hl_tlsf_usable(p) : 0;
     hl_unlock(&a->lock);
-    if (!p)
-        return NULL;
+    if (!p) return NULL;
     hl_count(h, path);
     hl_info(info, HL_TIER_MID, 0xff, path, usable);
     return p;
@@ -262,8 +251,7 @@ static void decommit_free(void *p, size_t usable, int is_free, void *arg)
 size_t hl_mid_trim(hl_heap_t *h)
 {
     size_t n = 0;
-    if (h->arena_base)
-        return 0;
+    if (h->arena_base) return 0;
     for (unsigned i = 0; i < h->mid.narenas; i++) {
         hl_arena_t *a = &h->mid.arenas[i];
         hl_tlsf_pool_t *release = NULL;
@@ -315,8 +303,7 @@ void hl_mid_totals(hl_heap_t *h, size_t *pool_bytes, size_t *used_bytes, size_t 
 
 void hl_mid_destroy(hl_heap_t *h)
 {
-    if (h->arena_base)
-        return;
+    if (h->arena_base) return;
     for (unsigned i = 0; i < h->mid.narenas; i++) {
         hl_tlsf_pool_t *p = h->mid.arenas[i].tlsf.pools;
         while (p) {

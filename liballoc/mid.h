@@ -4,15 +4,14 @@
  * pools (1 MiB, doubling up to 8 MiB, or larger for big requests). A pool that becomes
  * entirely free stays in its arena, usable as it is, and is unmapped only after `decay` ms
  * empty (decay.h) — the arena's last pool too — and only when no arena grew during that time
- * (while arenas grow, the empty pools are a churn's working set, not left-over memory). An arena that must grow first takes the
- * smallest empty pool of another arena that fits (threads are spread over arenas round-robin,
- * so the next short-lived thread grows an arena other than the one its predecessor emptied),
- * and maps a new pool only when there is none: the pages are reused without system calls or
- * page faults. An arena also decommits the pages of big freed blocks when it holds far more
- * free memory than it uses. A block's arena is the owner byte
- * of its header, so a free from any thread goes to the right arena. Fixed-arena mode: one
- * arena whose only pool is the whole arena; every tier (tiny slabs too, when on) carves from
- * it and nothing is mapped afterwards.
+ * (while arenas grow, the empty pools are a churn's working set, not left-over memory). An arena
+ * that must grow first takes the smallest empty pool of another arena that fits (threads are spread
+ * over arenas round-robin, so the next short-lived thread grows an arena other than the one its
+ * predecessor emptied), and maps a new pool only when there is none: the pages are reused without
+ * system calls or page faults. An arena also decommits the pages of big freed blocks when it holds
+ * far more free memory than it uses. A block's arena is the owner byte of its header, so a free
+ * from any thread goes to the right arena. Fixed-arena mode: one arena whose only pool is the whole
+ * arena; every tier (tiny slabs too, when on) carves from it and nothing is mapped afterwards.
  */
 #ifndef HL_MID_H
 #define HL_MID_H

@@ -13,8 +13,7 @@ size_t hl_page_size = 4096;
 void hl_os_init(void)
 {
     long p = sysconf(_SC_PAGESIZE);
-    if (p > 0)
-        hl_page_size = (size_t)p;
+    if (p > 0) hl_page_size = (size_t)p;
 }
 
 /* Map, register the region in the ownership map, and emit os_map when `trace`. */
@@ -31,8 +30,7 @@ static void *os_map(size_t len, size_t align, const char *purpose, int trace)
     } else {
         /* Over-map by the alignment and trim both ends. */
         size_t span = len + align;
-        if (span < len)
-            return NULL;
+        if (span < len) return NULL;
         char *raw = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (raw == MAP_FAILED) {
             errno = saved;
@@ -40,13 +38,10 @@ static void *os_map(size_t len, size_t align, const char *purpose, int trace)
         }
         p = (char *)hl_align_up((uintptr_t)raw, align);
         size_t head = (size_t)(p - raw), tail = span - head - len;
-        if (head)
-            munmap(raw, head);
-        if (tail)
-            munmap(p + len, tail);
+        if (head) munmap(raw, head);
+        if (tail) munmap(p + len, tail);
     }
-    if (trace)
-        hl_trace_emit_os(1, p, len, purpose);
+    if (trace) hl_trace_emit_os(1, p, len, purpose);
     hl_pagemap_register(p, len, purpose); /* after the event: may map a page-map leaf */
     return p;
 }
@@ -54,8 +49,7 @@ static void *os_map(size_t len, size_t align, const char *purpose, int trace)
 static void os_unmap(void *addr, size_t len, const char *purpose, int trace)
 {
     int saved = errno;
-    if (trace)
-        hl_trace_emit_os(0, addr, len, purpose);
+    if (trace) hl_trace_emit_os(0, addr, len, purpose);
     hl_pagemap_unregister(addr, len);
     munmap(addr, len);
     errno = saved;
@@ -66,7 +60,10 @@ void *hl_os_map(size_t len, size_t align, const char *purpose)
     return os_map(len, align, purpose, 1);
 }
 
-void hl_os_unmap(void *addr, size_t len, const char *purpose) { os_unmap(addr, len, purpose, 1); }
+void hl_os_unmap(void *addr, size_t len, const char *purpose)
+{
+    os_unmap(addr, len, purpose, 1);
+}
 
 void *hl_os_map_quiet(size_t len, size_t align, const char *purpose)
 {
@@ -125,10 +122,12 @@ unsigned hl_os_ncpu(void)
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0) {
         int n = CPU_COUNT(&set);
-        if (n > 0)
-            return (unsigned)n;
+        if (n > 0) return (unsigned)n;
     }
     return 1;
 }
 
-unsigned hl_os_tid(void) { return (unsigned)syscall(SYS_gettid); }
+unsigned hl_os_tid(void)
+{
+    return (unsigned)syscall(SYS_gettid);
+}

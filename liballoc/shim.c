@@ -14,7 +14,7 @@
 #include "internal.h"
 #include "harden.h" /* hardening hooks: sized frees, check at exit */
 #include "leakscan.h"
-#include "stack.h"  /* who a call belongs to: the tracer's modules */
+#include "stack.h" /* who a call belongs to: the tracer's modules */
 
 #include <errno.h>
 #include <malloc.h>
@@ -48,8 +48,7 @@ static inline uint64_t cycles_since(uint64_t c0)
 static hl_noinline uint16_t thread_kind(void)
 {
     char name[17] = {0};
-    if (prctl(PR_GET_NAME, name, 0, 0, 0) != 0)
-        return 1;
+    if (prctl(PR_GET_NAME, name, 0, 0, 0) != 0) return 1;
     size_t n = strlen(name);
     return n >= 4 && !memcmp(name + n - 4, "-ust", 4) ? 2 : 1;
 }
@@ -60,8 +59,7 @@ static int regions_reported;
 
 static hl_noinline void report_regions(void)
 {
-    if (__atomic_exchange_n(&regions_reported, 1, __ATOMIC_ACQ_REL) == 0)
-        hl_heap_report_regions(H);
+    if (__atomic_exchange_n(&regions_reported, 1, __ATOMIC_ACQ_REL) == 0) hl_heap_report_regions(H);
 }
 
 /* ---- the tracer's calls (served by the side heap, sideheap.c) -----------------------------
@@ -136,16 +134,11 @@ static hl_noinline int window_walk(hl_tls_t *t)
 /* Is this call (on the gated path) the tracer's? */
 static inline int tracer_call(hl_tls_t *t)
 {
-    if (t->in_trace)
-        return 1;
-    if (!__atomic_load_n(&side_on, __ATOMIC_ACQUIRE))
-        return 0;
-    if (hl_unlikely(t->trace_kind == 0))
-        t->trace_kind = thread_kind();
-    if (t->trace_kind == 2)
-        return 1;
-    if (hl_unlikely(__atomic_load_n(&side_window, __ATOMIC_RELAXED)))
-        return window_walk(t);
+    if (t->in_trace) return 1;
+    if (!__atomic_load_n(&side_on, __ATOMIC_ACQUIRE)) return 0;
+    if (hl_unlikely(t->trace_kind == 0)) t->trace_kind = thread_kind();
+    if (t->trace_kind == 2) return 1;
+    if (hl_unlikely(__atomic_load_n(&side_window, __ATOMIC_RELAXED))) return window_walk(t);
     return 0;
 }
 
@@ -169,15 +162,11 @@ static void shim_fork_child(void)
  * never traced. */
 static inline int trace_enter(hl_tls_t *t)
 {
-    if (t->in_trace)
-        return 0;
-    if (hl_unlikely(t->trace_kind == 0))
-        t->trace_kind = thread_kind();
-    if (t->trace_kind == 2)
-        return 0;
+    if (t->in_trace) return 0;
+    if (hl_unlikely(t->trace_kind == 0)) t->trace_kind = thread_kind();
+    if (t->trace_kind == 2) return 0;
     t->in_trace = 1;
-    if (hl_unlikely(!__atomic_load_n(&regions_reported, __ATOMIC_RELAXED)))
-        report_regions();
+    if (hl_unlikely(!__atomic_load_n(&regions_reported, __ATOMIC_RELAXED))) report_regions();
     return 1;
 }
 
@@ -281,27 +270,26 @@ static void gate_open(void)
 /* The gated path of malloc, calloc and the aligned family (kind as in traced_alloc). */
 static hl_noinline void *alloc_gated(int kind, size_t a, size_t b)
 {
-    if (hl_unlikely(__atomic_load_n(&gate_state, __ATOMIC_ACQUIRE) != GATE_DECIDED))
-        gate_decide();
+    if (hl_unlikely(__atomic_load_n(&gate_state, __ATOMIC_ACQUIRE) != GATE_DECIDED)) gate_decide();
     if (tracer_call(&hl_tls)) {
         void *p = side_alloc(kind, a, b);
-        if (p)
-            return p;
+        if (p) return p;
     }
-    if (hl_unlikely(hl_trace_active()))
-        return traced_alloc(kind, a, b);
+    if (hl_unlikely(hl_trace_active())) return traced_alloc(kind, a, b);
     hl_opinfo_t info;
     return kind == 0   ? hl_malloc_fast(H, a, &info)
            : kind == 1 ? hl_heap_calloc_info(H, a, b, &info)
                        : hl_heap_memalign_info(H, a, b, &info);
 }
 
-static hl_noinline void *malloc_gated(size_t n) { return alloc_gated(0, n, 0); }
+static hl_noinline void *malloc_gated(size_t n)
+{
+    return alloc_gated(0, n, 0);
+}
 
 static hl_noinline void free_gated(void *p)
 {
-    if (!p)
-        return;
+    if (!p) return;
     if (hl_side_owns(p)) { /* the tracer's block, freed by whichever thread: untraced */
         hl_side_free(p);
         return;
@@ -323,12 +311,10 @@ static hl_noinline __attribute__((unused)) void *realloc_gated(void *p, size_t n
             gate_decide();
         if (tracer_call(&hl_tls)) {
             void *q = side_alloc(0, n, 0);
-            if (q)
-                return q;
+            if (q) return q;
         }
     }
-    if (hl_unlikely(hl_trace_active()))
-        return traced_realloc(p, n);
+    if (hl_unlikely(hl_trace_active())) return traced_realloc(p, n);
     hl_opinfo_t info;
     return hl_heap_realloc_info(H, p, n, &info);
 }
@@ -357,16 +343,14 @@ HL_API void free(void *p)
 
 HL_API void *calloc(size_t n, size_t size)
 {
-    if (hl_gated())
-        return alloc_gated(1, n, size);
+    if (hl_gated()) return alloc_gated(1, n, size);
     hl_opinfo_t info;
     return hl_heap_calloc_info(H, n, size, &info);
 }
 
 HL_API void *realloc(void *p, size_t n)
 {
-    if (hl_gated())
-        return realloc_gated(p, n);
+    if (hl_gated()) return realloc_gated(p, n);
     hl_opinfo_t info;
     return hl_heap_realloc_info(H, p, n, &info);
 }
@@ -383,16 +367,14 @@ HL_API void *reallocarray(void *p, size_t n, size_t size)
 
 static void *aligned(size_t align, size_t n)
 {
-    if (hl_gated())
-        return alloc_gated(2, align, n);
+    if (hl_gated()) return alloc_gated(2, align, n);
     hl_opinfo_t info;
     return hl_heap_memalign_info(H, align, n, &info);
 }
 
 HL_API int posix_memalign(void **out, size_t align, size_t n)
 {
-    if (!hl_is_pow2(align) || align % sizeof(void *))
-        return EINVAL;
+    if (!hl_is_pow2(align) || align % sizeof(void *)) return EINVAL;
     int saved = errno;
     void *p = aligned(align, n);
     if (!p) {
@@ -427,7 +409,10 @@ HL_API void *memalign(size_t align, size_t n)
     return aligned(align, n);
 }
 
-HL_API void *valloc(size_t n) { return aligned(hl_page_size, n); }
+HL_API void *valloc(size_t n)
+{
+    return aligned(hl_page_size, n);
+}
 
 HL_API void *pvalloc(size_t n)
 {
@@ -463,7 +448,10 @@ HL_API void free_aligned_sized(void *p, size_t align, size_t size)
 /* Tells cxx.c that the malloc shim (and so the default heap) is what serves this process. */
 const int hl_shim_linked = 1;
 
-HL_API int malloc_trim(size_t pad) { return hl_heap_trim(H, pad); }
+HL_API int malloc_trim(size_t pad)
+{
+    return hl_heap_trim(H, pad);
+}
 
 HL_API struct mallinfo2 mallinfo2(void)
 {
@@ -481,7 +469,10 @@ HL_API struct mallinfo2 mallinfo2(void)
     return m;
 }
 
-static int clamp_int(size_t v) { return v > 0x7fffffff ? 0x7fffffff : (int)v; }
+static int clamp_int(size_t v)
+{
+    return v > 0x7fffffff ? 0x7fffffff : (int)v;
+}
 
 HL_API struct mallinfo mallinfo(void)
 {
@@ -498,30 +489,58 @@ HL_API struct mallinfo mallinfo(void)
     return m;
 }
 
-HL_API void malloc_stats(void) { hl_stats_print(H, 2); }
+HL_API void malloc_stats(void)
+{
+    hl_stats_print(H, 2);
+}
 
 /* glibc's internal names, for programs that call them directly. */
-HL_API void *__libc_malloc(size_t n) { return malloc(n); }
-HL_API void __libc_free(void *p) { free(p); }
-HL_API void *__libc_calloc(size_t n, size_t s) { return calloc(n, s); }
-HL_API void *__libc_realloc(void *p, size_t n) { return realloc(p, n); }
-HL_API void *__libc_memalign(size_t a, size_t n) { return memalign(a, n); }
+HL_API void *__libc_malloc(size_t n)
+{
+    return malloc(n);
+}
+HL_API void __libc_free(void *p)
+{
+    free(p);
+}
+HL_API void *__libc_calloc(size_t n, size_t s)
+{
+    return calloc(n, s);
+}
+HL_API void *__libc_realloc(void *p, size_t n)
+{
+    return realloc(p, n);
+}
+HL_API void *__libc_memalign(size_t a, size_t n)
+{
+    return memalign(a, n);
+}
 
-/* ---- heapledger_* ----------------------------------------------------------------------------- */
+/* ---- heapledger_* -----------------------------------------------------------------------------
+ */
 
-HL_API const char *heapledger_version(void) { return HL_VERSION; }
-HL_API void heapledger_print_stats(void) { hl_stats_print(H, 2); }
-HL_API size_t heapledger_check_heap(void) { return hl_heap_check(H, 1); }
+HL_API const char *heapledger_version(void)
+{
+    return HL_VERSION;
+}
+HL_API void heapledger_print_stats(void)
+{
+    hl_stats_print(H, 2);
+}
+HL_API size_t heapledger_check_heap(void)
+{
+    return hl_heap_check(H, 1);
+}
 
-/* ---- process start and exit ------------------------------------------------------------------- */
+/* ---- process start and exit -------------------------------------------------------------------
+ */
 
 static void calibrate_tsc_floor(void)
 {
     uint64_t best = UINT64_MAX;
     for (int i = 0; i < 64; i++) {
         uint64_t a = rdtsc(), b = rdtsc();
-        if (b - a < best)
-            best = b - a;
+        if (b - a < best) best = b - a;
     }
     tsc_floor = best;
 }
@@ -532,8 +551,7 @@ static void calibrate_tsc_floor(void)
 static void register_call_sites(const char *opts)
 {
 #ifdef HL_TRACE_LTTNG
-    if (__atomic_load_n(&gate_state, __ATOMIC_ACQUIRE) != GATE_DECIDED)
-        gate_decide();
+    if (__atomic_load_n(&gate_state, __ATOMIC_ACQUIRE) != GATE_DECIDED) gate_decide();
     int was_open = __atomic_load_n(&gate_floor, __ATOMIC_ACQUIRE) == 0;
     if (!__atomic_load_n(&side_on, __ATOMIC_ACQUIRE)) /* not recorded: a small region does */
         hl_side_reserve_hint(HL_SIDE_RESERVE_UNTRACED);
@@ -544,8 +562,7 @@ static void register_call_sites(const char *opts)
     hl_trace_init(opts, 0);
 #ifdef HL_TRACE_LTTNG
     hl_tls.in_trace = 0;
-    if (was_open)
-        gate_open();
+    if (was_open) gate_open();
 #endif
 }
 

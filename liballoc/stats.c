@@ -57,8 +57,7 @@ void hl_stats_print(hl_heap_t *h, int fd)
     for (unsigned c = 0; c < HL_CLASS_COUNT; c++) {
         size_t slabs, used, held;
         hl_tiny_class_counts(h, c, &slabs, &used, &held);
-        if (!slabs)
-            continue;
+        if (!slabs) continue;
         hl_out_u64w(&o, c, 7);
         hl_out_u64w(&o, hl_class_slot(c), 7);
         hl_out_u64w(&o, slabs, 8);
@@ -73,8 +72,7 @@ void hl_stats_print(hl_heap_t *h, int fd)
         per_op[hl_path_op(p)] += paths[p];
     hl_out_str(&o, "\n  op       path                      count    share\n");
     for (unsigned p = 1; p < HL_PATH_COUNT; p++) {
-        if (!paths[p])
-            continue;
+        if (!paths[p]) continue;
         unsigned op = hl_path_op(p);
         hl_out_str(&o, "  ");
         cell(&o, hl_op_name(op), 9);

@@ -39,9 +39,15 @@ static uint32_t registry_nfree;
 
 static void on_thread_exit(void *arg);
 
-static void make_key(void) { pthread_key_create(&exit_key, on_thread_exit); }
+static void make_key(void)
+{
+    pthread_key_create(&exit_key, on_thread_exit);
+}
 
-void hl_thread_init_once(void) { pthread_once(&key_once, make_key); }
+void hl_thread_init_once(void)
+{
+    pthread_once(&key_once, make_key);
+}
 
 /* A slot whose state no longer names it belongs to a thread that is gone (its TLS block was
  * reused and zeroed): take it back. Caller holds registry_lock; only when the table is full. */
@@ -57,8 +63,7 @@ static void registry_reclaim_locked(void)
 static void registry_add(hl_tls_t *t)
 {
     hl_lock(&registry_lock);
-    if (!registry_nfree && registry_used == REGISTRY_SLOTS)
-        registry_reclaim_locked();
+    if (!registry_nfree && registry_used == REGISTRY_SLOTS) registry_reclaim_locked();
     uint32_t i = REGISTRY_SLOTS;
     if (registry_nfree)
         i = registry_free[--registry_nfree];
@@ -88,11 +93,9 @@ static void registry_del(hl_tls_t *t)
 /* Merge t's path counters into its heap's totals and zero them. */
 static void merge_paths(hl_tls_t *t)
 {
-    if (!t->heap)
-        return;
+    if (!t->heap) return;
     for (unsigned i = 0; i < HL_PATH_COUNT; i++) {
-        if (t->paths[i])
-            __atomic_add_fetch(&t->heap->paths[i], t->paths[i], __ATOMIC_RELAXED);
+        if (t->paths[i]) __atomic_add_fetch(&t->heap->paths[i], t->paths[i], __ATOMIC_RELAXED);
         t->paths[i] = 0;
     }
 }
@@ -100,8 +103,7 @@ static void merge_paths(hl_tls_t *t)
 void hl_tls_flush(hl_tls_t *t)
 {
     hl_heap_t *h = t->heap;
-    if (!h)
-        return;
+    if (!h) return;
     for (unsigned c = 0; c < HL_CLASS_COUNT; c++) {
         hl_tbin_t *b = &t->bins[HL_TAG_TINY | c];
         void *chain = b->head;
@@ -109,8 +111,7 @@ void hl_tls_flush(hl_tls_t *t)
         if (!h->opt.harden && b->cap > h->tiny.caps[c]) /* grown: back to the base (tcap.h) */
             b->cap = h->tiny.caps[c];
         b->avail = (int32_t)b->cap;
-        if (chain)
-            hl_tiny_return_chain(h, c, chain);
+        if (chain) hl_tiny_return_chain(h, c, chain);
     }
     hl_tcap_reset(t);
 }
@@ -160,8 +161,7 @@ hl_tls_t *hl_tls_bind(hl_heap_t *h)
 
 static void cache_exit(hl_tls_t *t)
 {
-    if (t->state != HL_TLS_BOUND)
-        return;
+    if (t->state != HL_TLS_BOUND) return;
     if (t->heap && hl_heap_alive(t->heap, t->heap_uid)) {
         hl_harden_thread_flush(t->heap); /* hardening hook: the thread's buffers, if any */
         hl_tls_flush(t);
@@ -174,8 +174,7 @@ static void cache_exit(hl_tls_t *t)
 
 static void on_thread_exit(void *arg)
 {
-    if (arg != &hl_tls)
-        return;
+    if (arg != &hl_tls) return;
     cache_exit(&hl_tls);
     cache_exit(&hl_tls_x);
 }
@@ -202,8 +201,14 @@ void hl_thread_sum_paths(hl_heap_t *h, uint64_t *out)
 
 /* Fork: the registry lock is taken last in prepare (after the heaps' locks) and released
  * first; in the child only the forking thread survives. */
-void hl_thread_fork_prepare(void) { hl_lock(&registry_lock); }
-void hl_thread_fork_parent(void) { hl_unlock(&registry_lock); }
+void hl_thread_fork_prepare(void)
+{
+    hl_lock(&registry_lock);
+}
+void hl_thread_fork_parent(void)
+{
+    hl_unlock(&registry_lock);
+}
 void hl_thread_fork_child(void)
 {
     hl_lock_init(&registry_lock);
@@ -211,8 +216,7 @@ void hl_thread_fork_child(void)
     registry_used = registry_nfree = 0;
     hl_tls_t *selves[2] = {&hl_tls, &hl_tls_x};
     for (int i = 0; i < 2; i++)
-        if (selves[i]->state == HL_TLS_BOUND)
-            registry_add(selves[i]);
+        if (selves[i]->state == HL_TLS_BOUND) registry_add(selves[i]);
 }
 
 int hl_thread_caches(hl_heap_t *h, hl_tls_t **out, size_t max)

@@ -26,10 +26,22 @@ _Static_assert(HL_TLSF_FL_COUNT <= 64, "fl bitmap is 64 bits");
 
 /* ---- block helpers ------------------------------------------------------------------- */
 
-static inline size_t block_size(const hl_tblock_t *b) { return b->word & SIZE_MASK; }
-static inline unsigned block_flags(const hl_tblock_t *b) { return b->word & F_MASK; }
-static inline int block_is_free(const hl_tblock_t *b) { return (b->word & F_FREE) != 0; }
-static inline unsigned block_store(const hl_tblock_t *b) { return (b->word & F_STORE) ? 1 : 0; }
+static inline size_t block_size(const hl_tblock_t *b)
+{
+    return b->word & SIZE_MASK;
+}
+static inline unsigned block_flags(const hl_tblock_t *b)
+{
+    return b->word & F_MASK;
+}
+static inline int block_is_free(const hl_tblock_t *b)
+{
+    return (b->word & F_FREE) != 0;
+}
+static inline unsigned block_store(const hl_tblock_t *b)
+{
+    return (b->word & F_STORE) ? 1 : 0;
+}
 static inline hl_tblock_t *block_next(const hl_tblock_t *b)
 {
     return (hl_tblock_t *)((char *)b + block_size(b));
@@ -38,7 +50,10 @@ static inline hl_tblock_t *block_prev(const hl_tblock_t *b)
 {
     return (hl_tblock_t *)((char *)b - b->prev_size);
 }
-static inline void *block_user(hl_tblock_t *b) { return (char *)b + HL_TLSF_HDR; }
+static inline void *block_user(hl_tblock_t *b)
+{
+    return (char *)b + HL_TLSF_HDR;
+}
 static inline hl_tblock_t *block_of(const void *p)
 {
     return (hl_tblock_t *)((char *)p - HL_TLSF_HDR);
@@ -65,7 +80,10 @@ static inline void block_link_next(hl_tblock_t *b)
 
 /* ---- size mapping -------------------------------------------------------------------- */
 
-static inline unsigned fls_sz(size_t x) { return 63u - (unsigned)__builtin_clzll(x); }
+static inline unsigned fls_sz(size_t x)
+{
+    return 63u - (unsigned)__builtin_clzll(x);
+}
 
 static inline void mapping_insert(size_t size, unsigned *fl, unsigned *sl)
 {
@@ -82,8 +100,7 @@ static inline void mapping_insert(size_t size, unsigned *fl, unsigned *sl)
 /* Round size up to the next list boundary so that any block found there fits. */
 static inline void mapping_search(size_t size, unsigned *fl, unsigned *sl)
 {
-    if (size >= SMALL_LIMIT)
-        size += ((size_t)1 << (fls_sz(size) - HL_TLSF_SL_LOG2)) - 1;
+    if (size >= SMALL_LIMIT) size += ((size_t)1 << (fls_sz(size) - HL_TLSF_SL_LOG2)) - 1;
     mapping_insert(size, fl, sl);
 }
 
@@ -97,8 +114,7 @@ static void list_insert(hl_tlsf_t *t, hl_tblock_t *b, unsigned store)
     hl_tblock_t *head = s->heads[fl][sl];
     b->next_free = head;
     b->prev_free = NULL;
-    if (head)
-        head->prev_free = b;
+    if (head) head->prev_free = b;
     s->heads[fl][sl] = b;
     s->fl_bitmap |= 1ull << fl;
     s->sl_bitmap[fl] |= (uint16_t)(1u << sl);
@@ -116,12 +132,10 @@ static void list_remove(hl_tlsf_t *t, hl_tblock_t *b)
         b->prev_free->next_free = b->next_free;
     else
         s->heads[fl][sl] = b->next_free;
-    if (b->next_free)
-        b->next_free->prev_free = b->prev_free;
+    if (b->next_free) b->next_free->prev_free = b->prev_free;
     if (!s->heads[fl][sl]) {
         s->sl_bitmap[fl] &= (uint16_t) ~(1u << sl);
-        if (!s->sl_bitmap[fl])
-            s->fl_bitmap &= ~(1ull << fl);
+        if (!s->sl_bitmap[fl]) s->fl_bitmap &= ~(1ull << fl);
     }
     s->free_bytes -= block_size(b);
     s->free_blocks--;
@@ -131,13 +145,11 @@ static hl_tblock_t *store_find(hl_tlsf_store_t *s, size_t size)
 {
     unsigned fl, sl;
     mapping_search(size, &fl, &sl);
-    if (fl >= HL_TLSF_FL_COUNT)
-        return NULL;
+    if (fl >= HL_TLSF_FL_COUNT) return NULL;
     unsigned sl_map = s->sl_bitmap[fl] & (~0u << sl);
     if (!sl_map) {
         uint64_t fl_map = fl + 1 < 64 ? s->fl_bitmap & (~0ull << (fl + 1)) : 0;
-        if (!fl_map)
-            return NULL;
+        if (!fl_map) return NULL;
         fl = (unsigned)__builtin_ctzll(fl_map);
         sl_map = s->sl_bitmap[fl];
     }
@@ -150,11 +162,9 @@ static hl_tblock_t *list_fit(hl_tlsf_store_t *s, size_t size)
 {
     unsigned fl, sl;
     mapping_insert(size, &fl, &sl);
-    if (fl >= HL_TLSF_FL_COUNT)
-        return NULL;
+    if (fl >= HL_TLSF_FL_COUNT) return NULL;
     for (hl_tblock_t *b = s->heads[fl][sl]; b; b = b->next_free)
-        if (block_size(b) >= size)
-            return b;
+        if (block_size(b) >= size) return b;
     return NULL;
 }
 
@@ -183,12 +193,10 @@ static hl_tblock_t *find_block(hl_tlsf_t *t, size_t size)
             b = c;
         }
     }
-    if (!b)
-        b = list_fit(&t->store[t->active], size);
+    if (!b) b = list_fit(&t->store[t->active], size);
     if (!b && t->rotate) {
         b = list_fit(&t->store[t->active ^ 1], size);
-        if (b)
-            swap_stores(t);
+        if (b) swap_stores(t);
     }
     return b;
 }
@@ -196,7 +204,10 @@ static hl_tblock_t *find_block(hl_tlsf_t *t, size_t size)
 __thread int hl_tlsf_free_active __attribute__((tls_model("initial-exec")));
 
 /* Store a newly freed (or split-off) block goes to. */
-static inline unsigned free_store(const hl_tlsf_t *t) { return t->rotate ? t->active ^ 1 : 0; }
+static inline unsigned free_store(const hl_tlsf_t *t)
+{
+    return t->rotate ? t->active ^ 1 : 0;
+}
 
 /* Split the tail off used-to-be block b (removed from lists, marked used) so that b keeps
  * `size` bytes; the tail becomes free in store `store`, merged with a free successor.
@@ -204,8 +215,7 @@ static inline unsigned free_store(const hl_tlsf_t *t) { return t->rotate ? t->ac
 static int split_tail(hl_tlsf_t *t, hl_tblock_t *b, size_t size, unsigned store)
 {
     size_t total = block_size(b);
-    if (total - size < HL_TLSF_MIN)
-        return 0;
+    if (total - size < HL_TLSF_MIN) return 0;
     hl_tblock_t *r = (hl_tblock_t *)((char *)b + size);
     size_t rsize = total - size;
     hl_tblock_t *n = (hl_tblock_t *)((char *)b + total);
@@ -229,10 +239,8 @@ static void *use_block(hl_tlsf_t *t, hl_tblock_t *b, size_t size, int *split)
     unsigned keep = block_flags(b) & F_FIRST; /* prev of a free block is never free */
     block_set(b, block_size(b), keep, t->owner);
     int s = split_tail(t, b, size, store);
-    if (!s)
-        block_set_flag(block_next(b), F_PREV_FREE, 0);
-    if (split)
-        *split = s;
+    if (!s) block_set_flag(block_next(b), F_PREV_FREE, 0);
+    if (split) *split = s;
     t->used_bytes += block_size(b);
     t->used_blocks++;
     return block_user(b);
@@ -246,8 +254,7 @@ static void zero_lazily(void *p, size_t n)
 {
     uint64_t *w = p;
     for (size_t i = 0; i < n / 8; i++)
-        if (w[i])
-            w[i] = 0;
+        if (w[i]) w[i] = 0;
 }
 
 void hl_tlsf_init(hl_tlsf_t *t, uint8_t owner, int rotate)
@@ -260,19 +267,16 @@ void hl_tlsf_init(hl_tlsf_t *t, uint8_t owner, int rotate)
 
 int hl_tlsf_add_pool(hl_tlsf_t *t, void *mem, size_t bytes)
 {
-    if (((uintptr_t)mem & 15) || bytes < 128)
-        return -1;
+    if (((uintptr_t)mem & 15) || bytes < 128) return -1;
     bytes &= ~(size_t)15;
-    if (bytes - HL_TLSF_POOL_OVERHEAD > SIZE_MASK)
-        return -1;
+    if (bytes - HL_TLSF_POOL_OVERHEAD > SIZE_MASK) return -1;
     hl_tlsf_pool_t *pool = mem;
     pool->bytes = bytes;
     pool->owner_flags = 0;
     pool->empty_since = 0;
     pool->prev = NULL;
     pool->next = t->pools;
-    if (t->pools)
-        t->pools->prev = pool;
+    if (t->pools) t->pools->prev = pool;
     t->pools = pool;
     t->pool_bytes += bytes;
 
@@ -295,15 +299,13 @@ void hl_tlsf_remove_pool(hl_tlsf_t *t, hl_tlsf_pool_t *pool)
         pool->prev->next = pool->next;
     else
         t->pools = pool->next;
-    if (pool->next)
-        pool->next->prev = pool->prev;
+    if (pool->next) pool->next->prev = pool->prev;
     t->pool_bytes -= pool->bytes;
 }
 
 size_t hl_tlsf_block_size(size_t n)
 {
-    if (n > SIZE_MASK - 64)
-        return 0;
+    if (n > SIZE_MASK - 64) return 0;
     size_t s = hl_align_up(n + HL_TLSF_USED_OVERHEAD, 16);
     return s < HL_TLSF_MIN ? HL_TLSF_MIN : s;
 }
@@ -311,8 +313,7 @@ size_t hl_tlsf_block_size(size_t n)
 void *hl_tlsf_malloc(hl_tlsf_t *t, size_t n, int *split)
 {
     size_t size = hl_tlsf_block_size(n);
-    if (!size)
-        return NULL;
+    if (!size) return NULL;
     hl_tblock_t *b = find_block(t, size);
     return b ? use_block(t, b, size, split) : NULL;
 }
@@ -321,8 +322,7 @@ void *hl_tlsf_move(hl_tlsf_t *t, void *ptr, size_t n)
 {
     size_t size = hl_tlsf_block_size(n);
     hl_tblock_t *b = size ? find_block(t, size) : NULL;
-    if (!b)
-        return NULL;
+    if (!b) return NULL;
     void *q = use_block(t, b, size, NULL);
     memcpy(q, ptr, n);
     hl_tlsf_free(t, ptr, NULL);
@@ -335,8 +335,7 @@ static size_t aligned_gap(const hl_tblock_t *b, size_t align)
 {
     uintptr_t user = (uintptr_t)b + HL_TLSF_HDR;
     size_t gap = hl_align_up(user, align) - user;
-    if (gap && gap < HL_TLSF_MIN)
-        gap += align;
+    if (gap && gap < HL_TLSF_MIN) gap += align;
     return gap;
 }
 
@@ -350,17 +349,14 @@ static hl_tblock_t *scan_aligned(hl_tlsf_t *t, size_t align, size_t size)
     mapping_insert(size, &fl0, &sl0);
     for (unsigned k = 0; k < 2; k++) {
         unsigned store = k ? t->active ^ 1 : t->active;
-        if (k && !t->rotate)
-            break;
+        if (k && !t->rotate) break;
         hl_tlsf_store_t *st = &t->store[store];
         for (unsigned fl = fl0; fl < HL_TLSF_FL_COUNT; fl++) {
-            if (!(st->fl_bitmap & (1ull << fl)))
-                continue;
+            if (!(st->fl_bitmap & (1ull << fl))) continue;
             for (unsigned sl = fl == fl0 ? sl0 : 0; sl < HL_TLSF_SL_COUNT; sl++)
                 for (hl_tblock_t *b = st->heads[fl][sl]; b; b = b->next_free)
                     if (aligned_gap(b, align) + size <= block_size(b)) {
-                        if (store != t->active)
-                            swap_stores(t);
+                        if (store != t->active) swap_stores(t);
                         return b;
                     }
         }
@@ -370,16 +366,12 @@ static hl_tblock_t *scan_aligned(hl_tlsf_t *t, size_t align, size_t size)
 
 void *hl_tlsf_memalign(hl_tlsf_t *t, size_t align, size_t n, int *split)
 {
-    if (align <= 16)
-        return hl_tlsf_malloc(t, n, split);
+    if (align <= 16) return hl_tlsf_malloc(t, n, split);
     size_t size = hl_tlsf_block_size(n);
-    if (!size || align > SIZE_MASK / 4)
-        return NULL;
+    if (!size || align > SIZE_MASK / 4) return NULL;
     hl_tblock_t *b = find_block(t, size + align + HL_TLSF_MIN);
-    if (!b)
-        b = scan_aligned(t, align, size);
-    if (!b)
-        return NULL;
+    if (!b) b = scan_aligned(t, align, size);
+    if (!b) return NULL;
     size_t gap = aligned_gap(b, align);
     if (gap) {
         /* Leading gap stays a free block; its predecessor is used (coalescing invariant). */
@@ -398,8 +390,7 @@ void *hl_tlsf_memalign(hl_tlsf_t *t, size_t align, size_t n, int *split)
     }
     void *p = use_block(t, b, size, split);
     /* use_block cleared nothing about our predecessor: it is the free gap block. */
-    if (gap)
-        block_set_flag(block_of(p), F_PREV_FREE, 1);
+    if (gap) block_set_flag(block_of(p), F_PREV_FREE, 1);
     return p;
 }
 
@@ -448,11 +439,9 @@ int hl_tlsf_resize(hl_tlsf_t *t, void *ptr, size_t n)
     hl_tblock_t *b = block_of(ptr);
     size_t want = hl_tlsf_block_size(n);
     size_t cur = block_size(b);
-    if (!want)
-        return 0;
+    if (!want) return 0;
     if (want <= cur) {
-        if (split_tail(t, b, want, free_store(t)))
-            t->used_bytes -= cur - want;
+        if (split_tail(t, b, want, free_store(t))) t->used_bytes -= cur - want;
         return 1;
     }
     hl_tblock_t *nx = block_next(b);
@@ -464,8 +453,7 @@ int hl_tlsf_resize(hl_tlsf_t *t, void *ptr, size_t n)
     list_remove(t, nx);
     size_t total = cur + block_size(nx);
     block_set(b, total, block_flags(b) & (F_PREV_FREE | F_FIRST), t->owner);
-    if (!split_tail(t, b, want, store))
-        block_set_flag(block_next(b), F_PREV_FREE, 0);
+    if (!split_tail(t, b, want, store)) block_set_flag(block_next(b), F_PREV_FREE, 0);
     t->used_bytes += block_size(b) - cur;
     return 1;
 }
@@ -475,7 +463,10 @@ size_t hl_tlsf_usable(const void *ptr)
     return block_size(block_of(ptr)) - HL_TLSF_USED_OVERHEAD;
 }
 
-unsigned hl_tlsf_owner(const void *ptr) { return (unsigned)(block_of(ptr)->word >> 48) & 0xff; }
+unsigned hl_tlsf_owner(const void *ptr)
+{
+    return (unsigned)(block_of(ptr)->word >> 48) & 0xff;
+}
 
 size_t hl_tlsf_free_bytes(const hl_tlsf_t *t)
 {
@@ -487,13 +478,11 @@ size_t hl_tlsf_largest_free(const hl_tlsf_t *t)
     size_t best = 0;
     for (unsigned s = 0; s < 2; s++) {
         const hl_tlsf_store_t *st = &t->store[s];
-        if (!st->fl_bitmap)
-            continue;
+        if (!st->fl_bitmap) continue;
         unsigned fl = 63u - (unsigned)__builtin_clzll(st->fl_bitmap);
         unsigned sl = 31u - (unsigned)__builtin_clz(st->sl_bitmap[fl]);
         for (hl_tblock_t *b = st->heads[fl][sl]; b; b = b->next_free)
-            if (block_size(b) > best)
-                best = block_size(b);
+            if (block_size(b) > best) best = block_size(b);
     }
     return best;
 }
@@ -534,12 +523,10 @@ size_t hl_tlsf_check(const hl_tlsf_t *t, int verbose)
                 errors += bad(verbose, "block size out of pool", b);
                 break;
             }
-            if (((b->word >> 48) & 0xff) != t->owner)
-                errors += bad(verbose, "block owner", b);
+            if (((b->word >> 48) & 0xff) != t->owner) errors += bad(verbose, "block owner", b);
             if (tag != (block_is_free(b) ? HL_TAG_MID_FREE : HL_TAG_MID))
                 errors += bad(verbose, "block tag", b);
-            if (!!(b->word & F_FIRST) != first)
-                errors += bad(verbose, "FIRST flag", b);
+            if (!!(b->word & F_FIRST) != first) errors += bad(verbose, "FIRST flag", b);
             if (!!(b->word & F_PREV_FREE) != prev_free)
                 errors += bad(verbose, "PREV_FREE flag disagrees with predecessor", b);
             if (prev_free && block_is_free(b))
@@ -578,14 +565,10 @@ size_t hl_tlsf_check(const hl_tlsf_t *t, int verbose)
                 for (const hl_tblock_t *b = head; b; prev = b, b = b->next_free) {
                     unsigned f, l;
                     mapping_insert(block_size(b), &f, &l);
-                    if (!block_is_free(b))
-                        errors += bad(verbose, "used block in a free list", b);
-                    if (f != fl || l != sl)
-                        errors += bad(verbose, "block in the wrong list", b);
-                    if (block_store(b) != s)
-                        errors += bad(verbose, "block in the wrong store", b);
-                    if (b->prev_free != prev)
-                        errors += bad(verbose, "free list back link", b);
+                    if (!block_is_free(b)) errors += bad(verbose, "used block in a free list", b);
+                    if (f != fl || l != sl) errors += bad(verbose, "block in the wrong list", b);
+                    if (block_store(b) != s) errors += bad(verbose, "block in the wrong store", b);
+                    if (b->prev_free != prev) errors += bad(verbose, "free list back link", b);
                     sb += block_size(b);
                     sn++;
                     if (sn > (size_t)1 << 40) {
@@ -602,9 +585,7 @@ size_t hl_tlsf_check(const hl_tlsf_t *t, int verbose)
     }
     if (list_free != walk_free || list_bytes != walk_free_bytes)
         errors += bad(verbose, "free blocks in pools differ from free lists", t);
-    if (pool_bytes != t->pool_bytes)
-        errors += bad(verbose, "pool byte counter", t);
-    if (used != t->used_bytes)
-        errors += bad(verbose, "used byte counter", t);
+    if (pool_bytes != t->pool_bytes) errors += bad(verbose, "pool byte counter", t);
+    if (used != t->used_bytes) errors += bad(verbose, "used byte counter", t);
     return errors;
 }

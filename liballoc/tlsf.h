@@ -44,14 +44,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HL_TLSF_SL_LOG2  4
-#define HL_TLSF_SL_COUNT (1u << HL_TLSF_SL_LOG2)
-#define HL_TLSF_FL_SHIFT (HL_TLSF_SL_LOG2 + 4) /* sizes below 256 B: linear lists */
-#define HL_TLSF_FL_COUNT 40u                   /* blocks up to 2^47 B */
-#define HL_TLSF_HDR      16u /* block start to user pointer */
-#define HL_TLSF_USED_OVERHEAD 8u /* block size - usable size of a used block */
-#define HL_TLSF_MIN      32u
-#define HL_TLSF_POOL_HDR 32u
+#define HL_TLSF_SL_LOG2       4
+#define HL_TLSF_SL_COUNT      (1u << HL_TLSF_SL_LOG2)
+#define HL_TLSF_FL_SHIFT      (HL_TLSF_SL_LOG2 + 4) /* sizes below 256 B: linear lists */
+#define HL_TLSF_FL_COUNT      40u                   /* blocks up to 2^47 B */
+#define HL_TLSF_HDR           16u                   /* block start to user pointer */
+#define HL_TLSF_USED_OVERHEAD 8u                    /* block size - usable size of a used block */
+#define HL_TLSF_MIN           32u
+#define HL_TLSF_POOL_HDR      32u
 /* Bytes of pool overhead: pool header + sentinel. */
 #define HL_TLSF_POOL_OVERHEAD (HL_TLSF_POOL_HDR + HL_TLSF_HDR)
 /* Rotation: frees into the inactive store before it may be swapped in for a tighter fit. */
@@ -61,7 +61,7 @@ typedef struct hl_tblock_s hl_tblock_t;
 
 typedef struct hl_tlsf_pool_s {
     struct hl_tlsf_pool_s *next, *prev;
-    size_t bytes;    /* whole pool, headers included */
+    size_t bytes;         /* whole pool, headers included */
     uint32_t owner_flags; /* the pool owner's (mid.c: reported to the tracer) */
     uint32_t empty_since; /* the owner's (mid.c: when the pool last became empty, decay.h) */
 } hl_tlsf_pool_t;
@@ -78,14 +78,14 @@ typedef struct hl_tlsf_store_s {
  * instance nobody allocates from touches one page; its two stores (10 KiB of list heads) are
  * written only where lists are used (hl_tlsf_init writes no word that is already zero). */
 typedef struct hl_tlsf_s {
-    unsigned active;     /* store allocations come from */
-    unsigned rotate;     /* 1: frees go to the other store */
-    uint8_t owner;       /* written into every block header */
+    unsigned active; /* store allocations come from */
+    unsigned rotate; /* 1: frees go to the other store */
+    uint8_t owner;   /* written into every block header */
     hl_tlsf_pool_t *pools;
-    size_t pool_bytes;   /* sum of pool sizes */
-    size_t used_bytes;   /* sum of used block sizes (headers included) */
+    size_t pool_bytes; /* sum of pool sizes */
+    size_t used_bytes; /* sum of used block sizes (headers included) */
     size_t used_blocks;
-    uint64_t swaps;      /* store rotations */
+    uint64_t swaps; /* store rotations */
     uint64_t frees_since_swap;
     hl_tlsf_store_t store[2];
 } hl_tlsf_t;

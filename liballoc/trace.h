@@ -18,10 +18,10 @@
 
 /* What an operation did, filled by the heap core for stats and tracing. */
 typedef struct hl_opinfo_s {
-    uint8_t tier;   /* hl_tier_t */
-    uint8_t cls;    /* tiny class, 0xff for mid/large */
-    uint8_t path;   /* hl_path_t */
-    size_t usable;  /* usable size of the resulting block (alloc/realloc) or freed block */
+    uint8_t tier;  /* hl_tier_t */
+    uint8_t cls;   /* tiny class, 0xff for mid/large */
+    uint8_t path;  /* hl_path_t */
+    size_t usable; /* usable size of the resulting block (alloc/realloc) or freed block */
 } hl_opinfo_t;
 
 #ifdef HL_TRACE_LTTNG
@@ -74,7 +74,10 @@ void hl_trace_emit_error_stacks(const char *kind, const void *addr, size_t size,
 void hl_trace_emit_leak_blocks(const uint64_t *words, unsigned n);
 void hl_trace_emit_leak_scan(const uint64_t *summary, unsigned n);
 #else
-static inline int hl_trace_active(void) { return 0; }
+static inline int hl_trace_active(void)
+{
+    return 0;
+}
 static inline void hl_trace_emit_leak_blocks(const uint64_t *words, unsigned n)
 {
     (void)words, (void)n;
@@ -88,7 +91,10 @@ static inline void hl_trace_init(const char *options, uint64_t tsc_hz)
     (void)options;
     (void)tsc_hz;
 }
-static inline int hl_trace_prepare_alloc(void) { return 0; }
+static inline int hl_trace_prepare_alloc(void)
+{
+    return 0;
+}
 static inline void hl_trace_emit_alloc(const void *ptr, size_t size, const hl_opinfo_t *info,
                                        uint64_t cycles)
 {

@@ -49,110 +49,107 @@ struct hl_tp_who {
 #ifndef HL_TP_WORDS_DEFINED
 #define HL_TP_WORDS_DEFINED
 /* Words of layout 3 (see the header comment). */
-#define HL_TP_WHO(w)                   ((uint64_t)(w)->pid << 32 | (uint64_t)(w)->tid)
-#define HL_TP_OP(tier, cls, path, stk) \
+#define HL_TP_WHO(w) ((uint64_t)(w)->pid << 32 | (uint64_t)(w)->tid)
+#define HL_TP_OP(tier, cls, path, stk)                                                             \
     ((uint64_t)(tier) | (uint64_t)(cls) << 8 | (uint64_t)(path) << 16 | (uint64_t)(stk) << 32)
 #define HL_TP_ALLOC_WORDS   6
 #define HL_TP_FREE_WORDS    5
 #define HL_TP_REALLOC_WORDS 7
 #endif
 
-LTTNG_UST_TRACEPOINT_EVENT(heapledger, alloc,
-    LTTNG_UST_TP_ARGS(const struct hl_tp_who *, who, uint64_t, ptr, uint64_t, size, uint64_t, usable, uint8_t, tier, uint8_t,
-                      cls, uint8_t, path, uint32_t, cycles, uint32_t, stack),
-    LTTNG_UST_TP_FIELDS(
-        lttng_ust_field_array_hex(uint64_t, words,
-            ((const uint64_t[HL_TP_ALLOC_WORDS]){HL_TP_WHO(who), ptr, size, usable,
-                                                 HL_TP_OP(tier, cls, path, stack), cycles}),
-            HL_TP_ALLOC_WORDS)))
+LTTNG_UST_TRACEPOINT_EVENT(
+    heapledger, alloc,
+    LTTNG_UST_TP_ARGS(const struct hl_tp_who *, who, uint64_t, ptr, uint64_t, size, uint64_t,
+                      usable, uint8_t, tier, uint8_t, cls, uint8_t, path, uint32_t, cycles,
+                      uint32_t, stack),
+    LTTNG_UST_TP_FIELDS(lttng_ust_field_array_hex(uint64_t, words,
+                                                  ((const uint64_t[HL_TP_ALLOC_WORDS]){
+                                                      HL_TP_WHO(who), ptr, size, usable,
+                                                      HL_TP_OP(tier, cls, path, stack), cycles}),
+                                                  HL_TP_ALLOC_WORDS)))
 
-LTTNG_UST_TRACEPOINT_EVENT(heapledger, free,
-    LTTNG_UST_TP_ARGS(const struct hl_tp_who *, who, uint64_t, ptr, uint64_t, usable, uint8_t, tier, uint8_t, cls, uint8_t,
-                      path, uint32_t, cycles, uint32_t, stack),
-    LTTNG_UST_TP_FIELDS(
-        lttng_ust_field_array_hex(uint64_t, words,
-            ((const uint64_t[HL_TP_FREE_WORDS]){HL_TP_WHO(who), ptr, usable,
-                                                HL_TP_OP(tier, cls, path, stack), cycles}),
-            HL_TP_FREE_WORDS)))
+LTTNG_UST_TRACEPOINT_EVENT(
+    heapledger, free,
+    LTTNG_UST_TP_ARGS(const struct hl_tp_who *, who, uint64_t, ptr, uint64_t, usable, uint8_t, tier,
+                      uint8_t, cls, uint8_t, path, uint32_t, cycles, uint32_t, stack),
+    LTTNG_UST_TP_FIELDS(lttng_ust_field_array_hex(uint64_t, words,
+                                                  ((const uint64_t[HL_TP_FREE_WORDS]){
+                                                      HL_TP_WHO(who), ptr, usable,
+                                                      HL_TP_OP(tier, cls, path, stack), cycles}),
+                                                  HL_TP_FREE_WORDS)))
 
-LTTNG_UST_TRACEPOINT_EVENT(heapledger, realloc,
-    LTTNG_UST_TP_ARGS(const struct hl_tp_who *, who, uint64_t, old_ptr, uint64_t, ptr, uint64_t, size, uint64_t, usable,
-                      uint8_t, tier, uint8_t, cls, uint8_t, path, uint32_t, cycles, uint32_t,
-                      stack),
-    LTTNG_UST_TP_FIELDS(
-        lttng_ust_field_array_hex(uint64_t, words,
-            ((const uint64_t[HL_TP_REALLOC_WORDS]){HL_TP_WHO(who), old_ptr, ptr, size, usable,
-                                                   HL_TP_OP(tier, cls, path, stack), cycles}),
-            HL_TP_REALLOC_WORDS)))
+LTTNG_UST_TRACEPOINT_EVENT(
+    heapledger, realloc,
+    LTTNG_UST_TP_ARGS(const struct hl_tp_who *, who, uint64_t, old_ptr, uint64_t, ptr, uint64_t,
+                      size, uint64_t, usable, uint8_t, tier, uint8_t, cls, uint8_t, path, uint32_t,
+                      cycles, uint32_t, stack),
+    LTTNG_UST_TP_FIELDS(lttng_ust_field_array_hex(uint64_t, words,
+                                                  ((const uint64_t[HL_TP_REALLOC_WORDS]){
+                                                      HL_TP_WHO(who), old_ptr, ptr, size, usable,
+                                                      HL_TP_OP(tier, cls, path, stack), cycles}),
+                                                  HL_TP_REALLOC_WORDS)))
 
 /* A call stack, innermost frame first. */
 LTTNG_UST_TRACEPOINT_EVENT(heapledger, stack,
-    LTTNG_UST_TP_ARGS(uint32_t, id, const uint64_t *, ips, uint8_t, depth),
-    LTTNG_UST_TP_FIELDS(
-        lttng_ust_field_integer(uint32_t, id, id)
-        lttng_ust_field_sequence_hex(uint64_t, ips, ips, uint8_t, depth)))
+                           LTTNG_UST_TP_ARGS(uint32_t, id, const uint64_t *, ips, uint8_t, depth),
+                           LTTNG_UST_TP_FIELDS(lttng_ust_field_integer(uint32_t, id, id)
+                                                   lttng_ust_field_sequence_hex(uint64_t, ips, ips,
+                                                                                uint8_t, depth)))
 
 LTTNG_UST_TRACEPOINT_EVENT(heapledger, os_map,
-    LTTNG_UST_TP_ARGS(uint64_t, addr, uint64_t, len, const char *, purpose),
-    LTTNG_UST_TP_FIELDS(
-        lttng_ust_field_integer_hex(uint64_t, addr, addr)
-        lttng_ust_field_integer(uint64_t, len, len)
-        lttng_ust_field_string(purpose, purpose)))
+                           LTTNG_UST_TP_ARGS(uint64_t, addr, uint64_t, len, const char *, purpose),
+                           LTTNG_UST_TP_FIELDS(lttng_ust_field_integer_hex(uint64_t, addr, addr)
+                                                   lttng_ust_field_integer(uint64_t, len, len)
+                                                       lttng_ust_field_string(purpose, purpose)))
 
 LTTNG_UST_TRACEPOINT_EVENT(heapledger, os_unmap,
-    LTTNG_UST_TP_ARGS(uint64_t, addr, uint64_t, len, const char *, purpose),
-    LTTNG_UST_TP_FIELDS(
-        lttng_ust_field_integer_hex(uint64_t, addr, addr)
-        lttng_ust_field_integer(uint64_t, len, len)
-        lttng_ust_field_string(purpose, purpose)))
+                           LTTNG_UST_TP_ARGS(uint64_t, addr, uint64_t, len, const char *, purpose),
+                           LTTNG_UST_TP_FIELDS(lttng_ust_field_integer_hex(uint64_t, addr, addr)
+                                                   lttng_ust_field_integer(uint64_t, len, len)
+                                                       lttng_ust_field_string(purpose, purpose)))
 
 /* An error found by hardened mode (kind: "double-free", "heap-overflow", …). */
-LTTNG_UST_TRACEPOINT_EVENT(heapledger, error,
-    LTTNG_UST_TP_ARGS(const char *, kind, uint64_t, addr, uint64_t, size, const char *,
-                      details, uint32_t, stack, uint32_t, alloc_stack, uint32_t, free_stack),
+LTTNG_UST_TRACEPOINT_EVENT(
+    heapledger, error,
+    LTTNG_UST_TP_ARGS(const char *, kind, uint64_t, addr, uint64_t, size, const char *, details,
+                      uint32_t, stack, uint32_t, alloc_stack, uint32_t, free_stack),
     LTTNG_UST_TP_FIELDS(
-        lttng_ust_field_string(kind, kind)
-        lttng_ust_field_integer_hex(uint64_t, addr, addr)
-        lttng_ust_field_integer(uint64_t, size, size)
-        lttng_ust_field_string(details, details)
-        lttng_ust_field_integer(uint32_t, stack, stack)
-        lttng_ust_field_integer(uint32_t, alloc_stack, alloc_stack)
-        lttng_ust_field_integer(uint32_t, free_stack, free_stack)))
+        lttng_ust_field_string(kind, kind) lttng_ust_field_integer_hex(uint64_t, addr, addr)
+            lttng_ust_field_integer(uint64_t, size, size) lttng_ust_field_string(details, details)
+                lttng_ust_field_integer(uint32_t, stack, stack)
+                    lttng_ust_field_integer(uint32_t, alloc_stack, alloc_stack)
+                        lttng_ust_field_integer(uint32_t, free_stack, free_stack)))
 
 /* Once per process, when the allocator starts (and again after fork in the child).
  * fork_parent: the pid of the process this one was forked from without exec (its stack table
  * is the parent's as of fork_ts, CLOCK_MONOTONIC ns just before the fork); 0 for a process
  * that started by exec. */
-LTTNG_UST_TRACEPOINT_EVENT(heapledger, config,
-    LTTNG_UST_TP_ARGS(const char *, version, const char *, options, uint64_t, tsc_hz,
-                      uint64_t, arena_size, uint32_t, fork_parent, uint64_t, fork_ts),
-    LTTNG_UST_TP_FIELDS(
-        lttng_ust_field_string(version, version)
-        lttng_ust_field_string(options, options)
-        lttng_ust_field_integer(uint64_t, tsc_hz, tsc_hz)
-        lttng_ust_field_integer(uint64_t, arena_size, arena_size)
-        lttng_ust_field_integer(uint32_t, fork_parent, fork_parent)
-        lttng_ust_field_integer(uint64_t, fork_ts, fork_ts)))
+LTTNG_UST_TRACEPOINT_EVENT(
+    heapledger, config,
+    LTTNG_UST_TP_ARGS(const char *, version, const char *, options, uint64_t, tsc_hz, uint64_t,
+                      arena_size, uint32_t, fork_parent, uint64_t, fork_ts),
+    LTTNG_UST_TP_FIELDS(lttng_ust_field_string(version, version)
+                            lttng_ust_field_string(options, options)
+                                lttng_ust_field_integer(uint64_t, tsc_hz, tsc_hz)
+                                    lttng_ust_field_integer(uint64_t, arena_size, arena_size)
+                                        lttng_ust_field_integer(uint32_t, fork_parent, fork_parent)
+                                            lttng_ust_field_integer(uint64_t, fork_ts, fork_ts)))
 
 /* A thread's name (prctl PR_GET_NAME), once per thread at its first traced operation. */
-LTTNG_UST_TRACEPOINT_EVENT(heapledger, thread,
-    LTTNG_UST_TP_ARGS(const char *, name),
-    LTTNG_UST_TP_FIELDS(
-        lttng_ust_field_string(name, name)))
+LTTNG_UST_TRACEPOINT_EVENT(heapledger, thread, LTTNG_UST_TP_ARGS(const char *, name),
+                           LTTNG_UST_TP_FIELDS(lttng_ust_field_string(name, name)))
 
 /* The leak scan at exit (liballoc/leakscan.h): the class of every live block it found, as
  * words (user pointer | class; 1 definitely lost, 2 indirectly lost, 3 still reachable),
  * up to 64 per event, then one summary. A summary whose status is above 1 comes alone. */
 LTTNG_UST_TRACEPOINT_EVENT(heapledger, leak_blocks,
-    LTTNG_UST_TP_ARGS(const uint64_t *, words, uint16_t, n),
-    LTTNG_UST_TP_FIELDS(
-        lttng_ust_field_sequence_hex(uint64_t, blocks, words, uint16_t, n)))
+                           LTTNG_UST_TP_ARGS(const uint64_t *, words, uint16_t, n),
+                           LTTNG_UST_TP_FIELDS(lttng_ust_field_sequence_hex(uint64_t, blocks, words,
+                                                                            uint16_t, n)))
 
 /* LTTng-UST events take at most 10 arguments: the summary's counts travel as one array. */
-LTTNG_UST_TRACEPOINT_EVENT(heapledger, leak_scan,
-    LTTNG_UST_TP_ARGS(const uint64_t *, words),
-    LTTNG_UST_TP_FIELDS(
-        lttng_ust_field_array(uint64_t, summary, words, 13)))
+LTTNG_UST_TRACEPOINT_EVENT(heapledger, leak_scan, LTTNG_UST_TP_ARGS(const uint64_t *, words),
+                           LTTNG_UST_TP_FIELDS(lttng_ust_field_array(uint64_t, summary, words, 13)))
 
 #endif /* HL_TP_H */
 

@@ -1,6 +1,7 @@
 /* tracer/ctf_meta.h — heapledger's own reader of CTF 1.8 metadata (TSDL), the part of it
  * LTTng-UST writes: enough to decode the per-CPU stream files of a UST trace without
- * babeltrace2 (tracer/ctf_stream.c decodes, tracer/ctf_source.c turns events into records).
+ * babeltrace2 (tracer/ctf_tsdl.c parses the TSDL text, tracer/ctf_stream.c decodes,
+ * tracer/ctf_source.c turns events into records).
  *
  * hl_ctf_meta_parse() reads the `metadata` file of a CTF directory (packetized or plain
  * text) into a trace model: trace uuid and packet header, one clock, stream classes

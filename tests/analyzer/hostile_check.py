@@ -2,7 +2,8 @@
 """tests/analyzer/hostile_check.py MODE:FILE... — what the analyzer's output must be on any
 database (hostile_test.sh). text: valid UTF-8 holding no control character but newline (no C0,
 DEL, C1, bidirectional control). json: one strictly valid JSON document (no NaN/Infinity),
-valid UTF-8, holding no raw control character either. Prints a line per offending file (one
+valid UTF-8, holding no raw control character either. same_classes:A,B: the reports A and B
+(JSON) have the same leak classes (leaks.classes). Prints a line per offending file (one
 process for the whole corpus: a Python start costs more than a check) and exits 1 if any."""
 import json
 import sys
@@ -37,10 +38,19 @@ def check(mode, path):
     return None
 
 
+def same_classes(paths):
+    a, b = (json.load(open(p)).get("leaks", {}).get("classes") for p in paths.split(","))
+    if a is None:
+        return "no leak classes"
+    if a != b:
+        return "leak classes differ:\n  %s\n  %s" % (json.dumps(a), json.dumps(b))
+    return None
+
+
 bad = 0
 for arg in sys.argv[1:]:
     mode, path = arg.split(":", 1)
-    why = check(mode, path)
+    why = same_classes(path) if mode == "same_classes" else check(mode, path)
     if why:
         print("FAIL %s (%s): %s" % (path, mode, why))
         bad += 1

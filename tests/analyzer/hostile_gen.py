@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 """tests/analyzer/hostile_gen.py OUTDIR SCHEMA.sql INDEX.sql KERNEL_VIEWS.sql BASIC.sql KERNEL.sql
+    LEAKCLASS.sql
 
 Writes the fuzz corpus of hostile run databases (tests/analyzer/hostile_test.sh runs the
 analyzer on each): each case is tests/analyzer/basic.sql (or kernel.sql) with one kind of
@@ -7,7 +8,9 @@ damage that a database the analyzer did not write may hold — sizes and timesta
 of the integer range or out of order, ids that point nowhere, control characters and bytes
 that are not UTF-8 in every recorded string, b-tree records whose column widths disagree
 with their payload, a truncated file. Deterministic: the same files every run (the
-environment's HL_HOSTILE_SEED and HL_HOSTILE_RANDOM make other random cases).
+environment's HL_HOSTILE_SEED and HL_HOSTILE_RANDOM make other random cases). The leak_*
+cases are tests/analyzer/leakclass.sql (a leak scan's classes) with damaged block rows: the
+leak classes counted in the pass must be SQLite's (hostile_test.sh compares them).
 """
 import os
 import random
@@ -15,9 +18,9 @@ import sqlite3
 import struct
 import sys
 
-out, schema, index, kviews, basic, kernel = sys.argv[1:7]
+out, schema, index, kviews, basic, kernel, leakclass = sys.argv[1:8]
 os.makedirs(out, exist_ok=True)
-SQL = {p: open(p).read() for p in (schema, index, kviews, basic, kernel)}
+SQL = {p: open(p).read() for p in (schema, index, kviews, basic, kernel, leakclass)}
 MAX, MIN = 2**63 - 1, -2**63
 
 # Strings that would drive a terminal or break JSON: CSI, OSC (window title) with BEL, a C1
@@ -253,3 +256,31 @@ for k in range(int(os.environ.get("HL_HOSTILE_RANDOM", "3"))):
     if base:
         body.append(f"UPDATE block_base SET {base};")
     make(f"random_data_{k}", "\n".join(body))
+
+# The leak scan's classes with free_seq values heapledger never writes (below 0: no free; a
+# fraction: read as an integer), failed and unscanned blocks moved around, class rows that
+# point nowhere or hold no class.
+make("leak_negative_free_seq", f"""
+UPDATE block SET free_seq = -1, free_ts = 9000 WHERE id = 1;
+UPDATE block SET free_seq = {MIN} WHERE id = 4;
+UPDATE block SET free_seq = -0.5, free_ts = 9500 WHERE id = 3;
+UPDATE block SET free_seq = -2, flags = 1 WHERE id = 5;
+UPDATE block SET free_seq = -3 WHERE id = 9;
+INSERT INTO leak_block VALUES (4, 2), (12345, 1), (-1, 2);
+UPDATE leak_block SET class = -5 WHERE block = 6;
+""", base=leakclass)
+leak_picks = [MAX, MIN, -1, 0, 1, 100, 200, -0.5, 2.5]
+leak_cols = {"free_seq": leak_picks + ["NULL"], "flags": leak_picks, "pid": leak_picks,
+             "size": leak_picks, "alloc_stack": leak_picks + ["NULL"]}
+for k in range(int(os.environ.get("HL_HOSTILE_RANDOM", "3"))):
+    body = []
+    for bid in range(1, 11):
+        sets = ", ".join(f"{c} = {rnd.choice(v)}" for c, v in leak_cols.items()
+                         if rnd.random() < 0.4)
+        if sets:
+            body.append(f"UPDATE block SET {sets} WHERE id = {bid};")
+    for bid in range(1, 11):
+        if rnd.random() < 0.3:
+            cls = rnd.choice([0, 1, 2, 3, 7, -1])
+            body.append(f"INSERT OR REPLACE INTO leak_block VALUES ({bid}, {cls});")
+    make(f"leak_random_{k}", "\n".join(body), base=leakclass)

@@ -6,6 +6,8 @@
 # time bound, and must: end by itself within the bound, not crash, print no sanitizer report,
 # exit 0, 1 or 2 (with a message; 2: the window lies outside that run), print text without raw control characters (messages too)
 # and JSON that is valid. A database with a malformed block record must fail with SQLite's "malformed" error.
+# On the leak_* cases the leak classes of a report of every process (counted in the pass) must
+# be those of a report of one process (SQLite's).
 set -u
 cli=$1
 dir=$2
@@ -15,7 +17,7 @@ limit=${HL_HOSTILE_TIMEOUT:-30}
 rm -rf "$dir"
 python3 "$here/hostile_gen.py" "$dir" "$root/schemas/heapledger.sql" \
     "$root/schemas/heapledger_index.sql" "$root/schemas/kernel_views.sql" \
-    "$here/basic.sql" "$here/kernel.sql" || exit 1
+    "$here/basic.sql" "$here/kernel.sql" "$here/leakclass.sql" || exit 1
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:print_summary=1
 export UBSAN_OPTIONS=print_stacktrace=1
 pass=0
@@ -64,9 +66,22 @@ for db in "$dir"/*.db; do
     run "$c.replay-json" json replay "$db" --json --arena 64K
 done
 
+# The leak classes counted in the pass (a report of every process) against SQLite's (a
+# report of one process: the stream does not see every block), on the leak_* cases.
+for db in "$dir"/leak_*.db; do
+    c=$(basename "$db" .db)
+    pid=$(sqlite3 "$db" "SELECT pid FROM block WHERE typeof(pid) = 'integer' ORDER BY id LIMIT 1")
+    run "$c.pid" json report "$db" --json --pid "$pid"
+    if [ $rc -eq 0 ] && [ -s "$dir/$c.json.out" ]; then
+        checks+=("same_classes:$dir/$c.json.out,$dir/$c.pid.out")
+    else
+        ko "$c: no report of pid $pid to compare the leak classes with (exit $rc)"
+    fi
+done
+
 # Every output and every message, in one check (hostile_check.py).
 if ! python3 "$here/hostile_check.py" "${checks[@]}"; then
-    ko "outputs with raw control characters or invalid JSON (above)"
+    ko "outputs with raw control characters or invalid JSON, or leak classes that differ (above)"
 fi
 
 # A malformed record is an error, in SQLite's words, whichever reader meets it first.

@@ -4,7 +4,9 @@
 -- count as unclassified), a stale class row on a freed block, a failed allocation with a
 -- class row and the unscanned process's live blocks (none of the last three count).
 -- Expected: definitely lost 1 block (10 B), indirectly lost 1 (20 B), still reachable 1
--- (30 B), unclassified 3 (40 + 50 + 60 = 150 B). Loaded after schemas/heapledger.sql.
+-- (30 B), unclassified 3 (40 + 50 + 60 = 150 B); lost by stack: stack 1 only (blocks 1 and
+-- 2), not the failed block's stack 2 nor the unscanned block 9. Loaded after
+-- schemas/heapledger.sql.
 INSERT INTO run VALUES (1, './prog --leaks', '', 'testhost', '0.1.0', 2000000000,
                         1000, 30000, 0, 21, 0, 0);
 INSERT INTO process VALUES (100, 1, 'prog', '', 2000000000, 1000, 30000);

@@ -5,7 +5,7 @@
 AN_TEST_DIR := $(TEST_DIR)/analyzer
 AN_SCHEMA := schemas/heapledger.sql schemas/heapledger_index.sql
 AN_DBS := $(addprefix $(AN_TEST_DIR)/,basic.db arena.db empty.db discarded.db badversion.db \
-          reorder.db realloc.db churn.db kernel.db kshare.db leakclass.db \
+          reorder.db realloc.db churn.db kernel.db kshare.db leakclass.db leakneg.db \
           notadb.db)
 
 # A hand-made database: the v1 schema, the test's rows, the indexes.
@@ -27,6 +27,13 @@ $(AN_TEST_DIR)/discarded.db $(AN_TEST_DIR)/badversion.db: $(AN_TEST_DIR)/%.db: \
 	@mkdir -p $(dir $@)
 	@rm -f $@
 	cat schemas/heapledger.sql tests/analyzer/basic.sql tests/analyzer/$*.sql \
+	    schemas/heapledger_index.sql | sqlite3 $@
+
+# leakclass.sql with one more statement on top.
+$(AN_TEST_DIR)/leakneg.db: tests/analyzer/leakclass.sql tests/analyzer/leakneg.sql $(AN_SCHEMA)
+	@mkdir -p $(dir $@)
+	@rm -f $@
+	cat schemas/heapledger.sql tests/analyzer/leakclass.sql tests/analyzer/leakneg.sql \
 	    schemas/heapledger_index.sql | sqlite3 $@
 
 # A churning synthetic run (gen_big): 60 000 events over 500 live blocks.

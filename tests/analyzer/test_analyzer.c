@@ -356,6 +356,43 @@ static void same_classes(const hl_leakclass_report_t *a, const hl_leakclass_repo
     cr_assert_eq(a->scans, b->scans);
 }
 
+/* The lost bytes per allocation stack count the blocks the totals count: they add up to the
+ * definitely and indirectly lost totals. */
+static void sites_add_up(const hl_leakclass_report_t *lc)
+{
+    uint64_t db = 0, dn = 0, ib = 0, in = 0;
+    for (size_t i = 0; i < lc->nsites; i++) {
+        dn += lc->sites[i].definite_blocks, db += lc->sites[i].definite_bytes;
+        in += lc->sites[i].indirect_blocks, ib += lc->sites[i].indirect_bytes;
+    }
+    cr_assert_eq(dn, lc->blocks[1]);
+    cr_assert_eq(db, lc->bytes[1]);
+    cr_assert_eq(in, lc->blocks[2]);
+    cr_assert_eq(ib, lc->bytes[2]);
+}
+
+/* leakclass.sql: only blocks 1 (definitely lost, 10 B) and 2 (indirectly lost, 20 B), both
+ * of stack 1, are lost; the failed block 8 (class 1, stack 2) and block 9 of the unscanned
+ * process (class 1, stack 1) are not. */
+Test(analyze, leak_sites_count_what_the_totals_count)
+{
+    sqlite3 *db;
+    char err[256];
+    db = hl_an_open(db_path("leakclass"), err, sizeof err);
+    cr_assert(db, "%s", err);
+    hl_leakclass_report_t *lc = hl_leakclass_load(db);
+    cr_assert(lc);
+    cr_assert_eq(lc->nsites, 1, "%zu sites", lc->nsites);
+    cr_assert_eq(lc->sites[0].stack, 1);
+    cr_assert_eq(lc->sites[0].definite_blocks, 1);
+    cr_assert_eq(lc->sites[0].definite_bytes, 10);
+    cr_assert_eq(lc->sites[0].indirect_blocks, 1);
+    cr_assert_eq(lc->sites[0].indirect_bytes, 20);
+    sites_add_up(lc);
+    hl_leakclass_free(lc);
+    sqlite3_close(db);
+}
+
 Test(analyze, leak_classes_counted_in_the_pass)
 {
     sqlite3 *db;
@@ -371,6 +408,7 @@ Test(analyze, leak_classes_counted_in_the_pass)
     cr_assert_eq(lc->bytes[3], 30);
     cr_assert_eq(lc->blocks[0], 3, "blocks 4, 5 (class 0) and 6 (class 7)");
     cr_assert_eq(lc->bytes[0], 150);
+    sites_add_up(lc);
     hl_leakclass_report_t *sql = hl_leakclass_load(db);
     same_classes(lc, sql);
     hl_report_free(r);
@@ -387,6 +425,29 @@ Test(analyze, leak_classes_counted_in_the_pass)
     same_classes(r->leakclass, sql);
     hl_report_free(r);
     hl_leakclass_free(sql);
+    sqlite3_close(db);
+}
+
+/* A free_seq below 0 (leakneg.sql) is no free for the stream's count and for SQLite alike: the
+ * totals counted in the pass, SQLite's and the sites agree. */
+Test(analyze, leak_classes_negative_free_seq)
+{
+    sqlite3 *db;
+    hl_report_t *r = analyze("leakneg", (hl_analyze_opts_t){0, -1, -1, NULL}, &db);
+    const hl_leakclass_report_t *lc = r->leakclass;
+    cr_assert(lc);
+    cr_assert_eq(lc->blocks[1], 1, "block 1 (free_seq -1) is live");
+    cr_assert_eq(lc->bytes[1], 10);
+    cr_assert_eq(lc->blocks[2], 1);
+    cr_assert_eq(lc->blocks[3], 0, "block 3 (free_seq -0.5, read as 0) is freed");
+    cr_assert_eq(lc->blocks[0], 3, "blocks 4 (free_seq INT64_MIN), 5 and 6");
+    cr_assert_eq(lc->bytes[0], 150);
+    sites_add_up(lc);
+    hl_leakclass_report_t *sql = hl_leakclass_load(db);
+    same_classes(lc, sql);
+    sites_add_up(sql);
+    hl_leakclass_free(sql);
+    hl_report_free(r);
     sqlite3_close(db);
 }
 

@@ -4,8 +4,9 @@
  *
  * Forks, holds the child on a pipe before exec, calls hl_kernel_start(child) (unless --off),
  * releases the child, waits for it, stops, and stores the events into a fresh run database
- * (--db). Prints "krun: events=N dropped=D start_ms=S stop_ms=T" on stderr. Exit status: the program's, or 70 when
- * kernel events could not start (message on stderr), or 71 when storing failed.
+ * (--db). Prints "krun: events=N dropped=D start_ms=S stop_ms=T" on stderr. Exit status: the
+ * program's, or 70 when kernel events could not start (message on stderr), or 71 when storing
+ * failed.
  */
 #include "bpf/kernel.h"
 #include "db.h"

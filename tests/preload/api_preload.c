@@ -14,7 +14,8 @@ typedef void (*free_sized_fn)(void *, size_t);
 typedef void (*free_aligned_sized_fn)(void *, size_t, size_t);
 
 /* Sizes the compiler cannot see through (it would reject the overflowing calls). */
-static volatile size_t big_half = SIZE_MAX / 2, big_eighth = SIZE_MAX / 8, big_quarter = SIZE_MAX / 4;
+static volatile size_t big_half = SIZE_MAX / 2, big_eighth = SIZE_MAX / 8,
+                       big_quarter = SIZE_MAX / 4;
 static volatile size_t size_max = SIZE_MAX;
 
 static unsigned header_byte(const void *p)

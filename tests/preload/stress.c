@@ -37,12 +37,9 @@ static uint64_t rnd(rng_t *r)
 static size_t pick_size(rng_t *r)
 {
     uint64_t x = rnd(r) % 1000;
-    if (x < 700)
-        return (size_t)(rnd(r) % 256);
-    if (x < 950)
-        return (size_t)(rnd(r) % 4096);
-    if (x < 995)
-        return (size_t)(rnd(r) % 300000);
+    if (x < 700) return (size_t)(rnd(r) % 256);
+    if (x < 950) return (size_t)(rnd(r) % 4096);
+    if (x < 995) return (size_t)(rnd(r) % 300000);
     return (size_t)(rnd(r) % (3u << 20));
 }
 
@@ -87,8 +84,7 @@ static unsigned char *grow(rng_t *r, unsigned char *p)
     memcpy(&n, p, 8);
     size_t m = pick_size(r) + 9;
     unsigned char *q = realloc(p, m);
-    if (!q)
-        exit(6);
+    if (!q) exit(6);
     unsigned char ov = (unsigned char)((uintptr_t)p >> 4), nv = (unsigned char)((uintptr_t)q >> 4);
     size_t keep = n < m ? n : m;
     for (size_t i = 8; i < keep; i += (n > 8192 ? 4093 : 1))
@@ -180,16 +176,14 @@ static int fork_child_work(void)
 
 int main(int argc, char **argv)
 {
-    if (argc > 1)
-        scale = atoi(argv[1]) > 0 ? atoi(argv[1]) : 1;
+    if (argc > 1) scale = atoi(argv[1]) > 0 ? atoi(argv[1]) : 1;
     enum { MAX_WORKERS = 64 };
     int workers = argc > 2 ? atoi(argv[2]) : 4;
     if (workers < 1 || workers > MAX_WORKERS) {
         fprintf(stderr, "stress: workers must be 1..%d\n", MAX_WORKERS);
         return 2;
     }
-    if (argc > 3)
-        iterations = atol(argv[3]);
+    if (argc > 3) iterations = atol(argv[3]);
     pthread_t w[MAX_WORKERS];
     for (long i = 0; i < workers; i++)
         pthread_create(&w[i], NULL, worker, (void *)(i + 1));
@@ -201,8 +195,7 @@ int main(int argc, char **argv)
             pthread_create(&c[i], NULL, churn, (void *)(round * 4 + i));
         if (round % 4 == 0) {
             pid_t pid = fork();
-            if (pid == 0)
-                _exit(fork_child_work());
+            if (pid == 0) _exit(fork_child_work());
             int st;
             if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
                 fprintf(stderr, "stress: fork child failed (status %#x)\n", st);

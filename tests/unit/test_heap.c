@@ -21,7 +21,10 @@ static hl_heap_t *make(const char *opts)
 }
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static uint64_t next_rand(void) { return hl_test_rand(&rng); }
+static uint64_t next_rand(void)
+{
+    return hl_test_rand(&rng);
+}
 
 Test(heap, tiers_and_headers)
 {
@@ -30,11 +33,18 @@ Test(heap, tiers_and_headers)
         size_t n;
         unsigned tag_mask, tag;
     } cases[] = {
-        {0, 0xE0, 0xA0},       {1, 0xE0, 0xA0},     {15, 0xff, 0xA0},   {16, 0xff, 0xA1},
-        {1023, 0xE0, 0xA0},    {1024, 0xff, 0xA0 | 19}, {1039, 0xff, 0xA0 | 19},
+        {0, 0xE0, 0xA0},
+        {1, 0xE0, 0xA0},
+        {15, 0xff, 0xA0},
+        {16, 0xff, 0xA1},
+        {1023, 0xE0, 0xA0},
+        {1024, 0xff, 0xA0 | 19},
+        {1039, 0xff, 0xA0 | 19},
         {1040, 0xff, 0xA0 | 20},
-        {4096, 0xff, 0xA0 | 27}, {4097, 0xff, HL_TAG_MID},
-        {256 << 10, 0xff, HL_TAG_MID}, {(256 << 10) + 1, 0xff, HL_TAG_LARGE},
+        {4096, 0xff, 0xA0 | 27},
+        {4097, 0xff, HL_TAG_MID},
+        {256 << 10, 0xff, HL_TAG_MID},
+        {(256 << 10) + 1, 0xff, HL_TAG_LARGE},
         {5 << 20, 0xff, HL_TAG_LARGE},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -127,8 +137,8 @@ Test(heap, calloc_zeroes_and_checks_overflow)
 Test(heap, realloc_preserves_content_across_tiers)
 {
     hl_heap_t *h = make("");
-    size_t sizes[] = {1, 10, 100, 1000, 1024, 1025, 4000, 70000, 262144, 262145, 1 << 20,
-                      3 << 20, 300000, 100000, 2000, 500, 20, 1};
+    size_t sizes[] = {1,      10,      100,     1000,   1024,   1025, 4000, 70000, 262144,
+                      262145, 1 << 20, 3 << 20, 300000, 100000, 2000, 500,  20,    1};
     unsigned char *p = hl_heap_realloc(h, NULL, 1);
     p[0] = 0;
     size_t have = 1;
@@ -235,16 +245,14 @@ static void fill_arena(hl_heap_t *h, size_t arena, int check_util)
     for (;;) {
         size_t sz = 16 + (size_t)(next_rand() % 3000);
         void *p = hl_heap_malloc(h, sz);
-        if (!p)
-            break;
+        if (!p) break;
         cr_assert_lt(n, 100000);
         memset(p, 0x11, sz);
         blocks[n++] = p;
         bytes += sz;
     }
     cr_assert_eq(errno, ENOMEM);
-    if (check_util)
-        cr_assert_gt(bytes, arena * 3 / 4, "filled %zu of %zu", bytes, arena);
+    if (check_util) cr_assert_gt(bytes, arena * 3 / 4, "filled %zu of %zu", bytes, arena);
     cr_assert_eq(hl_heap_check(h, 1), 0);
     for (size_t i = 0; i < n; i++)
         hl_heap_free(h, blocks[i]);
@@ -351,8 +359,7 @@ static void random_ops(hl_heap_t *h, unsigned steps, size_t max, int tolerate_oo
                     cr_assert(tolerate_oom);
                     continue;
                 }
-                if (n > live[i].n)
-                    memset(q + live[i].n, live[i].fill, n - live[i].n);
+                if (n > live[i].n) memset(q + live[i].n, live[i].fill, n - live[i].n);
                 live[i].p = n ? q : NULL;
                 live[i].n = n;
             } else {
@@ -372,23 +379,30 @@ static void random_ops(hl_heap_t *h, unsigned steps, size_t max, int tolerate_oo
             live[i].fill = (unsigned char)r;
             memset(p, live[i].fill, n);
         }
-        if (s % 5000 == 0)
-            cr_assert_eq(hl_heap_check(h, 1), 0, "step %u", s);
+        if (s % 5000 == 0) cr_assert_eq(hl_heap_check(h, 1), 0, "step %u", s);
     }
     cr_assert_eq(hl_heap_check(h, 1), 0);
     for (unsigned i = 0; i < N; i++)
-        if (live[i].p)
-            hl_heap_free(h, live[i].p);
+        if (live[i].p) hl_heap_free(h, live[i].p);
     cr_assert_eq(hl_heap_check(h, 1), 0);
 }
 
-Test(heap, random_sequence_checked) { random_ops(make(""), 150000, 600000, 0); }
-Test(heap, random_sequence_arena_checked) { random_ops(make("arena=8M"), 150000, 200000, 1); }
+Test(heap, random_sequence_checked)
+{
+    random_ops(make(""), 150000, 600000, 0);
+}
+Test(heap, random_sequence_arena_checked)
+{
+    random_ops(make("arena=8M"), 150000, 200000, 1);
+}
 Test(heap, random_sequence_arena_tiny_checked)
 {
     random_ops(make("arena=8M,tiny=1,slab=2K"), 150000, 200000, 1);
 }
-Test(heap, random_sequence_no_cache_checked) { random_ops(make("tcache=0"), 100000, 100000, 0); }
+Test(heap, random_sequence_no_cache_checked)
+{
+    random_ops(make("tcache=0"), 100000, 100000, 0);
+}
 
 typedef struct xfer_s {
     hl_heap_t *h;

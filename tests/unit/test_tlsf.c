@@ -17,13 +17,15 @@ typedef struct live_s {
 } live_t;
 
 static uint64_t rng = 88172645463325252ull;
-static uint64_t next_rand(void) { return hl_test_rand(&rng); }
+static uint64_t next_rand(void)
+{
+    return hl_test_rand(&rng);
+}
 
 static void verify(const live_t *l)
 {
     for (size_t i = 0; i < l->n; i++)
-        if (l->p[i] != l->fill)
-            cr_assert_fail("block %p byte %zu changed", (void *)l->p, i);
+        if (l->p[i] != l->fill) cr_assert_fail("block %p byte %zu changed", (void *)l->p, i);
 }
 
 Test(tlsf, empty_pool_is_consistent)
@@ -166,8 +168,7 @@ static void random_sequence(int rotate, unsigned steps)
             if (r % 4 == 0) {
                 size_t n = (size_t)(next_rand() % 8192);
                 if (hl_tlsf_resize(&t, l->p, n)) {
-                    if (n > l->n)
-                        memset(l->p + l->n, l->fill, n - l->n);
+                    if (n > l->n) memset(l->p + l->n, l->fill, n - l->n);
                     l->n = n;
                 }
             } else {
@@ -185,8 +186,7 @@ static void random_sequence(int rotate, unsigned steps)
                 memset(l->p, l->fill, n);
             }
         }
-        if (step % 1000 == 0)
-            cr_assert_eq(hl_tlsf_check(&t, 1), 0, "step %u", step);
+        if (step % 1000 == 0) cr_assert_eq(hl_tlsf_check(&t, 1), 0, "step %u", step);
     }
     cr_assert_eq(hl_tlsf_check(&t, 1), 0);
     for (int i = 0; i < N; i++)
@@ -196,11 +196,13 @@ static void random_sequence(int rotate, unsigned steps)
         }
     cr_assert_eq(hl_tlsf_check(&t, 1), 0);
     cr_assert_eq(t.used_bytes, 0);
-    cr_assert_eq(hl_tlsf_free_bytes(&t),
-                 sizeof pool_a + sizeof pool_b - 2 * HL_TLSF_POOL_OVERHEAD);
+    cr_assert_eq(hl_tlsf_free_bytes(&t), sizeof pool_a + sizeof pool_b - 2 * HL_TLSF_POOL_OVERHEAD);
 }
 
-Test(tlsf, random_sequence_checked) { random_sequence(0, 200000); }
+Test(tlsf, random_sequence_checked)
+{
+    random_sequence(0, 200000);
+}
 
 Test(tlsf, random_sequence_rotating_stores)
 {

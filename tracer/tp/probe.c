@@ -16,6 +16,5 @@ void hl_trace_gate_close(void) __attribute__((weak));
 
 __attribute__((constructor(101))) static void heapledger_tp_gate(void)
 {
-    if (hl_trace_gate_close)
-        hl_trace_gate_close();
+    if (hl_trace_gate_close) hl_trace_gate_close();
 }

@@ -6,8 +6,7 @@ extern void free_sized(void *p, size_t size) __attribute__((weak));
 int main(void)
 {
     char *p = malloc(40);
-    if (!free_sized)
-        return 1;
+    if (!free_sized) return 1;
     free_sized(p, 48);
     return 0;
 }
