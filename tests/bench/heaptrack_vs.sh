@@ -49,7 +49,7 @@ median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] 
 : >"$out/ht.run" && : >"$out/ht.rss" && : >"$out/ht.print" && : >"$out/ht.prss" && : >"$out/ht.size"
 : >"$out/hl.rrss" && : >"$out/hl.rcpu" && : >"$out/hl.pcpu" && : >"$out/ht.rcpu" && : >"$out/ht.pcpu"
 for r in $(seq 1 "$reps"); do
-    rm -f "$out/run.db" "$out"/ht.*.zst "$out"/ht.*.gz
+    rm -f "$out/run.db" "$out/run.db-wal" "$out/run.db-shm" "$out"/ht.*.zst "$out"/ht.*.gz
     t "$out/t.hl" "$hl" record -o "$out/run.db" -- "$prog" "$iters"
     read -r w m c <"$out/t.hl"
     echo "$c" >>"$out/hl.rcpu"
