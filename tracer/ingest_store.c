@@ -127,8 +127,8 @@ hl_store_t *hl_store_open(sqlite3 *db, int live, char *err, size_t errlen)
         return NULL;
     }
     /* Bulk: no journal at all while loading (the file is new and removed if the ingest
-     * fails, so there is nothing to roll back to), WAL again at the end: every page is
-     * written once instead of to the WAL and then to the database. */
+     * fails, so there is nothing to roll back to), a rollback journal at the end: every page
+     * is written once instead of to the WAL and then to the database. */
     exec(s, live ? "PRAGMA synchronous = NORMAL" : "PRAGMA synchronous = OFF");
     if (!live) exec(s, "PRAGMA journal_mode = OFF");
     /* Bulk: 16 MiB. Rows arrive nearly in rowid order (a block's row is written at its
@@ -191,7 +191,17 @@ int hl_store_close(hl_store_t *s, int indexes, char *err, size_t errlen)
             snprintf(s->err, sizeof s->err, "%s", e);
         }
     }
-    if (!s->failed && !s->live) exec(s, "PRAGMA journal_mode = WAL");
+    /* A finished database is one file (bulk: journal off until now; record's chunks and
+     * collectd: WAL while it fills): in WAL mode every read-only reader (report, diff, the
+     * direct b-tree reader) would leave an empty -wal and a -shm behind, which record -o then
+     * refuses as another database's side files. Best effort and without waiting: while a
+     * reader has it open (the fleet view, a user's sqlite3) it stays in WAL mode (SQLITE_BUSY),
+     * which loses nothing. */
+    if (!s->failed) {
+        sqlite3_busy_timeout(s->db, 0);
+        sqlite3_exec(s->db, "PRAGMA journal_mode = DELETE", NULL, NULL, NULL);
+        sqlite3_busy_timeout(s->db, 5000); /* db.c's */
+    }
     for (int i = 0; i < S_COUNT; i++)
         sqlite3_finalize(s->st[i]);
     hl_totals_free(s->totals);

@@ -354,6 +354,10 @@ t_known() {
                         AND f.depth = 0 WHERE b.$w AND b.size = 777 LIMIT 1")" || return 1
     contains "$d.err" "live at exit" || return 1
     [ ! -e "$d.db-wal" ] && [ ! -e "$d.db-shm" ] || { note "FAIL: -wal/-shm left next to the db"; return 1; }
+    # Readers open it read-only: a finished database must not be in WAL mode, or each report
+    # leaves an empty -wal and a -shm that the next record -o of that name refuses.
+    "$HL" report "$d.db" >/dev/null 2>&1 || { note "FAIL: report of the recording"; return 1; }
+    [ ! -e "$d.db-wal" ] && [ ! -e "$d.db-shm" ] || { note "FAIL: report left -wal/-shm next to the db"; return 1; }
 }
 
 # Trace layout 2 (named fields vpid, vtid, ptr, size, usable, tier_cls_path, cycles, stack;
