@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # tests/ingest/interrupt_test.sh HEAPLEDGER INGEST_GEN — SIGINT/SIGTERM during a long ingest
-# (collect of a big generated trace with a decoder made to hang, and record's own final ingest of
-# a real program) stop it within
-# 2 s, keep what was stored, mark the database interrupted and say how to ingest again.
+# (collect of a big generated trace with a decoder made to hang, and record's own final
+# ingest of a real program) stop it within 2 s, keep what was stored, mark the database
+# interrupted and say how to ingest again; SIGTERM to record while the program runs goes to
+# the program and the run is stored complete.
 set -u
 HL=$(realpath "$1"); GEN=$(realpath "$2")
 here=$(cd "$(dirname "$0")" && pwd)
