@@ -53,6 +53,7 @@
 #pragma weak hl_ingest_chunks_events
 #pragma weak hl_ingest_chunks_count
 #pragma weak hl_ingest_chunks_signals
+#pragma weak hl_ingest_chunks_interrupted
 #pragma weak hl_kernel_start
 #pragma weak hl_kernel_stop
 #pragma weak hl_kernel_store
@@ -485,6 +486,25 @@ static double record_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Test hook: with HEAPLEDGER_TEST_HOLD_INGEST=FILE, once the program ended and SIGINT/SIGTERM
+ * stop the ingest, record creates FILE and waits (at most 60 s) until FILE is removed or a
+ * signal stopped the ingest, so that a test can signal the final ingest deterministically. */
+static void record_hold_ingest(hl_ingest_chunks_t *ing)
+{
+    const char *f = getenv("HEAPLEDGER_TEST_HOLD_INGEST");
+    if (!f || !*f) return;
+    int fd = open(f, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        fprintf(stderr, "heapledger record: HEAPLEDGER_TEST_HOLD_INGEST: %s: %s\n", f,
+                strerror(errno));
+        return;
+    }
+    close(fd);
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    for (int i = 0; i < 3000 && access(f, F_OK) == 0 && !hl_ingest_chunks_interrupted(ing); i++)
+        nanosleep(&ts, NULL);
+}
+
 /* Store the trace (what the rotor has not stored yet, or all of it in one pass) and print
  * the summary. Returns 0, or -1 when the database is not usable (the trace is then kept and
  * its path printed) or holds no events. died: the daemon that died mid-run, or NULL. */
@@ -501,6 +521,7 @@ static int record_ingest(record_out_t *o, const char *trace, int exit_status, ui
     if (o->chunked) {
         stored_during = hl_ingest_chunks_count(o->rotor.ing);
         hl_ingest_chunks_signals(o->rotor.ing, 1); /* the program ended: signals are ours */
+        record_hold_ingest(o->rotor.ing);
         hl_rotor_finish(&o->rotor);
         chunks = hl_ingest_chunks_count(o->rotor.ing);
         stored_events = hl_ingest_chunks_events(o->rotor.ing);

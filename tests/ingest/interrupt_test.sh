@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # tests/ingest/interrupt_test.sh HEAPLEDGER INGEST_GEN — SIGINT/SIGTERM during a long ingest
-# (collect of a big generated trace, and record's own ingest of a real program) stop it within
-# 2 s, keep what was stored, mark the database interrupted and say how to ingest again.
+# (collect of a big generated trace with a decoder made to hang, and record's own final
+# ingest of a real program) stop it within 2 s, keep what was stored, mark the database
+# interrupted and say how to ingest again; SIGTERM to record while the program runs goes to
+# the program and the run is stored complete.
 set -u
 HL=$(realpath "$1"); GEN=$(realpath "$2")
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,11 +27,25 @@ wait_gone() {
 fast() { awk -v t="$1" -v l="$LIMIT" 'BEGIN { exit !(t <= l) }'; }
 
 record_trace "$work/big" "$GEN" bench 1000000 >/dev/null || fail "recording the big trace"
+# hung PID: a child of PID (the decoder) sleeps in pause(2) (HEAPLEDGER_TEST_DECODER_HANG)
+hung() {
+    local c
+    for c in $(pgrep -P "$1"); do
+        grep -q pause "/proc/$c/wchan" 2>/dev/null && return 0
+        [ "$(uname -m)" = x86_64 ] && [ "$(cut -d' ' -f1 "/proc/$c/syscall" 2>/dev/null)" = 34 ] && return 0
+    done
+    return 1
+}
+# The decoder stops for good after 400 k events (HEAPLEDGER_TEST_DECODER_HANG, the watchdog
+# would end it after 30 s): the signal comes once it hangs, so the ingest is always running
+# then and has stored events (a fixed sleep raced the faster decoder: collect was done).
 for sig in INT TERM; do
     db=$work/big-$sig.db
-    "$HL" collect "$work/big" -o "$db" -q 2>"$work/err-$sig" &
+    HEAPLEDGER_TEST_DECODER_HANG=400000 "$HL" collect "$work/big" -o "$db" -q 2>"$work/err-$sig" &
     pid=$!
-    sleep 1.5
+    i=0; while ! hung $pid && kill -0 $pid 2>/dev/null && [ $i -lt 1000 ]; do sleep 0.02; i=$((i + 1)); done
+    hung $pid && pass "collect SIG$sig: the decoder hangs after 400 k events" || fail "collect SIG$sig: the decoder did not hang (HEAPLEDGER_TEST_DECODER_HANG)"
+    sleep 0.2 # lets the store take the batches sent before the hang
     kill -$sig $pid
     took=$(wait_gone $pid)
     wait $pid; rc=$?
@@ -39,7 +55,7 @@ for sig in INT TERM; do
     fast "$took" && pass "collect SIG$sig: stopped in $took s" || fail "collect SIG$sig: took $took s to stop"
     check "collect SIG$sig: status" interrupted "$(q "$db" "select value from meta where key = 'ingest_status'")"
     ev=$(q "$db" 'select events from run')
-    check "collect SIG$sig: events kept" 1 "$(( ${ev:-0} > 0 && ${ev:-0} < 2000000 ))"
+    check "collect SIG$sig: events kept" 1 "$(( ${ev:-0} > 0 && ${ev:-0} <= 400000 ))"
     check "collect SIG$sig: blocks kept" 1 "$(q "$db" 'select count(*) > 0 from block')"
     check "collect SIG$sig: indexed" 1 "$(q "$db" "select count(*) > 0 from sqlite_master where type = 'index' and name = 'kernel_event_ts'")"
     case $out in *"interrupted by SIG$sig"*"heapledger collect $work/big -o $db --force"*) pass "collect SIG$sig: message says how to ingest again";;
@@ -48,15 +64,47 @@ for sig in INT TERM; do
 done
 "$HL" collect "$work/big" -o "$work/big-INT.db" --force -q; check "collect again after the interruption: exit" 0 $?
 
-# record's ingest: a program making ~600 k allocator events, SIGTERM once its ingest started
+# record: SIGTERM while the program runs is forwarded to it (the run ends, all that was
+# recorded is ingested: status complete, frames symbolised); SIGTERM during the final ingest
+# (once the program ended) stops the ingest (status interrupted, what was stored kept, the
+# trace kept). The program allocates in batches of 20 k events (1 MiB trace chunks), creates
+# $work/allocated after the first, and goes on until $work/go exists (at most 60 s): the test
+# lets it end once a chunk was stored while it ran (when a chunk closes depends on the load).
+prog='
+import os, time
+t = time.time()
+while time.time() - t < 60:
+    for i in range(10000):
+        b = bytearray(100000)
+    open(os.environ["T"] + "/allocated", "w").close()
+    if os.path.exists(os.environ["T"] + "/go"): break'
+# wait_file FILE PID: FILE exists (while PID lives, at most 60 s)
+wait_file() { local i=0; while [ ! -e "$1" ] && kill -0 "$2" 2>/dev/null && [ $i -lt 3000 ]; do sleep 0.02; i=$((i + 1)); done; [ -e "$1" ]; }
+# stored_blocks DB: a chunk with blocks is committed (the database is WAL: readable meanwhile)
+stored_blocks() { [ -f "$1" ] && [ "$(sqlite3 "$1" 'select count(*) > 0 from block' 2>/dev/null)" = 1 ]; }
 if "$HL" record --help >/dev/null 2>&1; then
-    "$HL" record -o "$work/rec.db" -- /usr/bin/python3 -c '
-for i in range(300000):
-    b = bytearray(100000)' >"$work/rec.out" 2>&1 &
+    rm -f "$work/allocated" "$work/go"
+    T=$work HEAPLEDGER_CHUNK_BYTES=1M "$HL" record -o "$work/run.db" -- /usr/bin/python3 -c "$prog" >"$work/run.out" 2>&1 &
     pid=$!
-    i=0
-    while [ ! -e "$work/rec.db" ] && kill -0 $pid 2>/dev/null && [ $i -lt 3000 ]; do sleep 0.02; i=$((i + 1)); done
-    sleep 0.5
+    wait_file "$work/allocated" $pid || fail "record SIGTERM during the run: the program did not allocate: $(tail -3 "$work/run.out")"
+    kill -TERM $pid
+    wait_gone $pid >/dev/null # record ingests all: no time limit but wait_gone's 30 s
+    wait $pid; rc=$?
+    out=$(cat "$work/run.out")
+    check "record SIGTERM during the run: exit (the program's, killed by SIGTERM)" 143 $rc
+    check "record SIGTERM during the run: status" complete "$(q "$work/run.db" "select value from meta where key = 'ingest_status'")"
+    check "record SIGTERM during the run: blocks stored" 1 "$(q "$work/run.db" 'select count(*) > 0 from block')"
+    check "record SIGTERM during the run: frames symbolised" 1 "$(q "$work/run.db" 'select count(function) > 0 from frame')"
+    case $out in *"killed by signal 15"*"interrupted"*) pass "record SIGTERM during the run: says the program was killed, run interrupted";; *) fail "record SIGTERM during the run: message: $out";; esac
+
+    rm -f "$work/allocated" "$work/go" "$work/hold"
+    T=$work HEAPLEDGER_CHUNK_BYTES=1M HEAPLEDGER_TEST_HOLD_INGEST=$work/hold \
+        "$HL" record -o "$work/rec.db" -- /usr/bin/python3 -c "$prog" >"$work/rec.out" 2>&1 &
+    pid=$!
+    i=0; while ! stored_blocks "$work/rec.db" && kill -0 $pid 2>/dev/null && [ $i -lt 3000 ]; do sleep 0.02; i=$((i + 1)); done
+    stored_blocks "$work/rec.db" && pass "record: a chunk was stored while the program ran" || fail "record: no chunk stored during the run"
+    touch "$work/go" # the program ends; record holds before its final ingest
+    wait_file "$work/hold" $pid || fail "record SIGTERM during ingest: record did not reach its final ingest: $(tail -3 "$work/rec.out")"
     kill -TERM $pid
     took=$(wait_gone $pid)
     wait $pid
@@ -65,8 +113,9 @@ for i in range(300000):
     fast "$took" && pass "record SIGTERM during ingest: stopped in $took s" || fail "record SIGTERM during ingest: took $took s"
     check "record: status" interrupted "$(q "$work/rec.db" "select value from meta where key = 'ingest_status'")"
     check "record: blocks kept" 1 "$(q "$work/rec.db" 'select count(*) > 0 from block')"
-    check "record: frames kept (unsymbolised)" 1 "$(q "$work/rec.db" 'select count(*) > 0 and count(function) = 0 from frame')"
-    case $out in *"interrupted by SIGTERM"*"heapledger collect "*" -o $work/rec.db --force"*) pass "record: message says how to ingest again";;
+    check "record: frames kept" 1 "$(q "$work/rec.db" 'select count(*) > 0 from frame')"
+    # the chunks stored were deleted: the message names the directory with the others
+    case $out in *"interrupted by SIGTERM"*"holds them (ingest_status 'interrupted'); the trace chunks not stored are kept in $kept (heapledger collect --all $kept -o OTHER.db stores them)"*) pass "record: message says where the rest is";;
     *) fail "record: message: $out";; esac
     [ -n "$kept" ] && [ -f "$(find "$kept" -name metadata | head -1)" ] && pass "record: the trace is kept ($kept)" || fail "record: no kept trace in: $out"
 else
