@@ -98,7 +98,7 @@ sqlite3 *hl_db_open_read(const char *path, char *err, size_t errlen)
         sqlite3_close(db);
         return NULL;
     }
-    sqlite3_busy_timeout(db, 5000);
+    sqlite3_busy_timeout(db, HL_DB_BUSY_MS);
     if (hl_db_check_version(db, path, err, errlen) != 0) {
         sqlite3_close(db);
         return NULL;
@@ -184,7 +184,7 @@ sqlite3 *hl_db_create(const char *path, int force, char *err, size_t errlen)
         sqlite3_close(db);
         return NULL;
     }
-    sqlite3_busy_timeout(db, 5000);
+    sqlite3_busy_timeout(db, HL_DB_BUSY_MS);
     char what[64];
     snprintf(what, sizeof what, "creating the schema");
     if (hl_db_exec(db, "PRAGMA journal_mode = WAL", "setting WAL mode", err, errlen) != 0 ||

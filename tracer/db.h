@@ -13,6 +13,9 @@
 /* Schema version this build writes and reads. */
 #define HL_DB_SCHEMA_VERSION 2
 
+/* How long a connection waits for another one's lock (sqlite3_busy_timeout). */
+#define HL_DB_BUSY_MS 5000
+
 /* Open an existing run database read-only. On error returns NULL and writes a one-line
  * message (no trailing newline) into err[errlen]. */
 sqlite3 *hl_db_open_read(const char *path, char *err, size_t errlen);

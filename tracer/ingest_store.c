@@ -200,7 +200,7 @@ int hl_store_close(hl_store_t *s, int indexes, char *err, size_t errlen)
     if (!s->failed) {
         sqlite3_busy_timeout(s->db, 0);
         sqlite3_exec(s->db, "PRAGMA journal_mode = DELETE", NULL, NULL, NULL);
-        sqlite3_busy_timeout(s->db, 5000); /* db.c's */
+        sqlite3_busy_timeout(s->db, HL_DB_BUSY_MS);
     }
     for (int i = 0; i < S_COUNT; i++)
         sqlite3_finalize(s->st[i]);
