@@ -134,6 +134,18 @@ shape() { # shape DB PID
 }
 pid_of() { sed -n 's/^pid \([0-9]*\).*/\1/p' "$1"; }
 chunks_of() { ls "$1/archives" 2>/dev/null | wc -l; }
+# max_chunks TMP PID INTERVAL: the most closed chunks seen waiting in record's trace directory
+# under TMP, sampled every INTERVAL s while PID runs
+max_chunks() {
+    local max=0 n tr
+    while kill -0 "$2" 2>/dev/null; do
+        tr=$(ls -d "$1"/heapledger-trace-* 2>/dev/null | head -1)
+        n=$(chunks_of "${tr:-/nonexistent}")
+        [ "$n" -gt "$max" ] && max=$n
+        sleep "$3"
+    done
+    echo "$max"
+}
 
 # --- the tests ----------------------------------------------------------------------------
 
@@ -169,14 +181,9 @@ t_gone() {
     mkdir -p "$d/tmp"
     HEAPLEDGER_CHUNK_BYTES=2M TMPDIR=$d/tmp "$HL" record -o "$d/a.db" -- "$PROG" 4 100000 1500 \
         >"$d/out" 2>"$d/err" &
-    local r=$! max=0 n tr
+    local r=$! max
     BG+=("$r")
-    while kill -0 "$r" 2>/dev/null; do
-        tr=$(ls -d "$d"/tmp/heapledger-trace-* 2>/dev/null | head -1)
-        n=$(chunks_of "${tr:-/nonexistent}")
-        [ "$n" -gt "$max" ] && max=$n
-        sleep 0.2
-    done
+    max=$(max_chunks "$d/tmp" "$r" 0.2)
     wait "$r"
     check "exit status" 0 $? || { cat "$d/err"; return 1; }
     local during
@@ -253,14 +260,9 @@ t_throttle() { # T_BACKLOG=0 shows the run without the pauses (then it fails)
     mkdir -p "$d/tmp"
     HEAPLEDGER_CHUNK_BYTES=1M HEAPLEDGER_BACKLOG_BYTES=${T_BACKLOG:-1} TMPDIR=$d/tmp "$HL" record -o "$d/a.db" \
         -- "$PROG" 24 100000 0 >"$d/out" 2>"$d/err" &
-    local r=$! max=0 n tr
+    local r=$! max
     BG+=("$r")
-    while kill -0 "$r" 2>/dev/null; do
-        tr=$(ls -d "$d"/tmp/heapledger-trace-* 2>/dev/null | head -1)
-        n=$(chunks_of "${tr:-/nonexistent}")
-        [ "$n" -gt "$max" ] && max=$n
-        sleep 0.1
-    done
+    max=$(max_chunks "$d/tmp" "$r" 0.1)
     wait "$r"
     check "exit status" 0 $? || { cat "$d/err"; return 1; }
     # Paused at the first closed chunk; the LTTng buffers (8 x 8 MiB per CPU) still reach the
