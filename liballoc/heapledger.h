@@ -58,7 +58,7 @@ typedef struct hl_options_s {
     uint32_t decay_ms; /* decay=MS: freed large mappings and empty TLSF pools kept this long */
     uint32_t leaks;    /* leaks=0|1|2: leak scan at exit off, on (prints a summary),
                           2 (default) only when recorded (docs/analyze.md) */
-    uint32_t reserved[1];
+    uint32_t unwind;   /* unwind=fast|libunwind|check -> 0|1|2: how stacks are walked */
 } hl_options_t;
 
 /* Fill *o with the defaults. */

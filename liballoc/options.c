@@ -15,7 +15,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-typedef enum { OPT_SIZE, OPT_POW2, OPT_UINT, OPT_BOOL, OPT_HARDEN, OPT_GUARD } opt_kind_t;
+typedef enum {
+    OPT_SIZE,
+    OPT_POW2,
+    OPT_UINT,
+    OPT_BOOL,
+    OPT_HARDEN,
+    OPT_GUARD,
+    OPT_UNWIND
+} opt_kind_t;
 
 typedef struct opt_s {
     const char *name; /* first: hl_suggest() reads the table as a list of names */
@@ -56,6 +64,9 @@ static const opt_t table[] = {
      "print per-tier, per-class and per-path counters at exit"},
     {"stacks", OPT_UINT, F(stacks), 16, 0, 0, "a number of frames (0 = none)",
      "call-stack depth for tracing and error reports"},
+    {"unwind", OPT_UNWIND, F(unwind), 0, 0, 2, "fast, libunwind or check",
+     "stack walker: fast (heapledger's own, libunwind where it cannot), libunwind, or check "
+     "(both, abort at the first difference)"},
     /* Hardened mode (harden.c, docs/hardening.md). */
     {"harden", OPT_HARDEN, F(harden), 0, 0, 0, "0, 1 or full",
      "1: every check (check_free, canary, poison, quarantine=1M, guard=sample:1000); full: the "
@@ -244,6 +255,16 @@ static int parse_item(hl_options_t *o, const char *s, size_t len, char *err, siz
                 return bad(err, errlen, "bad value in option", s, len, d);
             return 0;
         }
+        if (d->kind == OPT_UNWIND) {
+            static const char *const names[] = {"fast", "libunwind", "check"};
+            for (uint32_t k = 0; eq && k < 3; k++)
+                if (vlen == strlen(names[k]) && memcmp(val, names[k], vlen) == 0) {
+                    set_field(o, d, k);
+                    return 0;
+                }
+            return bad(err, errlen, eq ? "bad value in option" : "option needs a value:", s, len,
+                       d);
+        }
         if (eq && d->kind == OPT_HARDEN && vlen == 4 && memcmp(val, "full", 4) == 0) {
             set_field(o, d, 2);
             return 0;
@@ -331,6 +352,7 @@ size_t hl_options_format(const hl_options_t *o, char *buf, size_t len)
             v /= 10;
         } while (v);
         const char *parts[] = {n ? "," : "", d->name, "=", num + k, ""};
+        if (d->kind == OPT_UNWIND) parts[3] = v == 1 ? "libunwind" : "check";
         if (d->kind == OPT_GUARD && o->guard == 3) { /* sample:N, as it parses back */
             k = (int)sizeof num;
             num[--k] = 0;

@@ -21,12 +21,15 @@
  * grow at each fork).
  */
 #include "stack.h"
+#include "internal.h" /* hl_main_heap's options: unwind= */
+#include "unwind_fast.h"
 #include "unwind_load.h"
 
 #include <elf.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <link.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -76,6 +79,7 @@ static struct {
     _Atomic uint32_t next_id;   /* ids handed out */
     _Atomic uint32_t epoch;     /* current process epoch, starts at 1 */
     uintptr_t self_lo, self_hi; /* text of our module; empty when it is the main program */
+    int unwind;                 /* HL_UNWIND_FAST, _LIBUNWIND or _CHECK */
 } hl_stk = {.epoch = 1};
 
 /* Find the executable segment of the module this file is linked into. __ehdr_start is the
@@ -235,6 +239,8 @@ int hl_stack_init(void)
     hl_stk.pool = (uint64_t *)(m + slots);
     hl_stk.index = (_Atomic uint32_t *)(m + slots + pool);
     stack_find_self();
+    if (__atomic_load_n(&hl_main_heap.state, __ATOMIC_ACQUIRE) == HL_HEAP_READY)
+        hl_stk.unwind = (int)hl_main_heap.opt.unwind;
     void *warm[HL_STACK_MAX_DEPTH];
     pthread_atfork(unwind_fork_prepare, unwind_fork_parent, unwind_fork_child);
     hl_unw_backtrace_fn bt = hl_unwind_backtrace_fn(); /* dlopens libunwind (unwind_load.h) */
@@ -245,15 +251,112 @@ int hl_stack_init(void)
     return 0;
 }
 
-/* Walk the stack into buf (innermost first, buf[0] in our caller's caller because this
- * function is never inlined) and return the frame count. */
+void hl_stack_set_unwind(int mode)
+{
+    hl_stk.unwind = mode;
+}
+
+/* Text for unwind=check's message. */
+static void say(const char *s)
+{
+    ssize_t r = write(2, s, strlen(s));
+    (void)r;
+}
+static void say_hex(uint64_t v)
+{
+    char b[19];
+    int k = (int)sizeof b;
+    do {
+        b[--k] = "0123456789abcdef"[v & 15];
+        v >>= 4;
+    } while (v);
+    b[--k] = 'x';
+    b[--k] = '0';
+    ssize_t r = write(2, b + k, sizeof b - (size_t)k);
+    (void)r;
+}
+static void say_dec(uint64_t v)
+{
+    char b[21];
+    int k = (int)sizeof b;
+    do {
+        b[--k] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    ssize_t r = write(2, b + k, sizeof b - (size_t)k);
+    (void)r;
+}
+
+/* unwind=check: the fast walk (fast[0..nf), -1: it deferred) against libunwind's
+ * (ref[0..nr)). Entry 0 is each walk's own call site in stack_walk: not compared. */
+static void stack_check(void *const *ref, int nr, void *const *fast, int nf)
+{
+    if (nf < 0) return; /* deferred: libunwind's answer is the one used anyway */
+    int i = 1;
+    while (i < nr && i < nf && ref[i] == fast[i])
+        i++;
+    if (i >= nr && i >= nf) return;
+    say("heapledger: unwind=check: the fast stack walk differs from libunwind at frame ");
+    say_dec((uint64_t)i);
+    say(": fast ");
+    if (i < nf)
+        say_hex((uint64_t)(uintptr_t)fast[i]);
+    else
+        say("(end)");
+    say(", libunwind ");
+    if (i < nr)
+        say_hex((uint64_t)(uintptr_t)ref[i]);
+    else
+        say("(end)");
+    say(" (depth ");
+    say_dec((uint64_t)nf);
+    say(" against ");
+    say_dec((uint64_t)nr);
+    say(")");
+    if (i > 0) {
+        hl_uwf_rule_t r;
+        hl_uwf_rule((uintptr_t)ref[i - 1], &r);
+        say("; rule of ");
+        say_hex((uint64_t)(uintptr_t)ref[i - 1]);
+        say(": ");
+        if (r.kind == HL_UWF_STD) {
+            say(r.cfa_rbp ? "CFA=rbp+" : "CFA=rsp+");
+            say_dec((uint64_t)r.cfa_off);
+            if (r.rbp_saved) {
+                say(", rbp at CFA-");
+                say_dec((uint64_t)r.rbp_off);
+            }
+        } else {
+            say(r.kind == HL_UWF_LAST ? "last frame" : r.why ? r.why : "fallback");
+        }
+    }
+    say("\nheapledger: please report this with the program; unwind=libunwind avoids the fast "
+        "walk\n");
+    abort();
+}
+
+/* Walk the stack into buf (innermost first, buf[0] in this function: the return address of
+ * the unwinder's call) and return the frame count. The fast walker (unwind_fast.c) first;
+ * libunwind when it defers, with unwind=libunwind, and beside it with unwind=check. */
 static __attribute__((noinline)) int stack_walk(void **buf, int n)
 {
+    int mode = hl_stk.unwind;
+    if (mode == HL_UNWIND_FAST) {
+        int r = hl_uwf_backtrace(buf, n);
+        __asm__ volatile("" ::: "memory");
+        if (r >= 0) return r;
+    }
     hl_unw_backtrace_fn bt = hl_unwind_backtrace_fn();
     if (!bt) return 0;
     int saved = unwind_enter();
     int r = bt(buf, n);
     unwind_leave(saved);
+    if (mode == HL_UNWIND_CHECK && r > 0) {
+        void *fast[HL_STACK_MAX_DEPTH + HL_STACK_EXTRA + 2];
+        int nf = hl_uwf_backtrace(
+            fast, n < (int)(sizeof fast / sizeof *fast) ? n : (int)(sizeof fast / sizeof *fast));
+        stack_check(buf, r, fast, nf);
+    }
     __asm__ volatile("" ::: "memory"); /* no tail call: this frame must stay buf[0] */
     return r;
 }

@@ -90,6 +90,13 @@ void hl_stack_fork_child(void);
 int hl_stack_tracer_scan(void);
 int hl_stack_in_tracer(const uint64_t *ips, size_t n);
 
+/* How stacks are walked (option unwind=, docs/options.md): heapledger's own walker with
+ * libunwind where it defers (0, the default), libunwind only (1), or both, aborting with a
+ * message at the first difference (2). hl_stack_init() takes the default heap's option;
+ * this sets it (tests). */
+enum { HL_UNWIND_FAST = 0, HL_UNWIND_LIBUNWIND = 1, HL_UNWIND_CHECK = 2 };
+void hl_stack_set_unwind(int mode);
+
 /* Distinct stacks interned so far. */
 uint32_t hl_stack_count(void);
 

@@ -41,6 +41,13 @@ $(HARDEN_STACK_TEST): tests/harden/test_stack_cache.c $(LIBHL_CORE_A)
 	$(CC) $(TEST_CFLAGS) -fno-optimize-sibling-calls -I liballoc -o $@ $< $(LIBHL_CORE_A) -lcriterion \
 	    $(LIBHL_CORE_LIBS)
 
+# heapledger's own stack walker (unwind_fast.c) against libunwind on frames of every shape.
+HARDEN_UNWIND_TEST := $(HARDEN_DIR)/unwind_fast_tests
+$(HARDEN_UNWIND_TEST): tests/harden/test_unwind_fast.c $(LIBHL_CORE_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -fno-optimize-sibling-calls -I liballoc -o $@ $< $(LIBHL_CORE_A) -lcriterion \
+	    $(LIBHL_CORE_LIBS)
+
 # The per-thread buffers of a hardened heap (harden_cache.h): double frees, writes after free,
 # thread exit and fork with blocks in a thread's quarantine buffer or reuse cache.
 HARDEN_CACHE_TEST := $(HARDEN_DIR)/harden_cache_tests
@@ -101,4 +108,11 @@ check-cpython: $(LIBHL_SO)
 check-harden-full: $(LIBHL_SO)
 	tests/harden/full_big.sh $(abspath $(LIBHL_SO))
 
-CHECK_TARGETS += check-harden
+# heapledger's stack walker against libunwind on real programs (unwind=check), hardened and
+# recorded (tests/harden/unwind_check.sh, ~15 s).
+.PHONY: unwind-check
+unwind-check: $(BIN_DIR)/heapledger $(LIBHL_SO) $(LIB_DIR)/libheapledger-tp.so $(HARDEN_UNWIND_TEST)
+	$(HARDEN_UNWIND_TEST) --jobs 2
+	@BUILD=$(BUILD) tests/harden/unwind_check.sh
+
+CHECK_TARGETS += check-harden unwind-check

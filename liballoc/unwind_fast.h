@@ -1,0 +1,47 @@
+/* liballoc/unwind_fast.h — heapledger's own x86-64 stack walker (unwind_fast.c).
+ *
+ * hl_uwf_backtrace() is a drop-in for libunwind's unw_backtrace() on the frames it can walk:
+ * called from the same place it returns the same return addresses (buf[0] is the return
+ * address of the call itself), or -1 when one of the frames needs more than the compact rule
+ * below (the caller then asks libunwind for the whole stack).
+ *
+ * The rule of a return address, from its module's .eh_frame: the canonical frame address
+ * (CFA) is rsp+N or rbp+N, the return address lies at CFA-8, the caller's rbp at CFA-k or in
+ * rbp still; or "last frame" (the return address or rbp marked undefined: _start, a thread's
+ * start); or "fallback" (anything else: expressions, signal frames, other CFA registers, no
+ * FDE). Rules are cached per return address in a fixed lock-free table (MAP_NORESERVE). Stack
+ * words are read only inside ranges this thread has checked to be mapped (mincore, once per
+ * new page): no read can fault. Nothing here allocates, locks (except dl_iterate_phdr's own
+ * lock on a rule miss) or calls stdio. x86-64 only: elsewhere hl_uwf_backtrace returns -1.
+ */
+#ifndef HL_UNWIND_FAST_H
+#define HL_UNWIND_FAST_H
+
+#include <stdint.h>
+
+/* Up to n return addresses of the calling thread into buf, innermost first, buf[0] in the
+ * caller. Returns the count (0..n) or -1: some frame needs libunwind. */
+int hl_uwf_backtrace(void **buf, int n);
+
+/* The compact rule of one return address (its FDE row at ra - 1), for tests and for the
+ * check mode's messages. */
+enum { HL_UWF_EMPTY = 0, HL_UWF_STD = 1, HL_UWF_LAST = 2, HL_UWF_FALLBACK = 3 };
+typedef struct hl_uwf_rule_s {
+    int kind;        /* HL_UWF_* */
+    int cfa_rbp;     /* CFA = rbp + cfa_off (else rsp + cfa_off) */
+    int cfa_off;     /* bytes */
+    int rbp_saved;   /* caller's rbp at CFA - rbp_off (else unchanged) */
+    int rbp_off;     /* bytes below the CFA */
+    const char *why; /* for a fallback: what the walker cannot express */
+} hl_uwf_rule_t;
+
+/* Decode the rule of return address ra from the unwind tables (no cache). */
+void hl_uwf_rule(uintptr_t ra, hl_uwf_rule_t *r);
+
+/* Counters, for tests and benchmarks (relaxed, approximate under threads). */
+typedef struct hl_uwf_stats_s {
+    uint64_t fallbacks, rule_misses, page_checks;
+} hl_uwf_stats_t;
+void hl_uwf_stats(hl_uwf_stats_t *s);
+
+#endif
