@@ -98,6 +98,33 @@ static struct {
 static __thread uintptr_t sc_top __attribute__((tls_model("initial-exec")));
 /* Keys whose both entries held other chains (every 64th walks). */
 static __thread uint32_t sc_crowded __attribute__((tls_model("initial-exec")));
+/* The cache's hit rate on this thread: captures and hits in the current window, and the
+ * captures still to take without the cache (sc_pays). */
+static __thread uint32_t sc_seen __attribute__((tls_model("initial-exec")));
+static __thread uint32_t sc_hits __attribute__((tls_model("initial-exec")));
+static __thread uint32_t sc_bypass __attribute__((tls_model("initial-exec")));
+
+/* Since stacks are walked by unwind_fast.c, a miss here (lookup, then the walk anyway, and
+ * now and then the scan) costs more than the walk saves on a hit unless most captures hit:
+ * on gcc (27 k distinct stacks, most captures miss) the cache made harden=1 slower; on a
+ * loop with a few call sites (tiny.mixed) it still halves the price of a stack. So each
+ * thread measures its hit rate over SC_WINDOW captures; below one half, the next SC_SKIP
+ * captures go straight to the walk, then it measures again. */
+#define SC_WINDOW 4096u
+#define SC_SKIP   32768u
+
+static inline int sc_pays(void)
+{
+    if (sc_bypass) {
+        sc_bypass--;
+        return 0;
+    }
+    if (++sc_seen == SC_WINDOW) {
+        if (sc_hits < SC_WINDOW / 2) sc_bypass = SC_SKIP;
+        sc_seen = sc_hits = 0;
+    }
+    return 1;
+}
 
 static int sc_ready(void)
 {
@@ -343,7 +370,7 @@ __attribute__((noinline)) uint32_t hl_stack_capture_id(size_t max, size_t skip)
 #endif
     sc_key_t k = {sp, (uintptr_t)__builtin_return_address(0), 0, (uint32_t)max, (uint32_t)skip};
     uint32_t id = 0;
-    if (sc_ready()) {
+    if (sc_pays() && sc_ready()) {
         sc_shape_t *shape = sc_shape(sp, k.ret);
         uint64_t offs[2] = {0, 0};
         if (LOAD(shape->sp) == sp && LOAD(shape->ret) == k.ret) {
@@ -361,9 +388,15 @@ __attribute__((noinline)) uint32_t hl_stack_capture_id(size_t max, size_t skip)
             sc_entry_t *set = sc_set(sp, k.ret, k.uret);
             uint32_t id0 = 0, id1 = 0;
             int r0 = sc_lookup(&set[0], &k, &id0);
-            if (r0 == SC_HIT) return id0;
+            if (r0 == SC_HIT) {
+                sc_hits++;
+                return id0;
+            }
             int r1 = sc_lookup(&set[1], &k, &id1);
-            if (r1 == SC_HIT) return id1;
+            if (r1 == SC_HIT) {
+                sc_hits++;
+                return id1;
+            }
             nocache |= r0 == SC_NOCACHE || r1 == SC_NOCACHE;
             if (walk_into || mark || nocache) continue;
             /* A key missed SC_SIGHTS - 1 times: walk with the words into its mark; earlier
