@@ -37,9 +37,12 @@
  * space that it has checked to be mapped (mincore on the pages it did not know yet: a few
  * calls per thread, as its stack deepens and as walks reach its outer frames). A CFA outside
  * every mapped page means the rule or the stack is not what we think: -1 (libunwind decides).
- * Left: a program that unmaps a stack this thread ran on (coroutines) and maps nothing
- * readable in its place, then walks through a corrupted frame into it — the same exposure
- * as libunwind's own trace.
+ * Each frame address must also lie above the previous one and at most 1 MiB away. mincore
+ * cannot tell a PROT_NONE page (a guard) from a readable one, so what is left is a stack
+ * corrupted so that a frame address points at most 1 MiB above the previous one into a
+ * guard page (e.g. above the top of a thread's stack, into the next thread's guard), or a
+ * program that unmaps a stack this thread ran on (coroutines): the same exposure as
+ * libunwind's own trace, which reads those words unchecked.
  *
  * Signal handlers: a handler that allocates walks through the kernel's signal frame, whose
  * return address (__restore_rt) has an 'S' FDE: -1, libunwind. fork: the child keeps the
@@ -684,6 +687,7 @@ static __thread uintptr_t uwf_hi __attribute__((tls_model("initial-exec")));
 #define UWF_PAGE       4096u
 #define UWF_CHECK_MAX  (16u << 20) /* larger gaps are not checked: the walk defers */
 #define UWF_CHECK_STEP 256u        /* pages per mincore call */
+#define UWF_STEP_MAX   (1u << 20)  /* largest frame walked (bytes from one CFA to the next) */
 
 static int pages_mapped(uintptr_t lo, uintptr_t hi)
 {
@@ -748,6 +752,9 @@ __attribute__((used, visibility("hidden"))) int hl_uwf_walk(void **buf, int n, u
         if (R_KIND(r) != HL_UWF_STD) return uwf_defer();
         uintptr_t cfa = ((r & R_CFA_RBP) ? rbp : sp) + R_CFA_OFF(r);
         uintptr_t low = cfa - ((r & R_RBP_SAVED) && R_RBP_OFF(r) > 8 ? R_RBP_OFF(r) : 8);
+        /* A frame address that does not grow, or jumps by more than UWF_STEP_MAX, comes from
+         * a corrupted stack or a rule we got wrong: libunwind decides. */
+        if (__builtin_expect(cfa <= sp || cfa - sp > UWF_STEP_MAX, 0)) return uwf_defer();
         if (__builtin_expect(low < lo || cfa > hi, 0)) {
             if (cfa < UWF_PAGE || low > cfa || !uwf_extend(low, cfa)) return uwf_defer();
             lo = uwf_lo;

@@ -281,3 +281,47 @@ Test(unwind_fast, rule_of_the_signal_trampoline_falls_back)
     cr_assert_eq(r.kind, HL_UWF_FALLBACK, "kind %d", r.kind);
     cr_assert(r.why && strstr(r.why, "signal"), "why: %s", r.why ? r.why : "(none)");
 }
+
+/* A corrupted frame: corrupt_walk(buf, n, rbp) keeps its frame address in rbp (CFI: CFA =
+ * rbp + 16) and calls the walker with rbp replaced by a bogus value: a frame address below
+ * the stack pointer, or far above it, is not followed (the walker defers to libunwind
+ * instead of reading there). */
+int corrupt_walk(void **buf, int n, uintptr_t rbp);
+__asm__(".text\n"
+        ".globl corrupt_walk\n"
+        ".type corrupt_walk, @function\n"
+        "corrupt_walk:\n"
+        ".cfi_startproc\n"
+        "push %rbp\n"
+        ".cfi_def_cfa_offset 16\n"
+        ".cfi_offset %rbp, -16\n"
+        "mov %rsp, %rbp\n"
+        ".cfi_def_cfa_register %rbp\n"
+        "push %rbx\n"
+        "push %r12\n"
+        "mov %rsp, %r12\n"
+        "mov %rdx, %rbp\n"
+        "call hl_uwf_backtrace\n"
+        "lea 16(%r12), %rbp\n"
+        "pop %r12\n"
+        "pop %rbx\n"
+        "pop %rbp\n"
+        ".cfi_def_cfa %rsp, 8\n"
+        "ret\n"
+        ".cfi_endproc\n"
+        ".size corrupt_walk, .-corrupt_walk\n");
+
+Test(unwind_fast, corrupted_frame_pointer_defers)
+{
+    void *buf[MAXF];
+    uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+    cr_assert_eq(corrupt_walk(buf, MAXF, 0x10000), -1, "a frame address below the stack");
+    cr_assert_eq(corrupt_walk(buf, MAXF, here + (64u << 20)), -1, "a frame address 64 MiB up");
+    /* A well-formed frame (saved rbp, then a return address that ends the walk) in the heap,
+     * below the stack: readable, but not a frame of this stack. */
+    uintptr_t *fake = malloc(64);
+    fake[0] = 0;
+    fake[1] = 0x1000;
+    cr_assert_eq(corrupt_walk(buf, MAXF, (uintptr_t)fake), -1, "a frame in the heap");
+    free(fake);
+}
