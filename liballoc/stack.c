@@ -69,6 +69,10 @@ _Static_assert(HL_STACK_SLOTS == 1u << STACK_ID_BITS, "an id fits its index entr
  * frame walked costs ~10 ns. More allocator frames only shorten the user's stack. */
 #define HL_STACK_SELF_SLACK 8
 
+/* The default heap's options (unwind=): weak, so that programs linking this file without the
+ * allocator (tests/e2e's tp_emit and record_stack_test) walk with the default. */
+extern hl_heap_t hl_main_heap __attribute__((weak));
+
 /* Module statics, gathered. */
 static struct {
     _Atomic int state;          /* 0 = not mapped, 1 = mapping, 2 = ready, -1 = failed */
@@ -239,7 +243,7 @@ int hl_stack_init(void)
     hl_stk.pool = (uint64_t *)(m + slots);
     hl_stk.index = (_Atomic uint32_t *)(m + slots + pool);
     stack_find_self();
-    if (__atomic_load_n(&hl_main_heap.state, __ATOMIC_ACQUIRE) == HL_HEAP_READY)
+    if (&hl_main_heap && __atomic_load_n(&hl_main_heap.state, __ATOMIC_ACQUIRE) == HL_HEAP_READY)
         hl_stk.unwind = (int)hl_main_heap.opt.unwind;
     void *warm[HL_STACK_MAX_DEPTH];
     pthread_atfork(unwind_fork_prepare, unwind_fork_parent, unwind_fork_child);
