@@ -243,6 +243,7 @@ int hl_stack_init(void)
     hl_stk.pool = (uint64_t *)(m + slots);
     hl_stk.index = (_Atomic uint32_t *)(m + slots + pool);
     stack_find_self();
+    hl_uwf_init();
     if (&hl_main_heap && __atomic_load_n(&hl_main_heap.state, __ATOMIC_ACQUIRE) == HL_HEAP_READY)
         hl_stk.unwind = (int)hl_main_heap.opt.unwind;
     void *warm[HL_STACK_MAX_DEPTH];

@@ -615,6 +615,11 @@ static int uwf_ready(void)
     return 0;
 }
 
+int hl_uwf_init(void)
+{
+    return uwf_ready() ? 0 : -1;
+}
+
 static inline uwf_entry_t *uwf_set(uintptr_t ra)
 {
     uint64_t x = (uint64_t)ra * 0x9e3779b97f4a7c15ull;

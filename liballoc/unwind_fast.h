@@ -19,6 +19,11 @@
 
 #include <stdint.h>
 
+/* Map the rule cache (hl_stack_init calls it). Until it is mapped, a walk maps it itself, and
+ * a walk that meets another thread mapping it defers (-1): it never waits. 0, or -1 when the
+ * mapping failed or is being made by another thread. */
+int hl_uwf_init(void);
+
 /* Up to n return addresses of the calling thread into buf, innermost first, buf[0] in the
  * caller. Returns the count (0..n) or -1: some frame needs libunwind. */
 int hl_uwf_backtrace(void **buf, int n);

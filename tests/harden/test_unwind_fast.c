@@ -225,6 +225,9 @@ static void *racer(void *arg)
 
 Test(unwind_fast, threads_share_the_cache)
 {
+    /* Mapped first, as hl_stack_init does (a walk that meets another thread mapping the cache
+     * defers to libunwind). */
+    cr_assert_eq(hl_uwf_init(), 0);
     pthread_t t[4];
     for (intptr_t i = 0; i < 4; i++)
         pthread_create(&t[i], NULL, racer, (void *)i);
