@@ -6,6 +6,29 @@ fail() { echo "  FAIL $*"; fails=$((fails + 1)); }
 check() { if [ "$2" = "$3" ]; then pass "$1 = $3"; else fail "$1: expected '$2', got '$3'"; fi; }
 q() { sqlite3 "$1" "$2" 2>&1; }
 relayd_pid=""; cd_pid=""
+# Core dumps of the test's own processes, so that a crash of collectd leaves its backtrace
+# (crash_check). With the usual core_pattern ("core") the file lands in the process's
+# directory: collectd runs in $cores_dir (set by cores_in). A pipe handler takes it elsewhere
+# (then crash_check reports the signal only).
+ulimit -c unlimited 2>/dev/null
+cores_dir=.
+cores_in() { cores_dir=$1; mkdir -p "$cores_dir"; }
+# crash_check STATUS WHAT — STATUS of `wait` on WHAT (collectd): a crash (SIGSEGV, SIGABRT,
+# SIGBUS, SIGILL, SIGFPE) fails the test, with the backtrace of every thread from the core.
+crash_check() {
+    case $1 in 132 | 134 | 135 | 136 | 139) ;; *) return 0 ;; esac
+    fail "$2 crashed: signal $(($1 - 128)) ($(kill -l $(($1 - 128))))"
+    local core
+    for core in "$cores_dir"/core*; do
+        [ -f "$core" ] || continue
+        if command -v gdb >/dev/null; then
+            gdb -batch -nx -ex 'info threads' -ex 'thread apply all bt' -ex 'echo crashing thread:\n' -ex 'bt full' "$HL" "$core" 2>&1 | sed 's/^/    /'
+        fi
+        [ -n "${FLEET_KEEP_CORES:-}" ] && mkdir -p "$FLEET_KEEP_CORES" &&
+            cp "$core" "$FLEET_KEEP_CORES/collectd-$$-$(basename "$core")" && echo "    core kept in $FLEET_KEEP_CORES"
+        rm -f "$core"
+    done
+}
 pick_ports() { local b=$((20000 + RANDOM % 20000)); C=$b; D=$((b + 1)); L=$((b + 2)); }
 # start_relayd OUTDIR [NETNS-EXEC...] — our relayd, its live port answering
 start_relayd() {
@@ -18,11 +41,18 @@ start_relayd() {
 stop_relayd() { [ -n "$relayd_pid" ] && kill "$relayd_pid" 2>/dev/null && wait "$relayd_pid" 2>/dev/null; relayd_pid=""; }
 # start_collectd DIR RELAYDIR LOG
 start_collectd() {
-    "$HL" collectd --url net://127.0.0.1:$L --dir "$1" --relay-dir "$2" --poll-ms 100 \
-        --commit-ms 200 >/dev/null 2>>"$3" &
+    (cd "$cores_dir" && exec "$HL" collectd --url net://127.0.0.1:$L --dir "$1" --relay-dir "$2" --poll-ms 100 \
+        --commit-ms 200 >/dev/null 2>>"$3") &
     cd_pid=$!
 }
-stop_collectd() { [ -n "$cd_pid" ] && kill "$cd_pid" 2>/dev/null && wait "$cd_pid" 2>/dev/null; cd_pid=""; }
+# stop_collectd — SIGTERM (it exits 0), or its crash reported if it died before
+stop_collectd() {
+    [ -n "$cd_pid" ] || return 0
+    kill "$cd_pid" 2>/dev/null
+    wait "$cd_pid" 2>/dev/null
+    crash_check $? collectd
+    cd_pid=""
+}
 # wait_for CMD… — up to 20 s
 wait_for() { for _ in $(seq 200); do "$@" && return 0; sleep 0.1; done; return 1; }
 status_is() { [ -f "$1" ] && [ "$(sqlite3 "$1" "select value from meta where key='ingest_status'" 2>/dev/null)" = "$2" ]; }
