@@ -43,7 +43,7 @@ relay() {
 }
 cores_in "$work/cores"
 collector() {
-    (cd "$cores_dir" && exec ip netns exec $col "$HL" collectd --url net://127.0.0.1:$L --dir "$work/cd" \
+    (cd "$cores_dir" && ulimit -c unlimited 2>/dev/null; exec ip netns exec $col "$HL" collectd --url net://127.0.0.1:$L --dir "$work/cd" \
         --relay-dir "$work/relay" --poll-ms 100 --commit-ms 200 >/dev/null 2>>"$work/cd.log") &
     cd_pid=$!
 }

@@ -6,12 +6,12 @@ fail() { echo "  FAIL $*"; fails=$((fails + 1)); }
 check() { if [ "$2" = "$3" ]; then pass "$1 = $3"; else fail "$1: expected '$2', got '$3'"; fi; }
 q() { sqlite3 "$1" "$2" 2>&1; }
 relayd_pid=""; cd_pid=""
-# Core dumps of the test's own processes, so that a crash of collectd leaves its backtrace
-# (crash_check). With the usual core_pattern ("core") the file lands in the process's
-# directory: collectd runs in $cores_dir (set by cores_in). A pipe handler takes it elsewhere
-# (then crash_check reports the signal only).
-ulimit -c unlimited 2>/dev/null
-cores_dir=.
+# Core dumps of collectd (and its live readers), so that a crash leaves its backtrace
+# (crash_check): collectd runs with `ulimit -c unlimited` in $cores_dir (cores_in DIR, a
+# directory of the test's own; start_collectd makes DIR/.cores if none was set). With the
+# usual core_pattern ("core") the file lands there; a pipe handler takes it elsewhere (then
+# crash_check reports the signal only).
+cores_dir=""
 cores_in() { cores_dir=$1; mkdir -p "$cores_dir"; }
 # crash_check STATUS WHAT — STATUS of `wait` on WHAT (collectd): a crash (SIGSEGV, SIGABRT,
 # SIGBUS, SIGILL, SIGFPE) fails the test, with the backtrace of every thread from the core.
@@ -19,6 +19,7 @@ crash_check() {
     case $1 in 132 | 134 | 135 | 136 | 139) ;; *) return 0 ;; esac
     fail "$2 crashed: signal $(($1 - 128)) ($(kill -l $(($1 - 128))))"
     local core
+    [ -n "$cores_dir" ] || return 0
     for core in "$cores_dir"/core*; do
         [ -f "$core" ] || continue
         if command -v gdb >/dev/null; then
@@ -41,7 +42,8 @@ start_relayd() {
 stop_relayd() { [ -n "$relayd_pid" ] && kill "$relayd_pid" 2>/dev/null && wait "$relayd_pid" 2>/dev/null; relayd_pid=""; }
 # start_collectd DIR RELAYDIR LOG
 start_collectd() {
-    (cd "$cores_dir" && exec "$HL" collectd --url net://127.0.0.1:$L --dir "$1" --relay-dir "$2" --poll-ms 100 \
+    [ -n "$cores_dir" ] || cores_in "$1/.cores"
+    (cd "$cores_dir" && ulimit -c unlimited 2>/dev/null; exec "$HL" collectd --url net://127.0.0.1:$L --dir "$1" --relay-dir "$2" --poll-ms 100 \
         --commit-ms 200 >/dev/null 2>>"$3") &
     cd_pid=$!
 }

@@ -9,6 +9,7 @@ HL=$(realpath "$1"); GEN=$(realpath "$2")
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 work=$(mktemp -d /tmp/fleet-relay-test.XXXXXX)
+cores_in "$work/cores"
 finish() { stop_collectd; stop_relayd; rm -rf "$work"; }
 trap finish EXIT
 echo "fleet: record --relay"
