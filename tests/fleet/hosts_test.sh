@@ -86,7 +86,7 @@ for i in $hosts; do
 done
 stop_relayd
 relay || fail "relayd restart"
-for p in $pids; do wait $p; done
+for p in $pids; do wait_rec $p 120 "round 2: record"; done
 pids=""
 for i in $hosts; do
     db=$work/cd/fleethost$i-r2.db

@@ -55,6 +55,24 @@ stop_collectd() {
     crash_check $? collectd
     cd_pid=""
 }
+# wait_rec PID SECONDS WHAT — the exit status of PID (a `record --relay`, or a subshell whose
+# children run one), or 124 after SECONDS: PID and its children are then killed and the test
+# fails. A record --relay whose relay daemon was killed can hang for good in an lttng-ctl call
+# to its private session daemon (seen 2 times in about 190 sessions of relay restarts: the
+# consumer daemon's threads wait on futexes); without a bound the test, and CI, would hang.
+alive() { local st; st=$(ps -o stat= -p "$1" 2>/dev/null); [ -n "$st" ] && [ "${st#Z}" = "$st" ]; }
+wait_rec() {
+    local i=0
+    while alive "$1" && [ $i -lt $(($2 * 10)) ]; do sleep 0.1; i=$((i + 1)); done
+    if alive "$1"; then
+        fail "$3: still running after $2 s (record --relay hung after the relay daemon went away): killed"
+        pkill -9 -P "$1" 2>/dev/null
+        kill -9 "$1" 2>/dev/null
+        wait "$1" 2>/dev/null
+        return 124
+    fi
+    wait "$1"
+}
 # wait_for CMD… — up to 20 s
 wait_for() { for _ in $(seq 200); do "$@" && return 0; sleep 0.1; done; return 1; }
 status_is() { [ -f "$1" ] && [ "$(sqlite3 "$1" "select value from meta where key='ingest_status'" 2>/dev/null)" = "$2" ]; }

@@ -84,7 +84,7 @@ db=$work/cd2/$host-fleet5.db
 wait_for test -f "$db"; wait_for relay_copied "$work/relay" "$host" fleet5 || fail "relayd restart: no copy of fleet5"
 stop_relayd
 start_relayd "$work/relay" || fail "relayd restart"
-wait $rec
+wait_rec $rec 120 "relayd restart: record"
 # Either the relay's copy completed the database, or (the relay died before that copy held the
 # session's metadata: a matter of timing on a loaded machine) the live view is kept and says why.
 wait_for finished "$db" || fail "relayd restart: not finished: $(cat $work/cd3.log)"
