@@ -10,7 +10,9 @@
  * stop every follower cleanly: the live blocks are written, the files are marked
  * 'interrupted', and collectd exits 0. With --relay-dir (the relay daemon's -o directory, on
  * this machine), a session that ended is ingested again from the relay's on-disk copy, which
- * holds it from its first event (collectd_prefix.c).
+ * holds it from its first event (collectd_prefix.c). babeltrace2's live reader of each session
+ * runs in a process of its own (`collectd --live-reader`, ingest_decoder.c): when it crashes,
+ * that session's live view ends as on a lost connection and collectd goes on.
  */
 #include "cmd.h"
 #include "collectd_prefix.h"
@@ -42,6 +44,7 @@ typedef struct follower_s {
     char *host;            /* the traced host, as the relay daemon names it */
     char *session;         /* the session name */
     const char *relay_dir; /* --relay-dir, NULL */
+    const char *relay_url; /* --url: the relay daemon's session list */
     pthread_t th;
     volatile int done;
     int joined;
@@ -55,6 +58,7 @@ typedef struct daemon_s {
     follower_t *list;
     const char *dir;
     const char *relay_dir;
+    const char *relay_url;
     int commit_ms;
     int quiet;
 } daemon_t;
@@ -75,6 +79,29 @@ static void logf_(const char *fmt, ...)
     va_end(ap);
 }
 
+typedef struct listed_s {
+    const char *url;
+    int found;
+} listed_t;
+
+static void on_listed(const char *url, const char *host, const char *session, void *arg)
+{
+    (void)host;
+    (void)session;
+    listed_t *l = arg;
+    if (!strcmp(url, l->url)) l->found = 1;
+}
+
+/* The relay daemon answers and still lists the session: its live view ended on the reader's
+ * side (babeltrace2's live reader crashed, or refused what it received), not on a lost
+ * connection nor at the session's end. */
+static int still_listed(const follower_t *f)
+{
+    char err[256];
+    listed_t l = {f->url, 0};
+    return hl_source_live_sessions(f->relay_url, on_listed, &l, err, sizeof err) >= 0 && l.found;
+}
+
 static void *follow_main(void *p)
 {
     follower_t *f = p;
@@ -85,9 +112,20 @@ static void *follow_main(void *p)
     if (f->rc < 0)
         logf_("%s: %s", f->url, f->res.error);
     else
-        logf_("%s: %s: %llu events, %llu blocks%s%s", f->url, f->db,
+        logf_("%s: %s: %llu events, %llu blocks%s%s%s", f->url, f->db,
               (unsigned long long)f->res.events, (unsigned long long)f->res.blocks,
-              f->rc == 1 ? " (connection lost: " : "", f->rc == 1 ? f->res.error : "");
+              f->rc == 1 ? " (the live view ended early: " : "", f->rc == 1 ? f->res.error : "",
+              f->rc == 1 ? ")" : "");
+    if (f->rc == 1 && !stop_flag && f->relay_dir && still_listed(f) &&
+        hl_prefix_mark_interrupted(f->db) == 0) {
+        /* The session goes on: follow it again into this database (taken over as after a
+         * collectd restart), made whole from the relay's copy when the session ends. */
+        logf_("%s: the live reader failed while the session goes on: following it again into %s",
+              f->url, f->db);
+        f->retry = 1;
+        f->done = 1;
+        return NULL;
+    }
     if (f->rc >= 0 && f->rc <= 1 && !stop_flag && f->relay_dir) {
         /* The session ended (complete it), or the relay daemon went away (what it wrote before
          * is all there will be: the traced host's consumer daemon does not reconnect). */
@@ -146,6 +184,7 @@ static void on_session(const char *url, const char *host, const char *session, v
     f->host = strdup(host);
     f->session = strdup(session);
     f->relay_dir = d->relay_dir;
+    f->relay_url = d->relay_url;
     f->db = db_name(d->dir, host, session, d->relay_dir != NULL, &f->resume);
     f->commit_ms = d->commit_ms;
     if (!f->url || !f->db || !f->host || !f->session) {
@@ -213,6 +252,10 @@ int hl_cmd_collectd(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    /* Internal: one session's babeltrace2 live reader, started by collectd itself
+     * (ingest_decoder.c): its crash must not end collectd. */
+    if (argc == 4 && !strcmp(argv[1], "--live-reader"))
+        hl_decoder_live_child(argv[2], 3, (pid_t)atoi(argv[3]));
     daemon_t d = {.dir = ".", .commit_ms = 1000};
     const char *url = NULL;
     int poll_ms = 1000, c;
@@ -270,6 +313,7 @@ int hl_cmd_collectd(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
+    d.relay_url = url;
     logf_("watching %s, databases in %s", url, d.dir);
     int backoff = 0, down = 0;
     while (!stop_flag) {

@@ -127,6 +127,18 @@ int hl_prefix_resumable(const char *db)
     return r;
 }
 
+int hl_prefix_mark_interrupted(const char *db)
+{
+    sqlite3 *h = NULL;
+    int ok = sqlite3_open(db, &h) == SQLITE_OK &&
+             sqlite3_exec(h,
+                          "INSERT OR REPLACE INTO meta(key, value) VALUES ('ingest_status', "
+                          "'interrupted')",
+                          NULL, NULL, NULL) == SQLITE_OK;
+    sqlite3_close(h);
+    return ok ? 0 : -1;
+}
+
 static int complete(const char *relay_dir, const char *host, const char *session, const char *db,
                     const char *lost, const volatile int *stop, char *msg, size_t len)
 {

@@ -23,4 +23,8 @@ int hl_prefix_complete(const char *relay_dir, const char *host, const char *sess
  * same session may replace it rather than start HOST-SESSION-2.db)? */
 int hl_prefix_resumable(const char *db);
 
+/* Mark db 'interrupted' (the live reader failed while its session goes on), so that the next
+ * follower of the session takes it over. 0 or -1. */
+int hl_prefix_mark_interrupted(const char *db);
+
 #endif

@@ -20,6 +20,16 @@
  * parent (PR_SET_PDEATHSIG) and ignores SIGINT/SIGTERM (the parent decides: see
  * ingest_run.c).
  *
+ * Live sessions (collectd) go through the same pipe: babeltrace2's live reader aborts on an
+ * assertion (emit_inactivity_message() on a stream whose trace has no clock class yet) and
+ * frees a stray pointer when a graph is destroyed after the relay daemon went away
+ * (lttng_live_destroy_session → stream iterator → ctf_msg_iter_destroy → bt_bfcr_destroy),
+ * which took collectd down with every session it followed. hl_decoder_start_live() runs the
+ * reader of one session in a process of its own (`heapledger collectd --live-reader URL
+ * PPID`, exec'd: collectd has threads, a fork could inherit a lock held by one of them), with
+ * no watchdog (a live session may be silent for as long as it likes); its crash ends that
+ * session's live view only, as a lost connection does.
+ *
  * Wire format (host byte order, one pipe, one writer): a header {magic, type, n, events,
  * discarded, filtered, extbytes}; for a batch, n hl_rec_t whose `ext` member holds the
  * byte length of its blob instead of a pointer, then the blobs in record order; for the
@@ -32,6 +42,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,9 +53,12 @@
 #include <time.h>
 #include <unistd.h>
 
+extern char **environ;
+
 #define WIRE_MAGIC 0x484c4443u /* "HLDC" */
 
-enum { WIRE_BATCH = 1, WIRE_END = 2 };
+/* WIRE_BATCH_FLUSH: a batch after which the live reader has nothing for now (commit). */
+enum { WIRE_BATCH = 1, WIRE_END = 2, WIRE_BATCH_FLUSH = 3 };
 
 typedef struct wire_hdr_s {
     uint32_t magic, type;
@@ -60,7 +74,8 @@ typedef struct wire_end_s {
 struct hl_decoder_s {
     pid_t pid;
     int fd;
-    int timeout_s;
+    int timeout_s; /* 0: no watchdog (live) */
+    int live;
     double cpu;
 };
 
@@ -131,7 +146,10 @@ int hl_wire_write_batch(int fd, hl_batch_t *b)
         wbuf = nb;
         wcap = need;
     }
-    wire_hdr_t h = {WIRE_MAGIC, WIRE_BATCH, b->n, b->events, b->discarded, b->filtered, ext};
+    wire_hdr_t h = {WIRE_MAGIC,   b->flush ? WIRE_BATCH_FLUSH : WIRE_BATCH,
+                    b->n,         b->events,
+                    b->discarded, b->filtered,
+                    ext};
     memcpy(wbuf, &h, sizeof h);
     hl_rec_t *recs = (hl_rec_t *)(wbuf + sizeof h);
     memcpy(recs, b->rec, b->n * sizeof(hl_rec_t));
@@ -299,7 +317,78 @@ child_main(int fd, char **dirs, size_t n, const char *scratch, pid_t parent)
     write_end(fd, &end);
 }
 
+int hl_decoder_live_child(const char *url, int fd, pid_t parent)
+{
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGPIPE, SIG_IGN);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(1); /* collectd died before the line above */
+    hb_fd = fd;
+    /* Fault injection for the tests: the first live reader (the one that creates FILE) dies of
+     * SIGSEGV once it has sent N events (HEAPLEDGER_TEST_LIVE_READER_SEGV=N,
+     * HEAPLEDGER_TEST_LIVE_READER_ONCE=FILE), as babeltrace2's live reader did. */
+    const char *segv = getenv("HEAPLEDGER_TEST_LIVE_READER_SEGV");
+    const char *once = getenv("HEAPLEDGER_TEST_LIVE_READER_ONCE");
+    if (segv && once) {
+        int o = open(once, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (o >= 0) {
+            close(o);
+            segv_after = strtoull(segv, NULL, 10);
+        }
+    }
+    wire_end_t end;
+    memset(&end, 0, sizeof end);
+    hl_queue_t q;
+    if (hl_queue_init(&q) != 0) _exit(1);
+    hl_queue_set_pipe(&q, fd);
+    hl_source_t *s = hl_source_open_live_here(url, &q, end.err, sizeof end.err);
+    if (!s) {
+        end.rc = -1;
+    } else {
+        end.rc = hl_source_run(s, NULL, end.err, sizeof end.err);
+        hl_source_close(s);
+    }
+    write_end(fd, &end);
+}
+
 /* ---- parent side ---------------------------------------------------------------------- */
+
+#define LIVE_FD 3 /* the pipe's write end in the live reader */
+
+hl_decoder_t *hl_decoder_start_live(const char *url, char *err, size_t errlen)
+{
+    hl_decoder_t *d = calloc(1, sizeof *d);
+    int p[2];
+    if (!d || pipe2(p, O_CLOEXEC) != 0) {
+        snprintf(err, errlen, "cannot start the live reader: %s", strerror(errno));
+        free(d);
+        return NULL;
+    }
+    fcntl(p[1], F_SETPIPE_SZ, 1 << 20); /* best effort: fewer wake-ups */
+    d->live = 1;
+    char ppid[32];
+    snprintf(ppid, sizeof ppid, "%d", (int)getpid());
+    char *argv[] = {"heapledger", "collectd", "--live-reader", (char *)url, ppid, NULL};
+    posix_spawn_file_actions_t fa;
+    int rc = posix_spawn_file_actions_init(&fa);
+    /* dup2 onto itself clears FD_CLOEXEC (glibc); every other descriptor is close-on-exec,
+     * so no other child (another session's reader, a collect) holds this pipe open. */
+    if (!rc) rc = posix_spawn_file_actions_adddup2(&fa, p[1], LIVE_FD);
+    pid_t pid = 0;
+    if (!rc) rc = posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(p[1]);
+    if (rc) {
+        close(p[0]);
+        free(d);
+        snprintf(err, errlen, "cannot start the live reader: %s", strerror(rc));
+        return NULL;
+    }
+    d->pid = pid;
+    d->fd = p[0];
+    return d;
+}
 
 hl_decoder_t *hl_decoder_start(char **dirs, size_t n, const char *scratch, char *err, size_t errlen)
 {
@@ -349,7 +438,7 @@ static rd_t read_full(hl_decoder_t *d, void *buf, size_t n, const volatile sig_a
         int pr = poll(&pf, 1, 200);
         if (pr < 0 && errno != EINTR) return RD_EOF;
         if (pr <= 0) {
-            if (hl_ingest_now() - last >= d->timeout_s) return RD_STALL;
+            if (d->timeout_s > 0 && hl_ingest_now() - last >= d->timeout_s) return RD_STALL;
             continue;
         }
         ssize_t k = read(d->fd, c, n);
@@ -400,6 +489,8 @@ int hl_decoder_pump(hl_decoder_t *d, hl_queue_t *q, const volatile sig_atomic_t 
     while (rc == -2) {
         wire_hdr_t h;
         if ((why = read_full(d, &h, sizeof h, stop)) != RD_OK) break;
+        int flush = h.type == WIRE_BATCH_FLUSH;
+        if (flush) h.type = WIRE_BATCH;
         if (h.magic != WIRE_MAGIC || (h.type == WIRE_BATCH && h.n > HL_BATCH_RECS) ||
             (h.type == WIRE_END && h.extbytes != sizeof(wire_end_t))) {
             why = RD_EOF;
@@ -416,7 +507,7 @@ int hl_decoder_pump(hl_decoder_t *d, hl_queue_t *q, const volatile sig_atomic_t 
             ended = 1;
             break;
         }
-        if (!h.n && !h.events && !h.discarded && !h.filtered) continue; /* heartbeat */
+        if (!flush && !h.n && !h.events && !h.discarded && !h.filtered) continue; /* heartbeat */
         hl_batch_t *b = hl_queue_get_empty(q);
         if (!b) { /* the store failed */
             rc = -1;
@@ -449,6 +540,7 @@ int hl_decoder_pump(hl_decoder_t *d, hl_queue_t *q, const volatile sig_atomic_t 
             off += l;
         }
         b->n = h.n;
+        b->flush = flush;
         events += h.events;
         hl_queue_push(q, b);
     }
@@ -465,6 +557,9 @@ int hl_decoder_pump(hl_decoder_t *d, hl_queue_t *q, const volatile sig_atomic_t 
                      "events: stopped (a corrupt trace; HEAPLEDGER_DECODE_TIMEOUT=S sets the "
                      "limit)",
                      d->timeout_s, ev);
+        } else if (WIFSIGNALED(status) && d->live) {
+            snprintf(err, errlen, "babeltrace2's live reader crashed (%s) after %llu events",
+                     strsignal(WTERMSIG(status)), ev);
         } else if (WIFSIGNALED(status)) {
             snprintf(err, errlen,
                      "the trace decoder (babeltrace2) crashed (%s) after %llu events: the "

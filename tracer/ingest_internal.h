@@ -117,6 +117,12 @@ int hl_decoder_pump(hl_decoder_t *d, hl_queue_t *q, const volatile sig_atomic_t 
                     size_t lostlen, char *err, size_t errlen);
 double hl_decoder_cpu(const hl_decoder_t *d); /* CPU seconds of the child (once reaped) */
 void hl_decoder_free(hl_decoder_t *d);        /* kills and reaps the child if still there */
+/* One live session's babeltrace2 reader in a process of its own (`heapledger collectd
+ * --live-reader URL PPID`): pumped like a decoder, without a watchdog; its crash ends the
+ * pump like a lost connection (1, or -1 before any event). hl_decoder_live_child() is that
+ * process (it never returns). */
+hl_decoder_t *hl_decoder_start_live(const char *url, char *err, size_t errlen);
+int hl_decoder_live_child(const char *url, int fd, pid_t parent) __attribute__((noreturn));
 /* Child side: one batch on the wire; a heartbeat (no-op outside the child). */
 int hl_wire_write_batch(int fd, hl_batch_t *b);
 void hl_decoder_heartbeat(void);
@@ -134,10 +140,13 @@ int hl_source_find_ctf(const char *root, char ***dirs, uint64_t *bytes, char *er
 int hl_source_trace_roots(char *const *dirs, int n, char ***roots);
 
 /* A graph over the CTF dirs (src.ctf.fs, one component per dir) or over one live session
- * URL (src.ctf.lttng-live, session-not-found-action=end). NULL with a message on error. */
+ * URL (src.ctf.lttng-live, session-not-found-action=end; in a process of its own, whose
+ * records hl_source_run() pumps into q). NULL with a message on error. */
 hl_source_t *hl_source_open_fs(char *const *dirs, size_t n, hl_queue_t *q, char *err,
                                size_t errlen);
 hl_source_t *hl_source_open_live(const char *url, hl_queue_t *q, char *err, size_t errlen);
+/* The live graph in this process (the live reader's side of hl_source_open_live). */
+hl_source_t *hl_source_open_live_here(const char *url, hl_queue_t *q, char *err, size_t errlen);
 
 /* Run to the end of the trace, or until *stop becomes nonzero. Always pushes a last batch.
  * Returns 0 at the end, 1 when decoding failed after the start (err: what and where; the

@@ -3,8 +3,9 @@
  * Graph: one src.ctf.fs component per CTF directory (or one src.ctf.lttng-live component)
  * → utils.muxer (global time order across streams, CPUs and processes) → a simple sink whose
  * consume function converts each message into an hl_rec_t and pushes full batches to the
- * queue. This runs in the decoder child (ingest_decoder.c; on collectd's decode thread for
- * live sessions); it never touches SQLite.
+ * queue. This runs in the decoder child (ingest_decoder.c; for a live session in the live
+ * reader process that hl_source_open_live() starts, ingest_decoder.c); it never touches
+ * SQLite.
  *
  * Per event the cost is a few babeltrace2 accessor calls: field positions are looked up
  * once per event class (cache keyed by the class pointer), integers read by index.
@@ -56,8 +57,9 @@ struct hl_source_s {
     hl_map_t threads; /* pid << 32 | tid → name hash << 1 | is_lttng_thread */
     ev_info_t cache[EV_CACHE];
     int nsrc;
-    double last_push; /* hl_ingest_now() of the last batch pushed (heartbeat) */
-    uint64_t skip;    /* events delivered by heapledger's own reader before (no records) */
+    double last_push;     /* hl_ingest_now() of the last batch pushed (heartbeat) */
+    uint64_t skip;        /* events delivered by heapledger's own reader before (no records) */
+    hl_decoder_t *remote; /* a live session read by a process of its own: no graph here */
 };
 
 static void close_locked(hl_source_t *s);
@@ -793,6 +795,11 @@ static hl_source_t *open_live_locked(const char *url, hl_queue_t *q, char *err, 
 
 int hl_source_run(hl_source_t *s, const volatile int *stop, char *err, size_t errlen)
 {
+    if (s->remote) {
+        char lost[8];
+        return hl_decoder_pump(s->remote, s->q, (const volatile sig_atomic_t *)stop, lost,
+                               sizeof lost, err, errlen);
+    }
     int rc = 0;
     s->last_push = hl_ingest_now();
     for (unsigned iter = 1;; iter++) {
@@ -854,6 +861,11 @@ uint64_t hl_source_events(const hl_source_t *s)
 static void close_locked(hl_source_t *s)
 {
     if (!s) return;
+    if (s->remote) {
+        hl_decoder_free(s->remote);
+        free(s);
+        return;
+    }
     bt_graph_put_ref(s->graph);
     hl_map_destroy(&s->threads);
     free(s);
@@ -937,6 +949,22 @@ hl_source_t *hl_source_open_fs(char *const *dirs, size_t n, hl_queue_t *q, char 
 }
 
 hl_source_t *hl_source_open_live(const char *url, hl_queue_t *q, char *err, size_t errlen)
+{
+    hl_source_t *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    s->q = q;
+    s->live = 1;
+    if (!(s->remote = hl_decoder_start_live(url, err, errlen))) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+hl_source_t *hl_source_open_live_here(const char *url, hl_queue_t *q, char *err, size_t errlen)
 {
     hl_bt_lock();
     hl_source_t *s = open_live_locked(url, q, err, errlen);

@@ -14,6 +14,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 N=${FLEET_N:-1000000}; KS=${FLEET_KS:-1 2 4}; RUNS=${FLEET_RUNS:-3}
 work=$(mktemp -d /tmp/fleet-bench.XXXXXX)
+cores_in "$work/cores"
 finish() { stop_collectd; stop_relayd; rm -rf "$work"; }
 trap finish EXIT
 pick_ports

@@ -41,9 +41,10 @@ relay() {
     for _ in $(seq 50); do ip netns exec $col bash -c "exec 3<>/dev/tcp/127.0.0.1/$L" 2>/dev/null && return 0; sleep 0.1; done
     return 1
 }
+cores_in "$work/cores"
 collector() {
-    ip netns exec $col "$HL" collectd --url net://127.0.0.1:$L --dir "$work/cd" \
-        --relay-dir "$work/relay" --poll-ms 100 --commit-ms 200 >/dev/null 2>>"$work/cd.log" &
+    (cd "$cores_dir" && ulimit -c unlimited 2>/dev/null; exec ip netns exec $col "$HL" collectd --url net://127.0.0.1:$L --dir "$work/cd" \
+        --relay-dir "$work/relay" --poll-ms 100 --commit-ms 200 >/dev/null 2>>"$work/cd.log") &
     cd_pid=$!
 }
 # traced HOST_INDEX SESSION — record on host i (host name fleethost$i) to the collector
@@ -62,7 +63,7 @@ sleep 0.3
 pids=""
 for i in $hosts; do traced $i r1 & pids="$pids $!"; done
 sleep 1.2
-kill $cd_pid; wait $cd_pid 2>/dev/null
+stop_collectd
 collector
 for p in $pids; do wait $p; check "round 1: record exit" 0 $?; done
 pids=""
@@ -85,7 +86,7 @@ for i in $hosts; do
 done
 stop_relayd
 relay || fail "relayd restart"
-for p in $pids; do wait $p; done
+for p in $pids; do wait_rec $p 120 "round 2: record"; done
 pids=""
 for i in $hosts; do
     db=$work/cd/fleethost$i-r2.db
@@ -96,6 +97,7 @@ for i in $hosts; do
     case $(q $db "select value from meta where key='ingest_warning'") in "the connection to the relay daemon was lost"*)
         pass "round 2: host $i says what is missing";; *) fail "round 2: host $i warning";; esac
 done
+stop_collectd
 out=$("$HL" report --summary "$work/cd" 2>&1)
 check "fleet view: rows" 6 "$(printf '%s\n' "$out" | grep -c '^fleethost')"
 [ $fails -eq 0 ] || printf "%s\n" "$out"

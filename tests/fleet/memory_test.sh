@@ -20,6 +20,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 SHORT=${FLEET_MEM_SHORT:-125000}; LONG=$((SHORT * 4)); MARGIN=${FLEET_MEM_MARGIN_MIB:-24}
 work=$(mktemp -d /tmp/fleet-memory-test.XXXXXX)
+cores_in "$work/cores"
 finish() { stop_collectd; stop_relayd; rm -rf "$work"; }
 trap finish EXIT
 [ -n "${FLEET_MEM_KEEP:-}" ] && finish() { stop_collectd; stop_relayd; cp "$work"/rss-* "$work"/size-* "$FLEET_MEM_KEEP"/; rm -rf "$work"; }

@@ -9,6 +9,7 @@ HL=$(realpath "$1"); GEN=$(realpath "$2")
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 work=$(mktemp -d /tmp/fleet-relay-test.XXXXXX)
+cores_in "$work/cores"
 finish() { stop_collectd; stop_relayd; rm -rf "$work"; }
 trap finish EXIT
 echo "fleet: record --relay"
@@ -83,7 +84,7 @@ db=$work/cd2/$host-fleet5.db
 wait_for test -f "$db"; wait_for relay_copied "$work/relay" "$host" fleet5 || fail "relayd restart: no copy of fleet5"
 stop_relayd
 start_relayd "$work/relay" || fail "relayd restart"
-wait $rec
+wait_rec $rec 120 "relayd restart: record"
 # Either the relay's copy completed the database, or (the relay died before that copy held the
 # session's metadata: a matter of timing on a loaded machine) the live view is kept and says why.
 wait_for finished "$db" || fail "relayd restart: not finished: $(cat $work/cd3.log)"
@@ -114,6 +115,29 @@ wait_for finished "$db" || fail "no copy: not finished: $(cat $work/cd4.log)"
 case $(q $db "select value from meta where key='completion_failed'") in *"no on-disk copy of session fleet6"*)
     pass "no copy: meta.completion_failed says why";; *) fail "no copy: completion_failed '$(q $db "select value from meta where key='completion_failed'")'";; esac
 check "no copy: live_events = events" "$(q $db 'select events from run')" "$(q $db "select value from meta where key='live_events'")"
+stop_collectd
+
+# 4c. babeltrace2's live reader crashes in the middle of a session (it did, on an assertion and
+#     on a stray free, and took collectd down with it): only that reader dies; collectd follows
+#     the session again into the same database, which is whole at the end.
+mkdir -p "$work/cd5"
+export HEAPLEDGER_TEST_LIVE_READER_SEGV=1 HEAPLEDGER_TEST_LIVE_READER_ONCE=$work/reader-crashed
+start_collectd "$work/cd5" "$work/relay" "$work/cd5.log"
+unset HEAPLEDGER_TEST_LIVE_READER_SEGV HEAPLEDGER_TEST_LIVE_READER_ONCE
+sleep 0.3
+"$HL" record --relay net://127.0.0.1:$C:$D -o fleet7 -- "$GEN" slow >/dev/null 2>&1
+check "reader crash: record exit" 0 $?
+db=$work/cd5/$host-fleet7.db
+wait_for completed "$db" || fail "reader crash: not completed: $(cat $work/cd5.log)"
+[ -e "$work/reader-crashed" ] && pass "reader crash: the first live reader was made to crash" \
+    || fail "reader crash: no live reader crashed (HEAPLEDGER_TEST_LIVE_READER_SEGV)"
+grep -q "fleet7.db: 0 events, 0 blocks (the live view ended early: babeltrace2's live reader crashed (Segmentation fault) after 0 events)" "$work/cd5.log" &&
+    grep -q "fleet7: the live reader failed while the session goes on: following it again" "$work/cd5.log" \
+    && pass "reader crash: logged, session followed again" || fail "reader crash: log: $(cat $work/cd5.log)"
+kill -0 "$cd_pid" 2>/dev/null && pass "reader crash: collectd goes on" || fail "reader crash: collectd died"
+check "reader crash: one database for the session" "$host-fleet7.db" "$(cd $work/cd5 && ls *.db | grep "^$host-fleet7")"
+check "reader crash: status" complete "$(q $db "select value from meta where key='ingest_status'")"
+check "reader crash: equals offline record" "$ref" "$(facts $db)"
 stop_collectd
 
 # 5. exit status rules: the program's status, 125 when the relay cannot be reached.
