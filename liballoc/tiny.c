@@ -346,7 +346,7 @@ void *hl_tiny_alloc_slow(hl_heap_t *h, hl_tls_t *tl, unsigned cls, hl_opinfo_t *
     hl_tiny_class_t *c = &t->cls[cls];
     hl_tbin_t *b = &tl->bins[HL_TAG_TINY | cls];
     if (b->cap) hl_tcap_event(h, &tl->tcap, cls, HL_TCAP_REFILL); /* the bin may grow (tcap.h) */
-    unsigned want = b->cap ? (b->cap + 1) / 2 : 1;
+    unsigned want = b->cap ? hl_tcap_warm(&tl->tcap, cls, hl_class_slot(cls), (b->cap + 1) / 2) : 1;
     unsigned got = 0;
     void *head = NULL;
     hl_path_t path = HL_PATH_TINY_REFILL;
