@@ -102,6 +102,7 @@ static void gate_open(void);
 
 static hl_cold void gate_decide(void)
 {
+    hl_cmap_init(); /* free's map exists before any block (the side heap's too) is handed out */
     int st = GATE_UNDECIDED;
     if (!__atomic_compare_exchange_n(&gate_state, &st, GATE_DECIDING, 0, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE)) {
