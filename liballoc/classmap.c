@@ -22,20 +22,24 @@ void hl_cmap_init(void)
     /* Read-only private anonymous memory reads as the shared zero page: no RSS, no commit. */
     void *z =
         mmap(NULL, HL_CMAP_BYTES, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (z != MAP_FAILED) {
-        void *m = mmap(NULL, HL_CMAP_BYTES, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        cmap_zero = z;
-        if (m != MAP_FAILED) cmap_real = m;
-        if (hl_cmap == cmap_none) __atomic_store_n(&hl_cmap, cmap_zero, __ATOMIC_RELEASE);
-    }
+    if (z == MAP_FAILED) /* free could not read a tag for any block: nothing works */
+        hl_fatal("init", NULL,
+                 "cannot reserve the class map (2 GiB of address space, no memory: "
+                 "MAP_NORESERVE); raise the address-space limit (ulimit -v) by at least "
+                 "2 GiB, 4 GiB for the fast free path, or run without heapledger");
+    /* Without the real map every free reads the header byte (the gate stays on the zero
+     * map): slower, the same results. */
+    void *m = mmap(NULL, HL_CMAP_BYTES, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    cmap_zero = z;
+    if (m != MAP_FAILED) cmap_real = m;
+    if (hl_cmap == cmap_none) __atomic_store_n(&hl_cmap, cmap_zero, __ATOMIC_RELEASE);
     __atomic_store_n(&cmap_state, 2, __ATOMIC_RELEASE);
 }
 
 void hl_cmap_gate(int open)
 {
     hl_cmap_init();
-    if (!cmap_zero) return; /* no map: every free reads the header byte */
     __atomic_store_n(&hl_cmap, open && cmap_real ? cmap_real : cmap_zero, __ATOMIC_RELEASE);
 }
 

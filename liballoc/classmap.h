@@ -18,9 +18,11 @@
  * Registered: slabs of the default heap in normal mode when slab_size >= 64 KiB (the default;
  * smaller slabs and fixed arenas are not: their frees take the header-byte path). A slab's
  * windows are set when it is initialised for a class and cleared when it goes back to the slab
- * source, so a window never names a class while its slab is not one. When either reservation
- * fails (address-space limits), hl_cmap stays at the zero map, or at a one-byte map that only
- * free(NULL) reads before the first allocation: every free then takes the header-byte path.
+ * source, so a window never names a class while its slab is not one. Before the first
+ * allocator call hl_cmap is a one-byte map that only free(NULL) can read. When the real map
+ * cannot be reserved (an address-space limit), hl_cmap stays at the zero map and every free
+ * takes the header-byte path; when the zero map cannot be either, the process stops at its
+ * first allocator call with a message (free could not work at all).
  */
 #ifndef HL_CLASSMAP_H
 #define HL_CLASSMAP_H
