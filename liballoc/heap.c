@@ -6,6 +6,7 @@
  * that order.
  */
 #include "internal.h"
+#include "classmap.h"
 #include "harden.h" /* hardening hooks (harden.h) */
 
 #include <errno.h>
@@ -93,6 +94,7 @@ void hl_default_init(void)
     if (__atomic_compare_exchange_n(&h->state, &expected, HL_HEAP_INITIALIZING, 0, __ATOMIC_ACQ_REL,
                                     __ATOMIC_ACQUIRE)) {
         hl_os_init();
+        hl_cmap_init(); /* before the first slab (tiny.c registers the default heap's) */
         hl_options_t o;
         hl_options_default(&o);
         hl_options_from_env(&o);

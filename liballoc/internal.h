@@ -16,6 +16,8 @@
  *            Fixed-arena mode (option arena=SIZE) is something else: one region of SIZE
  *            bytes from which every tier carves, with a single TLSF.
  *   path     what an operation did (schemas/paths.def), counted per thread and traced.
+ *   class map one byte per 64 KiB window: the tag of the default heap's tiny slab there, which
+ *            the preloaded free reads instead of the header byte (classmap.h)
  *   side heap the tracer's heap (sideheap.c): LTTng-UST's, libunwind's and the tracing code's
  *            own blocks under `heapledger record`, outside the program's heap, arena, stats
  *            and events. One reserved address range, so a block's owner is its address.

@@ -12,6 +12,7 @@
  * alignments that are not powers of two (EINVAL), memalign rounds them up.
  */
 #include "internal.h"
+#include "classmap.h"
 #include "harden.h" /* hardening hooks: sized frees, check at exit */
 #include "leakscan.h"
 #include "stack.h" /* who a call belongs to: the tracer's modules */
@@ -101,6 +102,7 @@ static void gate_open(void);
 
 static hl_cold void gate_decide(void)
 {
+    hl_cmap_init(); /* free's map exists before any block (the side heap's too) is handed out */
     int st = GATE_UNDECIDED;
     if (!__atomic_compare_exchange_n(&gate_state, &st, GATE_DECIDING, 0, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE)) {
@@ -255,12 +257,14 @@ HL_API void hl_trace_gate_close(void)
 {
     __atomic_store_n(&gate_limit, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&gate_floor, UINTPTR_MAX, __ATOMIC_RELEASE);
+    hl_cmap_gate(0); /* free's gate (classmap.h) */
     __atomic_store_n(&side_on, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&provider_init, 1, __ATOMIC_RELEASE);
 }
 
 static void gate_open(void)
 {
+    hl_cmap_gate(1);
     __atomic_store_n(&gate_floor, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&gate_limit, HL_TINY_MAX + 1, __ATOMIC_RELEASE);
     if (__atomic_load_n(&provider_init, __ATOMIC_ACQUIRE)) /* closed meanwhile: stays closed */
@@ -331,8 +335,21 @@ HL_API void *malloc(size_t n)
     return malloc_gated(n);
 }
 
+/* The bin comes from the class map, not from the block's header byte (classmap.h): the
+ * block is only stored into. A full bin, a window of no tiny slab (mid, large, side blocks,
+ * NULL) and a closed gate (every tag 0) all find a bin without room; then, with the gate
+ * open, the header byte decides as before (read here, in free: a wild pointer's fault is
+ * recognised by the function it happens in, fault.c), else the gated path. */
 HL_API void free(void *p)
 {
+    hl_tbin_t *b = &hl_tls.bins[hl_cmap_tag(p)];
+    if (hl_likely(b->avail > 0)) {
+        *(void **)p = b->head;
+        b->head = p;
+        b->avail--;
+        hl_tls.paths[HL_PATH_TINY_CACHE_PUSH]++;
+        return;
+    }
     if (hl_likely((uintptr_t)p > __atomic_load_n(&gate_floor, __ATOMIC_RELAXED))) {
         hl_opinfo_t info;
         hl_free_fast(H, p, &info);
@@ -557,6 +574,7 @@ static void register_call_sites(const char *opts)
         hl_side_reserve_hint(HL_SIDE_RESERVE_UNTRACED);
     __atomic_store_n(&gate_limit, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&gate_floor, UINTPTR_MAX, __ATOMIC_RELEASE);
+    hl_cmap_gate(0);
     hl_tls.in_trace = 1;
 #endif
     hl_trace_init(opts, 0);
@@ -572,6 +590,9 @@ __attribute__((constructor(101))) static void shim_init(void)
     hl_global_init();
     pthread_atfork(NULL, NULL, shim_fork_child);
     calibrate_tsc_floor();
+#ifndef HL_TRACE_LTTNG
+    hl_cmap_gate(1); /* no tracing backend: free's gate opens once the maps exist */
+#endif
     char opts[512];
     hl_options_format(&H->opt_given, opts, sizeof opts);
     register_call_sites(opts);

@@ -33,6 +33,11 @@
 #define HL_TCAP_THREAD_BYTES (384u << 10)
 #endif
 #define HL_TCAP_CHECK_EVERY 64u
+/* First refills of a bin carve at most HL_TCAP_WARM_BYTES of slots (at least one), twice as
+ * much at each next refill, for HL_TCAP_WARM_STEPS refills: a class a thread uses for a few
+ * blocks costs it a page, not half a cap's worth of slots written (tcap_warm below). */
+#define HL_TCAP_WARM_BYTES 4096u
+#define HL_TCAP_WARM_STEPS 4u
 
 enum { HL_TCAP_NONE = 0, HL_TCAP_REFILL = 1, HL_TCAP_FLUSH = 2 };
 
@@ -40,6 +45,7 @@ typedef struct hl_tcap_s {
     uint8_t last[32];     /* per class: the bin's last slow event (HL_TCAP_*) */
     uint8_t busy[32];     /* per class: alternated during the current period */
     uint8_t switches[32]; /* per class: alternations seen (saturates at 2) */
+    uint8_t warm[32];     /* per class: refills so far (saturates at HL_TCAP_WARM_STEPS) */
     uint32_t grown;       /* bytes of slots the caps allow above the base caps */
     uint32_t events;      /* slow events (refills and full-bin frees) so far */
     uint32_t since;       /* ms: start of the current period, 0 before the first look */
@@ -64,6 +70,19 @@ static inline __attribute__((always_inline)) void hl_tcap_event(struct hl_heap_s
     int alternated = prev != kind && prev != HL_TCAP_NONE;
     if (__builtin_expect(alternated || ++a->events % HL_TCAP_CHECK_EVERY == 0, 0))
         hl_tcap_slow(h, a, cls, alternated);
+}
+
+/* How many slots a refill of bin cls (slots of slot bytes) takes, from the want of its cap:
+ * bounded during the bin's first HL_TCAP_WARM_STEPS refills (HL_TCAP_WARM_BYTES, doubling). */
+static inline __attribute__((always_inline)) unsigned hl_tcap_warm(hl_tcap_t *a, unsigned cls,
+                                                                   uint32_t slot, unsigned want)
+{
+    unsigned w = a->warm[cls];
+    if (__builtin_expect(w >= HL_TCAP_WARM_STEPS, 1)) return want;
+    a->warm[cls] = (uint8_t)(w + 1);
+    unsigned lim = (HL_TCAP_WARM_BYTES << w) / slot;
+    if (lim == 0) lim = 1;
+    return want < lim ? want : lim;
 }
 
 /* Forget the adaptation state (the caps themselves are set by the caller). */

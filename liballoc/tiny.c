@@ -1,5 +1,6 @@
 /* liballoc/tiny.c — tiny tier: slabs and central per-class lists (see tiny.h). */
 #include "internal.h"
+#include "classmap.h"
 
 #include <errno.h>
 #include <string.h>
@@ -32,6 +33,14 @@ void hl_tiny_setup(hl_heap_t *h)
         }
         t->caps[c] = h->opt.harden ? 0 : cap; /* hardening hook: every op takes the slow path */
     }
+}
+
+/* Are h's slabs in the class map (classmap.h)? The default heap's in normal mode, when a
+ * slab covers whole windows of the map. */
+static inline int in_cmap(const hl_heap_t *h)
+{
+    return h == &hl_main_heap && !h->arena_base &&
+           h->tiny.slab_size >= ((size_t)1 << HL_CMAP_SHIFT);
 }
 
 /* ---- slab source -------------------------------------------------------------------------- */
@@ -92,6 +101,7 @@ static void source_put(hl_heap_t *h, hl_slab_t *s)
 {
     hl_tiny_t *t = &h->tiny;
     s->cls = 0xff;
+    if (in_cmap(h)) hl_cmap_set(s, t->slab_size, 0); /* no class while in the source */
     hl_lock(&t->src_lock);
     t->slabs_carved--;
     if (h->arena_base && t->nfree_slabs >= h->opt.trim_keep) {
@@ -346,7 +356,7 @@ void *hl_tiny_alloc_slow(hl_heap_t *h, hl_tls_t *tl, unsigned cls, hl_opinfo_t *
     hl_tiny_class_t *c = &t->cls[cls];
     hl_tbin_t *b = &tl->bins[HL_TAG_TINY | cls];
     if (b->cap) hl_tcap_event(h, &tl->tcap, cls, HL_TCAP_REFILL); /* the bin may grow (tcap.h) */
-    unsigned want = b->cap ? (b->cap + 1) / 2 : 1;
+    unsigned want = b->cap ? hl_tcap_warm(&tl->tcap, cls, hl_class_slot(cls), (b->cap + 1) / 2) : 1;
     unsigned got = 0;
     void *head = NULL;
     hl_path_t path = HL_PATH_TINY_REFILL;
@@ -380,6 +390,7 @@ void *hl_tiny_alloc_slow(hl_heap_t *h, hl_tls_t *tl, unsigned cls, hl_opinfo_t *
             s = source_get(h);
             if (!s) break;
             slab_init(t, s, cls);
+            if (in_cmap(h)) hl_cmap_set(s, t->slab_size, (uint8_t)(HL_TAG_TINY | cls));
             all_push(c, s);
             partial_push(c, s);
             path = HL_PATH_TINY_NEW_SLAB;

@@ -63,6 +63,7 @@ check-preload: $(PRELOAD_PROGS) $(LIBHL_SO)
 	tests/preload/absurd_sizes.sh $(abspath $(LIBHL_SO)) $(TEST_DIR)/absurd_sizes $(TEST_DIR)/absurd_new
 	tests/preload/thread_exit.sh $(abspath $(LIBHL_SO)) $(TEST_DIR)/thread_exit
 	tests/preload/remote_free.sh $(abspath $(LIBHL_SO)) $(TEST_DIR)/remote_free
+	tests/preload/classmap_limits.sh $(abspath $(LIBHL_SO)) $(TEST_DIR)/stress
 	tests/preload/tcap_phases.sh $(abspath $(LIBHL_SO)) $(TEST_DIR)/tcap_phases
 	tests/preload/real_programs.sh $(abspath $(LIBHL_SO))
 	tests/preload/options_env.sh $(abspath $(LIBHL_SO)) $(TEST_DIR)/arena_env

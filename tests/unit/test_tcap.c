@@ -272,3 +272,71 @@ Test(tcap, no_cache_no_adaptation)
     cr_assert_eq(hl_tls_of(h)->tcap.grows, 0);
     hl_heap_destroy(h);
 }
+
+/* Slots carved so far in the slab of p. */
+static uint32_t carved(hl_heap_t *h, void *p)
+{
+    return hl_tiny_slab_of(&h->tiny, p)->bump;
+}
+
+/* A bin's first refills carve HL_TCAP_WARM_BYTES of slots (at least one), doubling, before
+ * refills take half the cap: a class used for one block costs a page, not half a cap. */
+Test(tcap, first_refills_carve_a_page_then_grow)
+{
+    hl_heap_t *h = make("decay=60000");
+    void *big = hl_heap_malloc(h, 4000); /* 4112-byte slots: base cap 16, a refill wants 8 */
+    cr_assert_not_null(big);
+    cr_assert_eq(carved(h, big), 1, "the first refill of a 4 KiB class carved %u slots",
+                 carved(h, big));
+    void *small = hl_heap_malloc(h, 200); /* 224-byte slots: a refill wants 37 */
+    uint32_t slot = hl_class_slot(hl_size_class[(200 + 16) >> 4]);
+    cr_assert_eq(carved(h, small), HL_TCAP_WARM_BYTES / slot);
+    /* Refill by refill the batches double up to the cap's half: 18, 36, then 37 each. */
+    hl_tbin_t *b = bin_of(h, 200);
+    uint32_t want = (b->cap + 1) / 2, prev = carved(h, small);
+    static void *v[512];
+    unsigned n = 0;
+    for (unsigned r = 1; r <= HL_TCAP_WARM_STEPS + 1; r++) {
+        while (b->head)
+            v[n++] = hl_heap_malloc(h, 200);
+        v[n++] = hl_heap_malloc(h, 200); /* refill */
+        uint32_t now = carved(h, small), batch = now - prev;
+        uint32_t lim = r < HL_TCAP_WARM_STEPS ? (HL_TCAP_WARM_BYTES << r) / slot : want;
+        cr_assert_eq(batch, lim < want ? lim : want, "refill %u carved %u (want %u)", r + 1, batch,
+                     want);
+        prev = now;
+    }
+    for (unsigned i = 0; i < n; i++)
+        hl_heap_free(h, v[i]);
+    hl_heap_free(h, small);
+    hl_heap_free(h, big);
+    cr_assert_eq(hl_heap_check(h, 1), 0);
+    hl_heap_destroy(h);
+}
+
+/* Another thread's bins start small again: warming is per thread cache (and a trim, which
+ * gives every slot back, starts it over). */
+static void *one_big(void *arg)
+{
+    hl_heap_t *h = arg;
+    void *p = hl_heap_malloc(h, 4000);
+    uintptr_t held = p ? hl_bin_count(bin_of(h, 4000)) + 1 : 0;
+    hl_heap_free(h, p);
+    return (void *)held;
+}
+
+Test(tcap, a_new_thread_warms_its_own_bins)
+{
+    hl_heap_t *h = make("decay=60000");
+    rounds(h, 4000, 64, 2); /* this thread's bin is warm: its refills take 8 slots */
+    cr_assert_eq(hl_tls_of(h)->tcap.warm[hl_size_class[(4000 + 16) >> 4]], HL_TCAP_WARM_STEPS);
+    hl_heap_trim(h, 0); /* the transfer cache too: the other thread's refill carves */
+    pthread_t th;
+    void *held;
+    cr_assert_eq(pthread_create(&th, NULL, one_big, h), 0);
+    cr_assert_eq(pthread_join(th, &held), 0);
+    cr_assert_eq((uintptr_t)held, 1, "the new thread's first refill took %zu slots",
+                 (size_t)(uintptr_t)held);
+    cr_assert_eq(hl_heap_check(h, 1), 0);
+    hl_heap_destroy(h);
+}
