@@ -104,6 +104,7 @@ static hstate_t *state_of(const hl_heap_t *h)
 
 static void fork_prepare(void)
 {
+    hl_metacopy_fork_prepare();
     hl_lock(&states_lock);
     for (unsigned i = 0; i < MAX_HARD_HEAPS; i++)
         if (states[i]) {
@@ -120,6 +121,7 @@ static void fork_parent(void)
             hl_unlock(&states[i]->q.lock);
         }
     hl_unlock(&states_lock);
+    hl_metacopy_fork_parent();
 }
 
 static void fork_child(void)
@@ -131,6 +133,7 @@ static void fork_child(void)
             hl_lock_init(&states[i]->q.lock);
         }
     hl_lock_init(&states_lock);
+    hl_metacopy_fork_child();
 }
 
 static void harden_init_once(void)
@@ -258,6 +261,36 @@ static inline int meta_valid(const hblk_t *b)
 {
     return b->meta && b->meta->check == meta_hash(b->p, b->meta->req, b->gen) &&
            b->meta->req < b->moff;
+}
+
+/* The out-of-line copy of a block's trailer (metacopy.c): tiny slots in their slab's array,
+ * mid blocks in the address-keyed table; large blocks and a fixed arena's side records are
+ * out of reach already and have none. */
+static inline void copy_put(const hl_heap_t *h, const hblk_t *b, const hl_hmeta_t *m)
+{
+    if (b->tier == HL_TIER_TINY) {
+        hl_hmeta_t *c = hl_metacopy_slot(b->slab, h->tiny.slab_size, b->idx, 1);
+        if (c) *c = *m;
+    } else if (b->tier == HL_TIER_MID && !b->side) {
+        hl_metacopy_put(b->p, m);
+    }
+}
+
+static inline int copy_get(const hl_heap_t *h, const hblk_t *b, hl_hmeta_t *out)
+{
+    if (b->tier == HL_TIER_TINY) {
+        const hl_hmeta_t *c = hl_metacopy_slot(b->slab, h->tiny.slab_size, b->idx, 0);
+        if (c) *out = *c;
+        return c != NULL;
+    }
+    return b->tier == HL_TIER_MID && !b->side && hl_metacopy_get(b->p, out);
+}
+
+/* The block is really released: a mid block's copy goes (a tiny slot's stays until the slot's
+ * next allocation rewrites it: reports read copies of live slots only). */
+static inline void copy_del(const hblk_t *b)
+{
+    if (b->tier == HL_TIER_MID && !b->side) hl_metacopy_del(b->p);
 }
 
 /* Thread id for trailers (a syscall once per thread; reset in a forked child). */
@@ -587,7 +620,7 @@ static void report_loc(hl_heap_t *h, loc_t l, hblk_t *b, void *p, op_t op)
     /* The trailer is gone: its out-of-line copy still knows the size, state and stacks. */
     int from_copy = 0;
     if (l == LOC_CORRUPT && (b->tier == HL_TIER_TINY || b->tier == HL_TIER_MID) && b->moff &&
-        (char *)p == b->p && hl_metacopy_get(b->p, &b->copy)) {
+        (char *)p == b->p && copy_get(h, b, &b->copy)) {
         hl_hmeta_t *inl = b->meta;
         b->meta = &b->copy;
         if (meta_valid(b))
@@ -717,8 +750,7 @@ static void *finish_alloc(hl_heap_t *h, hblk_t *b, size_t req, hl_opinfo_t *info
     m->fstack = 0;
     m->ftid = 0;
     if (h->opt.canary) memset(p + req, HL_CANARY_BYTE, b->moff - req);
-    /* large (and a fixed arena's side entry): the record is out of reach already */
-    if (b->tier != HL_TIER_LARGE && !b->side) hl_metacopy_put(p, m);
+    copy_put(h, b, m);
     if (b->tier == HL_TIER_TINY)
         __atomic_fetch_or(&b->slab->state[b->idx / 64], 1ull << (b->idx % 64), __ATOMIC_ACQ_REL);
     info->usable = req;
@@ -819,7 +851,7 @@ static void release_described(hl_heap_t *h, void *p, hblk_t *b, int delayed)
     } else {
         if (h->opt.poison && meta_valid(b)) check_poison(h, b, 0, 0, "quarantine exit");
         if (h->opt.zero_on_free) memset(p, 0, b->usable);
-        if (!b->side) hl_metacopy_del(p);
+        copy_del(b);
     }
     hl_opinfo_t tmp;
     releasing = 1;
@@ -944,7 +976,7 @@ int hl_harden_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
     if (h->opt.canary) check_canary(h, &b, "free"); /* before ftid: no "freed by" stack */
     m->fstack = capture(h);
     m->ftid = self_tid();
-    if (b.tier != HL_TIER_LARGE && !b.side) hl_metacopy_put(p, m);
+    copy_put(h, &b, m);
     hstate_t *st = state_of(h);
     void *out[EVICT_BATCH];
     if (b.tier == HL_TIER_LARGE) {
@@ -976,7 +1008,7 @@ int hl_harden_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
         return 0;
     }
     if (h->opt.zero_on_free) memset(b.p, 0, b.usable);
-    if (!b.side) hl_metacopy_del(p);
+    copy_del(&b);
     return 1;
 }
 

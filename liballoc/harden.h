@@ -137,6 +137,14 @@ void hl_metacopy_put(const void *p, const hl_hmeta_t *m);
 int hl_metacopy_get(const void *p, hl_hmeta_t *out);
 /* Block p is really released: forget its copy. */
 void hl_metacopy_del(const void *p);
+/* Tiny slots keep their copies apart (not in the table of the three functions above): the
+ * copy of slot idx of the slab at `slab` (slab_size bytes), made on first use when create is
+ * set; NULL when there is none (no table, a slot index beyond slab_size/64, no memory). */
+hl_hmeta_t *hl_metacopy_slot(const void *slab, size_t slab_size, size_t idx, int create);
+/* fork: the lock taken when a slab's array is made. */
+void hl_metacopy_fork_prepare(void);
+void hl_metacopy_fork_parent(void);
+void hl_metacopy_fork_child(void);
 
 /* ---- a fixed arena's block metadata, outside the arena (sidemeta.c) ------------------- */
 /* A hardened fixed arena without the tiny tier keeps each block's hl_hmeta_t in a side table
