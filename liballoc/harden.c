@@ -40,7 +40,13 @@ typedef struct hstate_s {
     hl_heap_t *h;
     hl_quarantine_t q;      /* tiny and mid blocks */
     hl_quarantine_t qlarge; /* freed large blocks kept PROT_NONE */
+    int adapt;              /* q's budget follows the live bytes (harden=1's default size) */
+    size_t qmax;            /* q's budget at most */
+    int64_t live;           /* live usable bytes, from the threads' deltas (atomic) */
 } hstate_t;
+
+/* A thread hands its delta of live bytes over after this many bytes (or at its next batch). */
+#define LIVE_FLUSH ((int64_t)256 << 10)
 
 static hstate_t *states[MAX_HARD_HEAPS];
 static hl_lock_t states_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -173,9 +179,13 @@ int hl_harden_setup(hl_heap_t *h)
     size_t cap = budget / 32 + 16;
     if (cap > 65536) cap = 65536;
     st->h = h;
+    st->qmax = budget;
+    st->adapt = !h->arena_base && budget == HL_DEFAULT_QUARANTINE;
     if (hl_quarantine_init(&st->q, budget, budget ? cap : 0) != 0 ||
         hl_quarantine_init(&st->qlarge, LARGE_DELAY_BYTES, o->guard ? LARGE_DELAY_COUNT : 0) != 0)
         return -1;
+    if (st->adapt) /* starts at the floor: the heap is empty */
+        hl_quarantine_set_budget(&st->q, HL_QUARANTINE_FLOOR, HL_QUARANTINE_FLOOR / 32 + 16);
     hl_lock(&states_lock);
     unsigned i = 0;
     while (i < MAX_HARD_HEAPS && states[i])
@@ -214,6 +224,21 @@ void hl_harden_destroy(hl_heap_t *h)
         hl_quarantine_fini(&st->qlarge);
         hl_os_unmap(st, hl_align_up(sizeof *st, hl_page_size), "harden");
     }
+}
+
+/* Add the thread's delta of live bytes to the heap's estimate and, when the quarantine follows
+ * the heap, set its budget from it: live / HL_QUARANTINE_DIV within [FLOOR, qmax]. One atomic
+ * add per batch of frees (or LIVE_FLUSH bytes of allocations), not per operation. */
+static void live_flush(hstate_t *st, hl_hcache_t *c)
+{
+    int64_t d = c->live;
+    c->live = 0;
+    if (!st->adapt) return;
+    int64_t v = __atomic_add_fetch(&st->live, d, __ATOMIC_RELAXED);
+    size_t b = v > 0 ? (size_t)v / HL_QUARANTINE_DIV : 0;
+    if (b < HL_QUARANTINE_FLOOR) b = HL_QUARANTINE_FLOOR;
+    if (b > st->qmax) b = st->qmax;
+    hl_quarantine_set_budget(&st->q, b, b / 32 + 16); /* the entries of hl_harden_setup */
 }
 
 /* ---- block description ---------------------------------------------------------------- */
@@ -736,6 +761,8 @@ void *hl_harden_alloc_guarded(hl_heap_t *h, size_t req, size_t align, hl_opinfo_
     return hl_fullguard_alloc(h, req, align, info); /* fullguard hook (fullguard.c) */
 }
 
+static void hcache_flush(hl_heap_t *h, hl_hcache_t *c);
+
 /* Write block b's trailer and canary for a request of req bytes, mirror the trailer, set the
  * slot's allocated bit (tiny). */
 static void *finish_alloc(hl_heap_t *h, hblk_t *b, size_t req, hl_opinfo_t *info)
@@ -751,6 +778,12 @@ static void *finish_alloc(hl_heap_t *h, hblk_t *b, size_t req, hl_opinfo_t *info
     m->ftid = 0;
     if (h->opt.canary) memset(p + req, HL_CANARY_BYTE, b->moff - req);
     copy_put(h, b, m);
+    hl_hcache_t *c = hl_hcache_peek(h); /* the live bytes the quarantine's budget follows */
+    if (hl_unlikely(!c)) c = hl_hcache_of(h, hcache_flush); /* the thread's first operation */
+    if (c && (c->live += (int64_t)b->usable) > LIVE_FLUSH) {
+        hstate_t *st = state_of(h);
+        if (st) live_flush(st, c);
+    }
     if (b->tier == HL_TIER_TINY)
         __atomic_fetch_or(&b->slab->state[b->idx / 64], 1ull << (b->idx % 64), __ATOMIC_ACQ_REL);
     info->usable = req;
@@ -907,6 +940,7 @@ static void flush_qbuf(hl_heap_t *h, hstate_t *st, hl_hcache_t *c, int keep)
     memcpy(sz, c->qsz, n * sizeof sz[0]);
     c->nq = 0;
     c->qbytes = 0;
+    live_flush(st, c);
     if (keep && ++c->epoch % HL_HCACHE_EPOCH == 0) release_cached(h, c);
     void *out[2 * HL_HCACHE_QBUF];
     size_t k = hl_quarantine_push_batch(&st->q, q, sz, n, out, 2 * HL_HCACHE_QBUF);
@@ -919,6 +953,7 @@ static void flush_qbuf(hl_heap_t *h, hstate_t *st, hl_hcache_t *c, int keep)
 static void hcache_flush(hl_heap_t *h, hl_hcache_t *c)
 {
     hstate_t *st = state_of(h);
+    if (st) live_flush(st, c);
     if (st && st->q.ring && c->nq) flush_qbuf(h, st, c, 0);
     c->nq = 0;
     c->qbytes = 0;
@@ -973,6 +1008,8 @@ int hl_harden_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
         }
     }
     info->usable = m->req;
+    hl_hcache_t *lc = hl_hcache_peek(h);
+    if (lc) lc->live -= (int64_t)b.usable;
     if (h->opt.canary) check_canary(h, &b, "free"); /* before ftid: no "freed by" stack */
     m->fstack = capture(h);
     m->ftid = self_tid();

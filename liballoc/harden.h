@@ -40,9 +40,14 @@
 #define HL_CANARY_BYTE        0xCBu
 #define HL_POISON_BYTE        0xDFu
 #define HL_DEFAULT_QUARANTINE ((size_t)1 << 20)
-#define HL_META_LIVE          0x4556494cu /* "LIVE" */
-#define HL_META_FREED         0x45455246u /* "FREE" */
-#define HL_HARDEN_PAD         48u         /* canary byte + trailer + alignment slack */
+/* harden=1's quarantine (the default size above) follows the heap: 1/HL_QUARANTINE_DIV of
+ * its live bytes, at least HL_QUARANTINE_FLOOR, at most HL_DEFAULT_QUARANTINE; any other
+ * quarantine=SIZE is held as given (docs/hardening.md, "Quarantine"). */
+#define HL_QUARANTINE_DIV   4
+#define HL_QUARANTINE_FLOOR ((size_t)128 << 10)
+#define HL_META_LIVE        0x4556494cu /* "LIVE" */
+#define HL_META_FREED       0x45455246u /* "FREE" */
+#define HL_HARDEN_PAD       48u         /* canary byte + trailer + alignment slack */
 
 typedef struct hl_hmeta_s {
     uint64_t req;    /* requested size */

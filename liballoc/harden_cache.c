@@ -46,6 +46,7 @@ void hl_hcache_reset(hl_hcache_t *c)
 {
     c->nq = 0;
     c->qbytes = 0;
+    c->live = 0;
     for (unsigned i = 0; i < HL_CLASS_COUNT; i++)
         c->head[i] = 0;
     c->spare = c->used = 0;

@@ -38,6 +38,9 @@ typedef struct hl_hcache_s {
     uint32_t nq;     /* entries in q */
     uint32_t epoch;  /* quarantine batches handed over (the cache is released every EPOCH) */
     size_t qbytes;   /* their bytes */
+    int64_t live;    /* usable bytes this thread allocated minus those it freed, not yet added
+                        to the heap's estimate of its live bytes (harden.c: the quarantine's
+                        budget follows it) */
     void *q[HL_HCACHE_QBUF];
     uint32_t qsz[HL_HCACHE_QBUF];
     /* The reuse cache: per class a LIFO of entries linked by index (1 + index, 0 ends), so
