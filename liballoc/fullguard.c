@@ -57,7 +57,8 @@ static struct {
 } fg = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static pthread_once_t fg_once = PTHREAD_ONCE_INIT;
-static __thread uint32_t sample_left __attribute__((tls_model("initial-exec")));
+__thread uint32_t hl_fullguard_sample_left __attribute__((tls_model("initial-exec")));
+#define sample_left hl_fullguard_sample_left
 static __thread uint64_t sample_rng __attribute__((tls_model("initial-exec")));
 static __thread uint32_t fg_tid __attribute__((tls_model("initial-exec")));
 

@@ -291,10 +291,15 @@ static inline int meta_valid(const hblk_t *b)
 /* The out-of-line copy of a block's trailer (metacopy.c): tiny slots in their slab's array,
  * mid blocks in the address-keyed table; large blocks and a fixed arena's side records are
  * out of reach already and have none. */
+static inline unsigned slab_lg(const hl_heap_t *h)
+{
+    return (unsigned)__builtin_ctzl(h->tiny.slab_size);
+}
+
 static inline void copy_put(const hl_heap_t *h, const hblk_t *b, const hl_hmeta_t *m)
 {
     if (b->tier == HL_TIER_TINY) {
-        hl_hmeta_t *c = hl_metacopy_slot(b->slab, h->tiny.slab_size, b->idx, 1);
+        hl_hmeta_t *c = hl_metacopy_slot(b->slab, slab_lg(h), b->idx, 1);
         if (c) *c = *m;
     } else if (b->tier == HL_TIER_MID && !b->side) {
         hl_metacopy_put(b->p, m);
@@ -304,7 +309,7 @@ static inline void copy_put(const hl_heap_t *h, const hblk_t *b, const hl_hmeta_
 static inline int copy_get(const hl_heap_t *h, const hblk_t *b, hl_hmeta_t *out)
 {
     if (b->tier == HL_TIER_TINY) {
-        const hl_hmeta_t *c = hl_metacopy_slot(b->slab, h->tiny.slab_size, b->idx, 0);
+        const hl_hmeta_t *c = hl_metacopy_slot(b->slab, slab_lg(h), b->idx, 0);
         if (c) *out = *c;
         return c != NULL;
     }
@@ -754,11 +759,6 @@ size_t hl_harden_pad(const hl_heap_t *h, size_t n)
     size_t m = n + HL_HARDEN_PAD;
     if (!h->arena_base && m > h->mid_max && h->opt.guard) m += hl_page_size;
     return m;
-}
-
-void *hl_harden_alloc_guarded(hl_heap_t *h, size_t req, size_t align, hl_opinfo_t *info)
-{
-    return hl_fullguard_alloc(h, req, align, info); /* fullguard hook (fullguard.c) */
 }
 
 static void hcache_flush(hl_heap_t *h, hl_hcache_t *c);

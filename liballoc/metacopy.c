@@ -44,18 +44,17 @@ typedef struct copy_s {
 static copy_t *table;
 static int table_state; /* 0 = not mapped, 1 = mapping, 2 = ready, -1 = failed */
 
-/* Tiny slots: directory of slabs, arrays of copies carved from chunks mapped on demand. */
-#define DIR_SLOTS  ((size_t)1 << 15) /* 512 KiB of address space, a page per 256 slabs */
+/* Tiny slots: directory of slabs (harden.h), arrays of copies carved from chunks mapped on
+ * demand. */
+#define DIR_SLOTS  HL_METACOPY_DIR_SLOTS
 #define DIR_PROBE  64
-#define SLOT_MIN   64u                /* smallest hardened tiny slot (48 bytes of padding) */
+#define SLOT_MIN   HL_METACOPY_SLOT_MIN
 #define ARR_CHUNK  ((size_t)64 << 20) /* copies of 128 MiB of 64 KiB slabs */
 #define ARR_CHUNKS 64u
 
-typedef struct dir_s {
-    uintptr_t key;   /* slab address | log2(slab size); 0 = empty */
-    hl_hmeta_t *arr; /* slab_size / SLOT_MIN copies; written before key (release) */
-} dir_t;
+typedef hl_metacopy_dir_t dir_t;
 
+hl_metacopy_dir_t *hl_metacopy_dir; /* NULL until the tables are mapped (acquire) */
 static dir_t *dir;
 static hl_lock_t arr_lock = PTHREAD_MUTEX_INITIALIZER; /* carving arrays (a slab's first use) */
 static char *arr_chunk;
@@ -73,6 +72,7 @@ int hl_metacopy_init(void)
         table = hl_os_map(COPY_SLOTS * sizeof(copy_t), hl_page_size, "harden");
         dir = table ? hl_os_map(DIR_SLOTS * sizeof(dir_t), hl_page_size, "harden") : NULL;
         __atomic_store_n(&table_state, dir ? 2 : -1, __ATOMIC_RELEASE);
+        __atomic_store_n(&hl_metacopy_dir, dir, __ATOMIC_RELEASE);
     }
     while ((st = __atomic_load_n(&table_state, __ATOMIC_ACQUIRE)) == 1)
         ;
@@ -181,11 +181,10 @@ static hl_hmeta_t *dir_find(uintptr_t key, size_t i, size_t cap, int create)
     return arr; /* NULL: a full probe run or no memory: the slab's slots have no copies */
 }
 
-hl_hmeta_t *hl_metacopy_slot(const void *slab, size_t slab_size, size_t idx, int create)
+hl_hmeta_t *hl_metacopy_slot_slow(const void *slab, unsigned lg, size_t idx, int create)
 {
-    size_t cap = slab_size / SLOT_MIN;
+    size_t cap = ((size_t)1 << lg) / SLOT_MIN;
     if (idx >= cap || __atomic_load_n(&table_state, __ATOMIC_ACQUIRE) != 2) return NULL;
-    unsigned lg = (unsigned)__builtin_ctzl(slab_size);
     uintptr_t key = (uintptr_t)slab | lg;
     hl_hmeta_t *arr = dir_find(key, ((uintptr_t)slab >> lg) & (DIR_SLOTS - 1), cap, create);
     return arr ? arr + idx : NULL;
