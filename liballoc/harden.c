@@ -714,39 +714,40 @@ static void report_loc(hl_heap_t *h, loc_t l, hblk_t *b, void *p, op_t op)
 }
 
 /* Check the canary of a block; report heap-overflow at the first bad byte. 1 if bad. */
-static int check_canary(hl_heap_t *h, const hblk_t *b, const char *when)
+/* The report of a bad canary or poison byte at offset bad of block b (error path, kept out of
+ * the checks so that their common case sets up no report). */
+static __attribute__((noinline, cold)) void report_pattern(hl_heap_t *h, const hblk_t *b,
+                                                           size_t bad, int poison, const char *when)
 {
-    size_t req = b->meta->req;
-    size_t bad = first_not(b->p, req, b->moff, HL_CANARY_BYTE, 0);
-    if (bad == b->moff) return 0;
     hl_hreport_t r;
     hl_text_t d = {.n = 0};
-    report_fill(&r, h, "heap-overflow", b->p, b);
+    report_fill(&r, h, poison ? "use-after-free" : "heap-overflow", b->p, b);
     r.has_offset = 1;
     r.offset = (long)bad;
-    hl_text_str(&d, "canary after the block overwritten (found on ");
+    hl_text_str(&d, poison ? "freed block written after its free (poison changed, found on "
+                           : "canary after the block overwritten (found on ");
     hl_text_str(&d, when);
     hl_text_str(&d, ")");
     r.details = d.s;
     hl_report(&r);
+}
+
+/* Check the canary of a block; report heap-overflow at the first bad byte. 1 if bad. */
+static inline int check_canary(hl_heap_t *h, const hblk_t *b, const char *when)
+{
+    size_t bad = first_not(b->p, b->meta->req, b->moff, HL_CANARY_BYTE, 0);
+    if (hl_likely(bad == b->moff)) return 0;
+    report_pattern(h, b, bad, 0, when);
     return 1;
 }
 
 /* Poison of a freed block (bytes [from, moff)); report use-after-free. 1 if bad. */
-static int check_poison(hl_heap_t *h, const hblk_t *b, size_t from, int zero_ok, const char *when)
+static inline int check_poison(hl_heap_t *h, const hblk_t *b, size_t from, int zero_ok,
+                               const char *when)
 {
     size_t bad = first_not(b->p, from, b->moff, HL_POISON_BYTE, zero_ok);
-    if (bad == b->moff) return 0;
-    hl_hreport_t r;
-    hl_text_t d = {.n = 0};
-    report_fill(&r, h, "use-after-free", b->p, b);
-    r.has_offset = 1;
-    r.offset = (long)bad;
-    hl_text_str(&d, "freed block written after its free (poison changed, found on ");
-    hl_text_str(&d, when);
-    hl_text_str(&d, ")");
-    r.details = d.s;
-    hl_report(&r);
+    if (hl_likely(bad == b->moff)) return 0;
+    report_pattern(h, b, bad, 1, when);
     return 1;
 }
 

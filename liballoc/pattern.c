@@ -16,19 +16,23 @@ static inline int byte_bad(uint8_t b, uint8_t v, int zero_ok)
     return b != v && !(zero_ok && !b);
 }
 
-/* The word-wide search of p[from, to): eight bytes per compare. */
+/* The word-wide search of p[from, to): eight bytes per compare, unaligned loads (no byte loop
+ * to reach an 8-byte boundary), the last word overlapping the one before it. */
 static size_t words_first_not(const char *p, size_t from, size_t to, uint8_t v, int zero_ok)
 {
     const uint64_t pat = 0x0101010101010101ull * v;
     size_t i = from;
-    for (; i < to && ((uintptr_t)(p + i) & 7); i++)
-        if (byte_bad((uint8_t)p[i], v, zero_ok)) return i;
+    uint64_t w;
     for (; i + 8 <= to; i += 8) {
-        uint64_t w;
         memcpy(&w, p + i, 8);
         if (w == pat || (zero_ok && w == 0)) continue;
         for (size_t k = 0; k < 8; k++)
             if (byte_bad((uint8_t)p[i + k], v, zero_ok)) return i + k;
+    }
+    if (i == to) return to;
+    if (to - from >= 8) { /* the tail inside one last word: intact in the common case */
+        memcpy(&w, p + to - 8, 8);
+        if (w == pat || (zero_ok && w == 0)) return to;
     }
     for (; i < to; i++)
         if (byte_bad((uint8_t)p[i], v, zero_ok)) return i;
