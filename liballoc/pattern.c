@@ -6,10 +6,13 @@
 
 /* One memcmp covers any tiny block: 256-byte chunks cost a loop of ~344 k memcmp calls per
  * 200 000 operations of tiny.mixed (harden=1,stacks=0: 150.1 M -> 146.1 M instructions). */
-#define CHUNK 4096
+#define CHUNK HL_PATTERN_FILL
+_Static_assert(HL_CANARY_BYTE == 0xCB && HL_POISON_BYTE == 0xDF, "pattern.h tests these bytes");
 
-static const uint8_t canary_fill[CHUNK] = {[0 ... CHUNK - 1] = HL_CANARY_BYTE};
-static const uint8_t poison_fill[CHUNK] = {[0 ... CHUNK - 1] = HL_POISON_BYTE};
+const uint8_t hl_pattern_canary_fill[CHUNK] = {[0 ... CHUNK - 1] = HL_CANARY_BYTE};
+const uint8_t hl_pattern_poison_fill[CHUNK] = {[0 ... CHUNK - 1] = HL_POISON_BYTE};
+#define canary_fill hl_pattern_canary_fill
+#define poison_fill hl_pattern_poison_fill
 
 static inline int byte_bad(uint8_t b, uint8_t v, int zero_ok)
 {
@@ -39,7 +42,7 @@ static size_t words_first_not(const char *p, size_t from, size_t to, uint8_t v, 
     return to;
 }
 
-size_t hl_pattern_first_not(const char *p, size_t from, size_t to, uint8_t v, int zero_ok)
+size_t hl_pattern_first_not_slow(const char *p, size_t from, size_t to, uint8_t v, int zero_ok)
 {
     const uint8_t *fill = v == HL_CANARY_BYTE ? canary_fill : v == HL_POISON_BYTE ? poison_fill : 0;
     if (!fill || to - from < 32) return from < to ? words_first_not(p, from, to, v, zero_ok) : to;
