@@ -11,8 +11,6 @@ _Static_assert(HL_CANARY_BYTE == 0xCB && HL_POISON_BYTE == 0xDF, "pattern.h test
 
 const uint8_t hl_pattern_canary_fill[CHUNK] = {[0 ... CHUNK - 1] = HL_CANARY_BYTE};
 const uint8_t hl_pattern_poison_fill[CHUNK] = {[0 ... CHUNK - 1] = HL_POISON_BYTE};
-#define canary_fill hl_pattern_canary_fill
-#define poison_fill hl_pattern_poison_fill
 
 static inline int byte_bad(uint8_t b, uint8_t v, int zero_ok)
 {
@@ -44,7 +42,9 @@ static size_t words_first_not(const char *p, size_t from, size_t to, uint8_t v, 
 
 size_t hl_pattern_first_not_slow(const char *p, size_t from, size_t to, uint8_t v, int zero_ok)
 {
-    const uint8_t *fill = v == HL_CANARY_BYTE ? canary_fill : v == HL_POISON_BYTE ? poison_fill : 0;
+    const uint8_t *fill = v == HL_CANARY_BYTE   ? hl_pattern_canary_fill
+                          : v == HL_POISON_BYTE ? hl_pattern_poison_fill
+                                                : 0;
     if (!fill || to - from < 32) return from < to ? words_first_not(p, from, to, v, zero_ok) : to;
     for (size_t i = from; i < to; i += CHUNK) {
         size_t n = to - i < CHUNK ? to - i : CHUNK;
