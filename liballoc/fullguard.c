@@ -57,7 +57,7 @@ static struct {
 } fg = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static pthread_once_t fg_once = PTHREAD_ONCE_INIT;
-static __thread uint32_t sample_left __attribute__((tls_model("initial-exec")));
+__thread uint32_t hl_fullguard_sample_left __attribute__((tls_model("initial-exec")));
 static __thread uint64_t sample_rng __attribute__((tls_model("initial-exec")));
 static __thread uint32_t fg_tid __attribute__((tls_model("initial-exec")));
 
@@ -173,19 +173,19 @@ static int picked(const hl_heap_t *h)
     if (h->opt.guard == 2) return 1;
     uint32_t n = h->opt.guard_sample;
     if (n <= 1) return 1;
-    if (sample_left > 1) {
-        sample_left--;
+    if (hl_fullguard_sample_left > 1) {
+        hl_fullguard_sample_left--;
         return 0;
     }
     /* A thread's first pick is its Nth request (deterministic: a short program is never
      * sampled, so its reports do not depend on chance); after a pick, the next one comes
      * r requests later, r uniform in [N/2, 3N/2): a mean period of N. */
-    int first = sample_left == 0;
+    int first = hl_fullguard_sample_left == 0;
     if (!sample_rng) sample_rng = ((uintptr_t)&sample_rng * 0x9e3779b97f4a7c15ull) | 1;
     sample_rng ^= sample_rng << 13;
     sample_rng ^= sample_rng >> 7;
     sample_rng ^= sample_rng << 17;
-    sample_left = first ? n : n / 2 + (uint32_t)(sample_rng % n) + 1;
+    hl_fullguard_sample_left = first ? n : n / 2 + (uint32_t)(sample_rng % n) + 1;
     return !first;
 }
 

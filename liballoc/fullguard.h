@@ -46,6 +46,11 @@
 #define HL_FG_QBYTES      ((size_t)1 << 30)  /* address space of quarantined runs at most */
 #define HL_DEFAULT_SAMPLE 1000u              /* harden=1: guard=sample:N (docs/hardening.md) */
 
+/* guard=sample:N: requests this thread makes before its next pick, minus one (0: none made
+ * yet). Most requests only decrement it (hl_harden_alloc_guarded, inline); the one that
+ * finds 1 or 0 calls hl_fullguard_alloc, which draws the next countdown. */
+extern __thread uint32_t hl_fullguard_sample_left __attribute__((tls_model("initial-exec")));
+
 /* Serve req bytes aligned to align from a guarded run when this heap guards this request
  * (guard=all: always; guard=sample:N: about one request in N per thread); NULL when it does
  * not (or cannot: see the bounds above), and the caller serves it normally. */

@@ -40,7 +40,13 @@ typedef struct hstate_s {
     hl_heap_t *h;
     hl_quarantine_t q;      /* tiny and mid blocks */
     hl_quarantine_t qlarge; /* freed large blocks kept PROT_NONE */
+    int adapt;              /* q's budget follows the live bytes (harden=1's default size) */
+    size_t qmax;            /* q's budget at most */
+    int64_t live;           /* live usable bytes, from the threads' deltas (atomic) */
 } hstate_t;
+
+/* A thread hands its delta of live bytes over after this many bytes (or at its next batch). */
+#define LIVE_FLUSH ((int64_t)256 << 10)
 
 static hstate_t *states[MAX_HARD_HEAPS];
 static hl_lock_t states_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -104,6 +110,7 @@ static hstate_t *state_of(const hl_heap_t *h)
 
 static void fork_prepare(void)
 {
+    hl_metacopy_fork_prepare();
     hl_lock(&states_lock);
     for (unsigned i = 0; i < MAX_HARD_HEAPS; i++)
         if (states[i]) {
@@ -120,6 +127,7 @@ static void fork_parent(void)
             hl_unlock(&states[i]->q.lock);
         }
     hl_unlock(&states_lock);
+    hl_metacopy_fork_parent();
 }
 
 static void fork_child(void)
@@ -131,6 +139,7 @@ static void fork_child(void)
             hl_lock_init(&states[i]->q.lock);
         }
     hl_lock_init(&states_lock);
+    hl_metacopy_fork_child();
 }
 
 static void harden_init_once(void)
@@ -170,9 +179,13 @@ int hl_harden_setup(hl_heap_t *h)
     size_t cap = budget / 32 + 16;
     if (cap > 65536) cap = 65536;
     st->h = h;
+    st->qmax = budget;
+    st->adapt = !h->arena_base && budget == HL_DEFAULT_QUARANTINE;
     if (hl_quarantine_init(&st->q, budget, budget ? cap : 0) != 0 ||
         hl_quarantine_init(&st->qlarge, LARGE_DELAY_BYTES, o->guard ? LARGE_DELAY_COUNT : 0) != 0)
         return -1;
+    if (st->adapt) /* starts at the floor: the heap is empty */
+        hl_quarantine_set_budget(&st->q, HL_QUARANTINE_FLOOR, HL_QUARANTINE_FLOOR / 32 + 16);
     hl_lock(&states_lock);
     unsigned i = 0;
     while (i < MAX_HARD_HEAPS && states[i])
@@ -211,6 +224,21 @@ void hl_harden_destroy(hl_heap_t *h)
         hl_quarantine_fini(&st->qlarge);
         hl_os_unmap(st, hl_align_up(sizeof *st, hl_page_size), "harden");
     }
+}
+
+/* Add the thread's delta of live bytes to the heap's estimate and, when the quarantine follows
+ * the heap, set its budget from it: live / HL_QUARANTINE_DIV within [FLOOR, qmax]. One atomic
+ * add per batch of frees (or LIVE_FLUSH bytes of allocations), not per operation. */
+static void live_flush(hstate_t *st, hl_hcache_t *c)
+{
+    int64_t d = c->live;
+    c->live = 0;
+    if (!st->adapt) return;
+    int64_t v = __atomic_add_fetch(&st->live, d, __ATOMIC_RELAXED);
+    size_t b = v > 0 ? (size_t)v / HL_QUARANTINE_DIV : 0;
+    if (b < HL_QUARANTINE_FLOOR) b = HL_QUARANTINE_FLOOR;
+    if (b > st->qmax) b = st->qmax;
+    hl_quarantine_set_budget(&st->q, b, b / 32 + 16); /* the entries of hl_harden_setup */
 }
 
 /* ---- block description ---------------------------------------------------------------- */
@@ -258,6 +286,41 @@ static inline int meta_valid(const hblk_t *b)
 {
     return b->meta && b->meta->check == meta_hash(b->p, b->meta->req, b->gen) &&
            b->meta->req < b->moff;
+}
+
+/* The out-of-line copy of a block's trailer (metacopy.c): tiny slots in their slab's array,
+ * mid blocks in the address-keyed table; large blocks and a fixed arena's side records are
+ * out of reach already and have none. */
+static inline unsigned slab_lg(const hl_heap_t *h)
+{
+    return (unsigned)__builtin_ctzl(h->tiny.slab_size);
+}
+
+static inline void copy_put(const hl_heap_t *h, const hblk_t *b, const hl_hmeta_t *m)
+{
+    if (b->tier == HL_TIER_TINY) {
+        hl_hmeta_t *c = hl_metacopy_slot(b->slab, slab_lg(h), b->idx, 1);
+        if (c) *c = *m;
+    } else if (b->tier == HL_TIER_MID && !b->side) {
+        hl_metacopy_put(b->p, m);
+    }
+}
+
+static inline int copy_get(const hl_heap_t *h, const hblk_t *b, hl_hmeta_t *out)
+{
+    if (b->tier == HL_TIER_TINY) {
+        const hl_hmeta_t *c = hl_metacopy_slot(b->slab, slab_lg(h), b->idx, 0);
+        if (c) *out = *c;
+        return c != NULL;
+    }
+    return b->tier == HL_TIER_MID && !b->side && hl_metacopy_get(b->p, out);
+}
+
+/* The block is really released: a mid block's copy goes (a tiny slot's stays until the slot's
+ * next allocation rewrites it: reports read copies of live slots only). */
+static inline void copy_del(const hblk_t *b)
+{
+    if (b->tier == HL_TIER_MID && !b->side) hl_metacopy_del(b->p);
 }
 
 /* Thread id for trailers (a syscall once per thread; reset in a forked child). */
@@ -587,7 +650,7 @@ static void report_loc(hl_heap_t *h, loc_t l, hblk_t *b, void *p, op_t op)
     /* The trailer is gone: its out-of-line copy still knows the size, state and stacks. */
     int from_copy = 0;
     if (l == LOC_CORRUPT && (b->tier == HL_TIER_TINY || b->tier == HL_TIER_MID) && b->moff &&
-        (char *)p == b->p && hl_metacopy_get(b->p, &b->copy)) {
+        (char *)p == b->p && copy_get(h, b, &b->copy)) {
         hl_hmeta_t *inl = b->meta;
         b->meta = &b->copy;
         if (meta_valid(b))
@@ -651,39 +714,40 @@ static void report_loc(hl_heap_t *h, loc_t l, hblk_t *b, void *p, op_t op)
 }
 
 /* Check the canary of a block; report heap-overflow at the first bad byte. 1 if bad. */
-static int check_canary(hl_heap_t *h, const hblk_t *b, const char *when)
+/* The report of a bad canary or poison byte at offset bad of block b (error path, kept out of
+ * the checks so that their common case sets up no report). */
+static __attribute__((noinline, cold)) void report_pattern(hl_heap_t *h, const hblk_t *b,
+                                                           size_t bad, int poison, const char *when)
 {
-    size_t req = b->meta->req;
-    size_t bad = first_not(b->p, req, b->moff, HL_CANARY_BYTE, 0);
-    if (bad == b->moff) return 0;
     hl_hreport_t r;
     hl_text_t d = {.n = 0};
-    report_fill(&r, h, "heap-overflow", b->p, b);
+    report_fill(&r, h, poison ? "use-after-free" : "heap-overflow", b->p, b);
     r.has_offset = 1;
     r.offset = (long)bad;
-    hl_text_str(&d, "canary after the block overwritten (found on ");
+    hl_text_str(&d, poison ? "freed block written after its free (poison changed, found on "
+                           : "canary after the block overwritten (found on ");
     hl_text_str(&d, when);
     hl_text_str(&d, ")");
     r.details = d.s;
     hl_report(&r);
+}
+
+/* Check the canary of a block; report heap-overflow at the first bad byte. 1 if bad. */
+static inline int check_canary(hl_heap_t *h, const hblk_t *b, const char *when)
+{
+    size_t bad = first_not(b->p, b->meta->req, b->moff, HL_CANARY_BYTE, 0);
+    if (hl_likely(bad == b->moff)) return 0;
+    report_pattern(h, b, bad, 0, when);
     return 1;
 }
 
 /* Poison of a freed block (bytes [from, moff)); report use-after-free. 1 if bad. */
-static int check_poison(hl_heap_t *h, const hblk_t *b, size_t from, int zero_ok, const char *when)
+static inline int check_poison(hl_heap_t *h, const hblk_t *b, size_t from, int zero_ok,
+                               const char *when)
 {
     size_t bad = first_not(b->p, from, b->moff, HL_POISON_BYTE, zero_ok);
-    if (bad == b->moff) return 0;
-    hl_hreport_t r;
-    hl_text_t d = {.n = 0};
-    report_fill(&r, h, "use-after-free", b->p, b);
-    r.has_offset = 1;
-    r.offset = (long)bad;
-    hl_text_str(&d, "freed block written after its free (poison changed, found on ");
-    hl_text_str(&d, when);
-    hl_text_str(&d, ")");
-    r.details = d.s;
-    hl_report(&r);
+    if (hl_likely(bad == b->moff)) return 0;
+    report_pattern(h, b, bad, 1, when);
     return 1;
 }
 
@@ -698,10 +762,7 @@ size_t hl_harden_pad(const hl_heap_t *h, size_t n)
     return m;
 }
 
-void *hl_harden_alloc_guarded(hl_heap_t *h, size_t req, size_t align, hl_opinfo_t *info)
-{
-    return hl_fullguard_alloc(h, req, align, info); /* fullguard hook (fullguard.c) */
-}
+static void hcache_flush(hl_heap_t *h, hl_hcache_t *c);
 
 /* Write block b's trailer and canary for a request of req bytes, mirror the trailer, set the
  * slot's allocated bit (tiny). */
@@ -717,8 +778,13 @@ static void *finish_alloc(hl_heap_t *h, hblk_t *b, size_t req, hl_opinfo_t *info
     m->fstack = 0;
     m->ftid = 0;
     if (h->opt.canary) memset(p + req, HL_CANARY_BYTE, b->moff - req);
-    /* large (and a fixed arena's side entry): the record is out of reach already */
-    if (b->tier != HL_TIER_LARGE && !b->side) hl_metacopy_put(p, m);
+    copy_put(h, b, m);
+    hl_hcache_t *c = hl_hcache_peek(h); /* the live bytes the quarantine's budget follows */
+    if (hl_unlikely(!c)) c = hl_hcache_of(h, hcache_flush); /* the thread's first operation */
+    if (c && (c->live += (int64_t)b->usable) > LIVE_FLUSH) {
+        hstate_t *st = state_of(h);
+        if (st) live_flush(st, c);
+    }
     if (b->tier == HL_TIER_TINY)
         __atomic_fetch_or(&b->slab->state[b->idx / 64], 1ull << (b->idx % 64), __ATOMIC_ACQ_REL);
     info->usable = req;
@@ -819,7 +885,7 @@ static void release_described(hl_heap_t *h, void *p, hblk_t *b, int delayed)
     } else {
         if (h->opt.poison && meta_valid(b)) check_poison(h, b, 0, 0, "quarantine exit");
         if (h->opt.zero_on_free) memset(p, 0, b->usable);
-        if (!b->side) hl_metacopy_del(p);
+        copy_del(b);
     }
     hl_opinfo_t tmp;
     releasing = 1;
@@ -875,6 +941,7 @@ static void flush_qbuf(hl_heap_t *h, hstate_t *st, hl_hcache_t *c, int keep)
     memcpy(sz, c->qsz, n * sizeof sz[0]);
     c->nq = 0;
     c->qbytes = 0;
+    live_flush(st, c);
     if (keep && ++c->epoch % HL_HCACHE_EPOCH == 0) release_cached(h, c);
     void *out[2 * HL_HCACHE_QBUF];
     size_t k = hl_quarantine_push_batch(&st->q, q, sz, n, out, 2 * HL_HCACHE_QBUF);
@@ -887,6 +954,7 @@ static void flush_qbuf(hl_heap_t *h, hstate_t *st, hl_hcache_t *c, int keep)
 static void hcache_flush(hl_heap_t *h, hl_hcache_t *c)
 {
     hstate_t *st = state_of(h);
+    if (st) live_flush(st, c);
     if (st && st->q.ring && c->nq) flush_qbuf(h, st, c, 0);
     c->nq = 0;
     c->qbytes = 0;
@@ -941,10 +1009,12 @@ int hl_harden_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
         }
     }
     info->usable = m->req;
+    hl_hcache_t *lc = hl_hcache_peek(h);
+    if (lc) lc->live -= (int64_t)b.usable;
     if (h->opt.canary) check_canary(h, &b, "free"); /* before ftid: no "freed by" stack */
     m->fstack = capture(h);
     m->ftid = self_tid();
-    if (b.tier != HL_TIER_LARGE && !b.side) hl_metacopy_put(p, m);
+    copy_put(h, &b, m);
     hstate_t *st = state_of(h);
     void *out[EVICT_BATCH];
     if (b.tier == HL_TIER_LARGE) {
@@ -976,7 +1046,7 @@ int hl_harden_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
         return 0;
     }
     if (h->opt.zero_on_free) memset(b.p, 0, b.usable);
-    if (!b.side) hl_metacopy_del(p);
+    copy_del(&b);
     return 1;
 }
 

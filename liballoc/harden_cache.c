@@ -3,18 +3,12 @@
  * for the last other heap the thread used. */
 #include "harden_cache.h"
 
-static __thread hl_hcache_t hc_main __attribute__((tls_model("initial-exec")));
-static __thread hl_hcache_t hc_x __attribute__((tls_model("initial-exec")));
+__thread hl_hcache_t hl_hcache_main __attribute__((tls_model("initial-exec")));
+__thread hl_hcache_t hl_hcache_x __attribute__((tls_model("initial-exec")));
 
 static inline hl_hcache_t *slot_for(const hl_heap_t *h)
 {
-    return h == &hl_main_heap ? &hc_main : &hc_x;
-}
-
-hl_hcache_t *hl_hcache_peek(hl_heap_t *h)
-{
-    hl_hcache_t *c = slot_for(h);
-    return c->heap == h && c->uid == h->uid ? c : NULL;
+    return h == &hl_main_heap ? &hl_hcache_main : &hl_hcache_x;
 }
 
 hl_hcache_t *hl_hcache_slot_of(hl_heap_t *h)
@@ -46,6 +40,7 @@ void hl_hcache_reset(hl_hcache_t *c)
 {
     c->nq = 0;
     c->qbytes = 0;
+    c->live = 0;
     for (unsigned i = 0; i < HL_CLASS_COUNT; i++)
         c->head[i] = 0;
     c->spare = c->used = 0;

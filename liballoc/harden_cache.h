@@ -38,6 +38,9 @@ typedef struct hl_hcache_s {
     uint32_t nq;     /* entries in q */
     uint32_t epoch;  /* quarantine batches handed over (the cache is released every EPOCH) */
     size_t qbytes;   /* their bytes */
+    int64_t live;    /* usable bytes this thread allocated minus those it freed, not yet added
+                        to the heap's estimate of its live bytes (harden.c: the quarantine's
+                        budget follows it) */
     void *q[HL_HCACHE_QBUF];
     uint32_t qsz[HL_HCACHE_QBUF];
     /* The reuse cache: per class a LIFO of entries linked by index (1 + index, 0 ends), so
@@ -54,8 +57,16 @@ typedef struct hl_hcache_s {
  * belong to another heap they are emptied first: handed to that heap through flush when it is
  * still alive, dropped when it is gone. */
 hl_hcache_t *hl_hcache_of(hl_heap_t *h, void (*flush)(hl_heap_t *, hl_hcache_t *));
+/* The calling thread's two buffers (harden_cache.c). */
+extern __thread hl_hcache_t hl_hcache_main __attribute__((tls_model("initial-exec")));
+extern __thread hl_hcache_t hl_hcache_x __attribute__((tls_model("initial-exec")));
+
 /* The calling thread's buffers when they belong to h (no binding), else NULL. */
-hl_hcache_t *hl_hcache_peek(hl_heap_t *h);
+static inline hl_hcache_t *hl_hcache_peek(hl_heap_t *h)
+{
+    hl_hcache_t *c = h == &hl_main_heap ? &hl_hcache_main : &hl_hcache_x;
+    return c->heap == h && c->uid == h->uid ? c : NULL;
+}
 /* The calling thread's buffers of h's kind (default heap, or other heaps) when they hold
  * blocks of a live heap (h, or the other heap they still belong to), else NULL. */
 hl_hcache_t *hl_hcache_slot_of(hl_heap_t *h);

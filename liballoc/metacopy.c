@@ -15,6 +15,17 @@
  * is really released. The fields are written without locks: only error paths read them, and
  * a torn read fails the check word (the report then says what it says without a copy). When
  * a probe run is full the block simply has no copy.
+ *
+ * Tiny slots do not use that table: keyed by address, it touched 40 bytes of table per 64 bytes
+ * of heap address range whatever the slot size (tiny.mixed: 0.5 MiB, thread.2t: 2 MiB of peak
+ * RSS, and a cache miss per operation). Each slab has instead an array of copies indexed by slot
+ * (32 bytes per slot, slots of a hardened heap are 64 bytes at least), found through a directory
+ * indexed by slab number: a slab's copies are as dense as its slots, and the directory entries
+ * of a segment's slabs are neighbours. A slab address keeps its array for the life of the
+ * process (slab segments are unmapped only with their heap; an address reused later by another
+ * heap's slab of the same size gets the same array: its stale copies fail the check word, which
+ * hashes the slab generation). Copies of tiny slots are never deleted: the copy of a live slot
+ * is always the one its allocation wrote, and reports consult copies of live slots only.
  */
 #include "harden.h"
 
@@ -33,6 +44,23 @@ typedef struct copy_s {
 static copy_t *table;
 static int table_state; /* 0 = not mapped, 1 = mapping, 2 = ready, -1 = failed */
 
+/* Tiny slots: directory of slabs (harden.h), arrays of copies carved from chunks mapped on
+ * demand. */
+#define DIR_SLOTS  HL_METACOPY_DIR_SLOTS
+#define DIR_PROBE  64
+#define SLOT_MIN   HL_METACOPY_SLOT_MIN
+#define ARR_CHUNK  ((size_t)64 << 20) /* copies of 128 MiB of 64 KiB slabs */
+#define ARR_CHUNKS 64u
+
+typedef hl_metacopy_dir_t dir_t;
+
+hl_metacopy_dir_t *hl_metacopy_dir; /* NULL until the tables are mapped (acquire) */
+static dir_t *dir;
+static hl_lock_t arr_lock = PTHREAD_MUTEX_INITIALIZER; /* carving arrays (a slab's first use) */
+static char *arr_chunk;
+static size_t arr_used;
+static unsigned arr_chunks;
+
 int hl_metacopy_init(void)
 {
     int st = __atomic_load_n(&table_state, __ATOMIC_ACQUIRE);
@@ -42,7 +70,9 @@ int hl_metacopy_init(void)
     if (__atomic_compare_exchange_n(&table_state, &zero, 1, 0, __ATOMIC_ACQ_REL,
                                     __ATOMIC_ACQUIRE)) {
         table = hl_os_map(COPY_SLOTS * sizeof(copy_t), hl_page_size, "harden");
-        __atomic_store_n(&table_state, table ? 2 : -1, __ATOMIC_RELEASE);
+        dir = table ? hl_os_map(DIR_SLOTS * sizeof(dir_t), hl_page_size, "harden") : NULL;
+        __atomic_store_n(&table_state, dir ? 2 : -1, __ATOMIC_RELEASE);
+        __atomic_store_n(&hl_metacopy_dir, dir, __ATOMIC_RELEASE);
     }
     while ((st = __atomic_load_n(&table_state, __ATOMIC_ACQUIRE)) == 1)
         ;
@@ -96,4 +126,81 @@ void hl_metacopy_del(const void *p)
 {
     copy_t *c = find(p);
     if (c) __atomic_store_n(&c->key, (uintptr_t)KEY_GONE, __ATOMIC_RELEASE);
+}
+
+/* ---- tiny slots ------------------------------------------------------------------------ */
+
+/* An array of n copies, zeroed (fresh pages: a zero check word matches no block). Caller holds
+ * arr_lock. NULL when the chunks are used up or cannot be mapped. */
+static hl_hmeta_t *arr_carve(size_t n)
+{
+    size_t bytes = n * sizeof(hl_hmeta_t);
+    if (bytes > ARR_CHUNK) return NULL;
+    if (!arr_chunk || arr_used + bytes > ARR_CHUNK) {
+        if (arr_chunks == ARR_CHUNKS) return NULL;
+        char *c = hl_os_map(ARR_CHUNK, hl_page_size, "harden");
+        if (!c) return NULL;
+        arr_chunk = c;
+        arr_used = 0;
+        arr_chunks++;
+    }
+    hl_hmeta_t *a = (hl_hmeta_t *)(arr_chunk + arr_used);
+    arr_used += bytes;
+    return a;
+}
+
+/* The directory entry of key from its home index i: found, or (create) made. */
+static hl_hmeta_t *dir_find(uintptr_t key, size_t i, size_t cap, int create)
+{
+    size_t j = i;
+    for (unsigned k = 0; k < DIR_PROBE; k++, j = (j + 1) & (DIR_SLOTS - 1)) {
+        uintptr_t kk = __atomic_load_n(&dir[j].key, __ATOMIC_ACQUIRE);
+        if (kk == key) return dir[j].arr;
+        if (kk == 0) break;
+    }
+    if (!create) return NULL;
+    hl_hmeta_t *arr = NULL;
+    hl_lock(&arr_lock);
+    j = i;
+    for (unsigned k = 0; k < DIR_PROBE; k++, j = (j + 1) & (DIR_SLOTS - 1)) {
+        uintptr_t kk = __atomic_load_n(&dir[j].key, __ATOMIC_ACQUIRE);
+        if (kk == key) {
+            arr = dir[j].arr; /* another thread made it meanwhile */
+            break;
+        }
+        if (kk == 0) {
+            arr = arr_carve(cap);
+            if (arr) {
+                dir[j].arr = arr;
+                __atomic_store_n(&dir[j].key, key, __ATOMIC_RELEASE);
+            }
+            break;
+        }
+    }
+    hl_unlock(&arr_lock);
+    return arr; /* NULL: a full probe run or no memory: the slab's slots have no copies */
+}
+
+hl_hmeta_t *hl_metacopy_slot_slow(const void *slab, unsigned lg, size_t idx, int create)
+{
+    size_t cap = ((size_t)1 << lg) / SLOT_MIN;
+    if (idx >= cap || __atomic_load_n(&table_state, __ATOMIC_ACQUIRE) != 2) return NULL;
+    uintptr_t key = (uintptr_t)slab | lg;
+    hl_hmeta_t *arr = dir_find(key, ((uintptr_t)slab >> lg) & (DIR_SLOTS - 1), cap, create);
+    return arr ? arr + idx : NULL;
+}
+
+void hl_metacopy_fork_prepare(void)
+{
+    hl_lock(&arr_lock);
+}
+
+void hl_metacopy_fork_parent(void)
+{
+    hl_unlock(&arr_lock);
+}
+
+void hl_metacopy_fork_child(void)
+{
+    hl_lock_init(&arr_lock);
 }

@@ -19,10 +19,12 @@ typedef struct hl_quarantine_s {
     hl_lock_t lock;
     hl_qentry_t *ring; /* cap entries, mmap'ed */
     size_t cap;
+    size_t lcap; /* entries in use: the ring wraps here (<= cap; touched pages follow it) */
+    size_t want; /* lcap asked for by hl_quarantine_set_budget (atomic) */
     size_t head; /* oldest entry */
     size_t count;
     size_t bytes;  /* sum of entry bytes */
-    size_t budget; /* bytes held at most */
+    size_t budget; /* bytes held at most (atomic: hl_quarantine_set_budget may change it) */
 } hl_quarantine_t;
 
 /* Map a ring of cap entries for a budget of `budget` bytes. 0 or -1. */
@@ -35,6 +37,10 @@ size_t hl_quarantine_push(hl_quarantine_t *q, void *p, size_t bytes, void **out,
  * entries: the blocks that must leave and those that could not be kept. */
 size_t hl_quarantine_push_batch(hl_quarantine_t *q, void *const *p, const uint32_t *bytes, size_t n,
                                 void **out, size_t max);
+/* Change the byte budget and the entry capacity (<= the mapped cap) (any thread, no lock):
+ * the next pushes evict down to them, at most their `max` blocks each, so that a lower budget
+ * is reached over a few batches; the ring's wrap point moves when its entries allow. */
+void hl_quarantine_set_budget(hl_quarantine_t *q, size_t budget, size_t entries);
 /* Take up to max of the oldest entries out (all of them when called until it returns 0). */
 size_t hl_quarantine_drain(hl_quarantine_t *q, void **out, size_t max);
 /* Visit every entry, oldest first, under the lock. */

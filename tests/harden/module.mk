@@ -55,6 +55,25 @@ $(HARDEN_CACHE_TEST): tests/harden/test_harden_cache.c $(LIBHL_CORE_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -I liballoc -o $@ $< $(LIBHL_CORE_A) -lcriterion $(LIBHL_CORE_LIBS)
 
+# The quarantine's size: harden=1's follows the heap, an explicit one is kept, the ring's
+# wrap point follows its capacity in FIFO order.
+HARDEN_QUARANTINE_TEST := $(HARDEN_DIR)/quarantine_tests
+$(HARDEN_QUARANTINE_TEST): tests/harden/test_quarantine.c $(LIBHL_CORE_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -I liballoc -o $@ $< $(LIBHL_CORE_A) -lcriterion $(LIBHL_CORE_LIBS)
+
+# The out-of-line copies of tiny slots' trailers (metacopy.c): per slab, by slot.
+HARDEN_METACOPY_TEST := $(HARDEN_DIR)/metacopy_tests
+$(HARDEN_METACOPY_TEST): tests/harden/test_metacopy.c $(LIBHL_CORE_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -I liballoc -o $@ $< $(LIBHL_CORE_A) -lcriterion $(LIBHL_CORE_LIBS)
+
+# The fill-pattern scan of every canary and poison check (pattern.c) against a reference.
+HARDEN_PATTERN_TEST := $(HARDEN_DIR)/pattern_tests
+$(HARDEN_PATTERN_TEST): tests/harden/test_pattern.c $(LIBHL_CORE_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -I liballoc -o $@ $< $(LIBHL_CORE_A) -lcriterion $(LIBHL_CORE_LIBS)
+
 # Bug programs: -O0 so that the bugs stay as written.
 $(HARDEN_DIR)/bugs/%: tests/harden/bugs/%.c
 	@mkdir -p $(dir $@)
@@ -66,10 +85,14 @@ $(HARDEN_DIR)/bugs/%: tests/harden/bugs/%.cc
 
 .PHONY: check-harden
 check-harden: $(HARDEN_TEST) $(HARDEN_BUGS) $(HARDEN_FULL) $(LIBHL_SO) $(TEST_DIR)/stress $(BIN_DIR)/heapledger \
-	$(AN_REPLAY_REC) $(HARDEN_PROGS) $(HL_SYMBOLIZER) $(HARDEN_STACK_TEST) $(HARDEN_CACHE_TEST)
+	$(AN_REPLAY_REC) $(HARDEN_PROGS) $(HL_SYMBOLIZER) $(HARDEN_STACK_TEST) $(HARDEN_CACHE_TEST) $(HARDEN_QUARANTINE_TEST) \
+	$(HARDEN_METACOPY_TEST) $(HARDEN_PATTERN_TEST)
 	HEAPLEDGER_SYMBOLIZER=$(abspath $(HL_SYMBOLIZER)) $(HARDEN_TEST) --jobs 2
 	$(HARDEN_STACK_TEST) --jobs 2
 	$(HARDEN_CACHE_TEST) --jobs 2
+	$(HARDEN_QUARANTINE_TEST) --jobs 2
+	$(HARDEN_METACOPY_TEST) --jobs 2
+	$(HARDEN_PATTERN_TEST) --jobs 2
 	tests/harden/signals.sh $(abspath $(LIBHL_SO)) $(HARDEN_DIR)/signals
 	tests/harden/fds.sh $(abspath $(LIBHL_SO)) $(HARDEN_DIR)/fds
 	tests/harden/replay_absurd.sh $(BIN_DIR)/heapledger $(AN_REPLAY_REC) schemas $(HARDEN_DIR)
