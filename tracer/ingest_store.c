@@ -18,11 +18,14 @@
 #include <string.h>
 
 #define HL_STORE_TXN_ROWS 1000000
+#define HL_STORE_SEGS     64
 
 enum {
     S_BLOCK,
-    S_BLOCK_BASE,
-    S_BLOCK_BASE_GET,
+    S_BLOCK_SEG,
+    S_BLOCK_SEG_GET,
+    S_BLOCK_WIDE,
+    S_BLOCK_WIDE_MARK,
     S_ORPHAN,
     S_STACK,
     S_FRAME,
@@ -39,11 +42,13 @@ enum {
 };
 
 static const char *const sql[S_COUNT] = {
-    /* The packed row of schema version 2 (schemas/hl_blockfmt.h), not the view. */
-    [S_BLOCK] = "INSERT INTO block_data(id, dpid, dptr, size, kind, aseq, ats, atid, acyc, astack,"
-                " fseq, fts, ftid, fcyc, fstack, dprev) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    [S_BLOCK_BASE] = "INSERT OR IGNORE INTO block_base(id, pid, ptr, ts) VALUES (1,?,?,?)",
-    [S_BLOCK_BASE_GET] = "SELECT pid, ptr, ts FROM block_base WHERE id = 1",
+    /* The packed row of schema version 3 (schemas/hl_blockfmt.h), not the view. */
+    [S_BLOCK] = "INSERT INTO block_data(id, dptr, size, kind, aseq, ats, atid, cyc, stk, fr, misc)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+    [S_BLOCK_SEG] = "INSERT OR IGNORE INTO block_seg(seg, pid, ptr, ts, seq) VALUES (?,?,?,?,?)",
+    [S_BLOCK_SEG_GET] = "SELECT pid, ptr, ts, seq FROM block_seg WHERE seg = ?",
+    [S_BLOCK_WIDE] = "INSERT INTO block_wide VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [S_BLOCK_WIDE_MARK] = "INSERT INTO block_data(id) VALUES (?)",
     [S_ORPHAN] = "INSERT INTO orphan_free(seq, ts, pid, tid, ptr, path, cycles, stack)"
                  " VALUES (?,?,?,?,?,?,?,?)",
     [S_STACK] = "INSERT INTO stack(id, pid, depth) VALUES (?,?,?)",
@@ -71,8 +76,13 @@ struct hl_store_s {
     sqlite3 *db;
     sqlite3_stmt *st[S_COUNT];
     int live, in_txn, failed;
-    int has_base; /* block_base written: the differences of block_data start */
-    int64_t base_pid, base_ptr, base_ts;
+    /* The segment bases (block_seg) used last, direct-mapped by segment number: rows come
+     * nearly in id order, so one or two segments are in use at a time. */
+    struct {
+        int64_t seg;
+        int state; /* 0 unknown, 1 base, 2 no base (the segment's rows go to block_wide) */
+        hl_bf_seg_t base;
+    } seg[HL_STORE_SEGS];
     uint64_t rows;
     hl_totals_t *totals; /* the block rows' totals, into block_totals (ingest_totals.c) */
     char err[256];
@@ -243,57 +253,114 @@ static inline void bind_s(sqlite3_stmt *st, int i, const char *v)
         sqlite3_bind_null(st, i);
 }
 
-/* The first row's pid, pointer and time become block_base: every row after it stores
- * differences from them (a few bytes instead of 4, 6 and 6). A database that has a base
- * already (a store opened again on the same file) keeps it: the differences are taken from
- * the row in the file, whichever store wrote it. */
-static int store_base(hl_store_t *s, const hl_block_row_t *r)
+/* The base of row r's segment: the row in block_seg, or r's own values when it is the first
+ * row stored of its segment (a database that has the row already — a store opened again on
+ * the same file — keeps it: the differences are taken from the row in the file). 1: *out
+ * holds it; 0: the segment has none (r goes to block_wide); -1: error. */
+static int seg_base(hl_store_t *s, const hl_bv_t *r, const hl_bf_seg_t **out)
 {
-    sqlite3_stmt *st = s->st[S_BLOCK_BASE];
-    bind_i(st, 1, r->pid);
-    bind_i(st, 2, (int64_t)r->ptr);
-    bind_i(st, 3, (int64_t)r->alloc_ts);
-    if (step(s, S_BLOCK_BASE, "writing blocks") != 0) return -1;
-    st = s->st[S_BLOCK_BASE_GET];
-    int rc = sqlite3_step(st);
+    int64_t seg = hl_bf_seg_of(r->v[HL_BV_ID]);
+    __typeof__(&s->seg[0]) c = &s->seg[(uint64_t)seg % HL_STORE_SEGS];
+    if (c->state && c->seg == seg) {
+        *out = &c->base;
+        return c->state == 1;
+    }
+    hl_bf_seg_t b;
+    if (hl_bf_seg_from(r, &b)) {
+        sqlite3_stmt *st = s->st[S_BLOCK_SEG];
+        bind_i(st, 1, seg);
+        bind_i(st, 2, b.pid);
+        bind_i(st, 3, b.ptr);
+        bind_i(st, 4, b.ts);
+        bind_i(st, 5, b.seq);
+        if (step(s, S_BLOCK_SEG, "writing blocks") != 0) return -1;
+    }
+    sqlite3_stmt *st = s->st[S_BLOCK_SEG_GET];
+    bind_i(st, 1, seg);
+    int rc = sqlite3_step(st), ok = 0;
     if (rc == SQLITE_ROW) {
-        s->base_pid = sqlite3_column_int64(st, 0);
-        s->base_ptr = sqlite3_column_int64(st, 1);
-        s->base_ts = sqlite3_column_int64(st, 2);
+        ok = 1;
+        for (int i = 0; i < 4; i++)
+            if (sqlite3_column_type(st, i) != SQLITE_INTEGER) ok = 0;
+        c->base.pid = sqlite3_column_int64(st, 0);
+        c->base.ptr = sqlite3_column_int64(st, 1);
+        c->base.ts = sqlite3_column_int64(st, 2);
+        c->base.seq = sqlite3_column_int64(st, 3);
     }
     sqlite3_reset(st);
-    if (rc != SQLITE_ROW) return fail(s, "reading block_base");
-    s->has_base = 1;
-    return 0;
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return fail(s, "reading block_seg");
+    c->seg = seg;
+    c->state = ok ? 1 : 2;
+    *out = &c->base;
+    return ok;
 }
 
-int hl_store_block(hl_store_t *s, const hl_block_row_t *r)
+/* A row that does not fit the packing: whole into block_wide, a row of NULLs in block_data. */
+static int store_wide(hl_store_t *s, const hl_bv_t *r)
+{
+    sqlite3_stmt *st = s->st[S_BLOCK_WIDE];
+    for (int i = 0; i < HL_BV_NCOLS; i++)
+        bind_opt(st, i + 1, r->v[i], !HL_BV_NUL(r, i));
+    if (step(s, S_BLOCK_WIDE, "writing blocks") != 0) return -1;
+    st = s->st[S_BLOCK_WIDE_MARK];
+    bind_i(st, 1, r->v[HL_BV_ID]);
+    return step(s, S_BLOCK_WIDE_MARK, "writing blocks");
+}
+
+/* The row as the view `block` gives it back. */
+static void view_row(const hl_block_row_t *b, hl_bv_t *r)
+{
+    int64_t *v = r->v;
+    r->null = 0;
+#define OPT(i, val, present)                                                                       \
+    do {                                                                                           \
+        v[i] = (val);                                                                              \
+        if (!(present)) r->null |= 1u << (i);                                                      \
+    } while (0)
+    v[HL_BV_ID] = b->id;
+    v[HL_BV_PID] = b->pid;
+    v[HL_BV_PTR] = (int64_t)b->ptr;
+    v[HL_BV_SIZE] = (int64_t)b->size;
+    v[HL_BV_USABLE] = (int64_t)b->usable;
+    v[HL_BV_TIER] = b->tier;
+    v[HL_BV_CLASS] = b->cls;
+    v[HL_BV_ALLOC_SEQ] = (int64_t)b->alloc_seq;
+    v[HL_BV_ALLOC_TS] = (int64_t)b->alloc_ts;
+    v[HL_BV_ALLOC_TID] = b->alloc_tid;
+    OPT(HL_BV_ALLOC_PATH, b->alloc_path, b->alloc_path != 0);
+    OPT(HL_BV_ALLOC_CYCLES, b->alloc_cycles, b->alloc_cycles >= 0);
+    OPT(HL_BV_ALLOC_STACK, b->alloc_stack, b->alloc_stack != 0);
+    OPT(HL_BV_FREE_SEQ, (int64_t)b->free_seq, b->has_free);
+    OPT(HL_BV_FREE_TS, (int64_t)b->free_ts, b->has_free);
+    OPT(HL_BV_FREE_TID, b->free_tid, b->has_free);
+    OPT(HL_BV_FREE_PATH, b->free_path, b->has_free && b->free_path != 0);
+    OPT(HL_BV_FREE_CYCLES, b->free_cycles, b->has_free && b->free_cycles >= 0);
+    OPT(HL_BV_FREE_STACK, b->free_stack, b->has_free && b->free_stack != 0);
+    OPT(HL_BV_PREV_BLOCK, b->prev_block, b->prev_block != 0);
+    v[HL_BV_FLAGS] = b->flags;
+#undef OPT
+}
+
+int hl_store_block(hl_store_t *s, const hl_block_row_t *b)
 {
     if (s->failed) return -1;
-    if (!s->has_base && store_base(s, r) != 0) return -1;
-    sqlite3_stmt *st = s->st[S_BLOCK];
-    int64_t aseq = (int64_t)r->alloc_seq, ats = (int64_t)r->alloc_ts, atid = r->alloc_tid;
-    int free_path = r->has_free ? r->free_path : 0;
-    bind_i(st, 1, r->id);
-    bind_i(st, 2, hl_bf_sub(r->pid, s->base_pid));
-    bind_i(st, 3, hl_bf_sub((int64_t)r->ptr, s->base_ptr));
-    bind_i(st, 4, (int64_t)r->size);
-    bind_i(st, 5,
-           hl_bf_kind(r->flags, r->tier, r->cls, r->alloc_path, free_path,
-                      hl_bf_sub((int64_t)r->usable, (int64_t)r->size)));
-    bind_i(st, 6, hl_bf_sub(aseq, hl_bf_add(r->id, r->id)));
-    bind_i(st, 7, hl_bf_sub(ats, s->base_ts));
-    bind_i(st, 8, hl_bf_sub(atid, r->pid));
-    bind_opt(st, 9, r->alloc_cycles, r->alloc_cycles >= 0);
-    bind_opt(st, 10, r->alloc_stack, r->alloc_stack != 0);
-    bind_opt(st, 11, hl_bf_sub((int64_t)r->free_seq, aseq), r->has_free);
-    bind_opt(st, 12, hl_bf_sub((int64_t)r->free_ts, ats), r->has_free);
-    bind_opt(st, 13, hl_bf_sub(r->free_tid, atid), r->has_free);
-    bind_opt(st, 14, r->free_cycles, r->has_free && r->free_cycles >= 0);
-    bind_opt(st, 15, r->free_stack, r->has_free && r->free_stack != 0);
-    bind_opt(st, 16, hl_bf_sub(r->id, r->prev_block), r->prev_block != 0);
-    if (step(s, S_BLOCK, "writing blocks") != 0) return -1;
-    hl_totals_block(s->totals, r);
+    hl_bv_t r;
+    view_row(b, &r);
+    const hl_bf_seg_t *base;
+    int64_t c[HL_BF_NCOLS];
+    int fr_null = 0;
+    int rc = seg_base(s, &r, &base);
+    if (rc < 0) return -1;
+    if (rc == 0 || !hl_bf_encode(&r, base, c, &fr_null)) {
+        if (store_wide(s, &r) != 0) return -1;
+    } else {
+        sqlite3_stmt *st = s->st[S_BLOCK];
+        bind_i(st, 1, b->id);
+        for (int i = 0; i < HL_BF_NCOLS; i++)
+            bind_opt(st, i + 2, c[i], i != HL_BF_FR || !fr_null);
+        if (step(s, S_BLOCK, "writing blocks") != 0) return -1;
+    }
+    hl_totals_block(s->totals, b);
     return 0;
 }
 

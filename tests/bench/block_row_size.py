@@ -62,7 +62,7 @@ def main():
          "fcyc, fstack, dprev FROM block_data WHERE id > ? ORDER BY id")
     if limit:
         q += " LIMIT %d" % limit
-    tot, base, n = {}, {}, 0
+    tot, base, n, segbase = {}, {}, 0, {}
     for row in db.execute(q, (after,)):
         (rid, dpid, dptr, size, kind, aseq, ats, atid, acyc, astack, fseq, fts, ftid, fcyc,
          fstack, dprev) = row
@@ -73,6 +73,12 @@ def main():
         cyc = pack2(nul0(acyc), nul0(fcyc))
         stk = pack2(astack or 0, fstack or 0)
         tids = pack2(zigzag(dpid), pack2(zigzag(atid), zigzag(ftid) if ftid is not None else 0))
+        sb = segbase.setdefault(rid >> 11, (dpid, dptr, ats, aseq))
+        sdpid, sdptr, sats, saseq = dpid - sb[0], dptr - sb[1], ats - sb[2], aseq - sb[3]
+        fr = None if fseq is None else pack2(fseq, fts)
+        m3 = pack2(zigzag(ftid) if ftid is not None else 0, dprev or 0)
+        misc = pack2(zigzag(sdpid), pack2(zigzag(atid), m3))
+        misc_b = pack2(zigzag(sdpid), m3)
         layouts = {
             "v2": row[1:],
             "seg11": (dpid, dptr, size, kind, aseq, seg[11], atid, acyc, astack, fseq, fts, ftid,
@@ -85,6 +91,10 @@ def main():
             "seg11+pairs": (dpid, dptr, size, kind, aseq, seg[11], atid, cyc, stk, fseq, fts, ftid,
                             dprev),
             "seg11+pairs+tids": (tids, dptr, size, kind, aseq, seg[11], cyc, stk, fseq, fts, dprev),
+            "v3a": (sdptr, size, kind, saseq, sats, cyc, stk, fr, misc),
+            "v3b": (sdptr, size, kind, saseq, sats, atid, cyc, stk, fr, misc_b),
+            "v3c": (dptr, size, kind, saseq, sats, cyc, stk, fr, misc),
+            "v3d": (sdptr, size, kind, aseq, sats, cyc, stk, fr, misc),
         }
         for k, v in layouts.items():
             tot[k] = tot.get(k, 0) + cell(rid, v)
