@@ -166,7 +166,8 @@ CREATE VIEW IF NOT EXISTS block AS
                 FROM block_data d LEFT JOIN block_seg s ON s.seg = d.id >> 11) t) u
     LEFT JOIN block_wide w ON u.kind IS NULL AND w.id = u.id;
 
--- Hand-made rows: the same encoding as the ingest's (schemas/hl_blockfmt.h, hl_bf_encode).
+-- Hand-made rows: the same encoding as the ingest's (schemas/hl_blockfmt.h, hl_bf_encode);
+-- flags NULL is 0, as in version 2.
 CREATE TRIGGER IF NOT EXISTS block_insert INSTEAD OF INSERT ON block
 BEGIN
     SELECT RAISE(ABORT, 'block.id must be given (an integer): the rows of a heapledger database keep their ids')
@@ -196,7 +197,7 @@ BEGIN
           FROM (SELECT *, CASE WHEN dpid < 0 THEN -2 * dpid - 1 ELSE 2 * dpid END AS zp,
                        CASE WHEN ftid < 0 THEN -2 * ftid - 1 ELSE 2 * ftid END AS zf
                 FROM (SELECT NEW.id AS id, NEW.size AS size, NEW.tier AS tier, NEW.class AS class,
-                             NEW.flags AS flags, NEW.alloc_path AS alloc_path,
+                             coalesce(NEW.flags, 0) AS flags, NEW.alloc_path AS alloc_path,
                              NEW.free_path AS free_path, NEW.free_seq AS free_seq,
                              NEW.ptr - s.ptr AS dptr, NEW.usable - NEW.size AS du,
                              NEW.alloc_seq - 2 * NEW.id - s.seq AS aseq, NEW.alloc_ts - s.ts AS ats,
@@ -223,7 +224,8 @@ BEGIN
                         AND typeof(NEW.alloc_tid) = 'integer'
                         AND typeof(NEW.tier) = 'integer' AND NEW.tier BETWEEN 0 AND 3
                         AND typeof(NEW.class) = 'integer' AND NEW.class BETWEEN -1 AND 62
-                        AND typeof(NEW.flags) = 'integer' AND NEW.flags BETWEEN 0 AND 15
+                        AND (NEW.flags IS NULL OR (typeof(NEW.flags) = 'integer'
+                                                   AND NEW.flags BETWEEN 0 AND 15))
                         AND (NEW.alloc_path IS NULL OR (typeof(NEW.alloc_path) = 'integer'
                                                         AND NEW.alloc_path BETWEEN 1 AND 63))
                         AND (NEW.free_path IS NULL OR (typeof(NEW.free_path) = 'integer'

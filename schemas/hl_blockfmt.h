@@ -176,10 +176,11 @@ static inline int hl_bf_encode(const hl_bv_t *r, const hl_bf_seg_t *s, int64_t *
 #define NUL(i) HL_BV_NUL(r, i)
     if (NUL(HL_BV_PID) || NUL(HL_BV_PTR) || NUL(HL_BV_SIZE) || NUL(HL_BV_USABLE) ||
         NUL(HL_BV_ALLOC_SEQ) || NUL(HL_BV_ALLOC_TS) || NUL(HL_BV_ALLOC_TID) || NUL(HL_BV_TIER) ||
-        NUL(HL_BV_CLASS) || NUL(HL_BV_FLAGS))
+        NUL(HL_BV_CLASS))
         return 0;
+    int64_t flags = NUL(HL_BV_FLAGS) ? 0 : v[HL_BV_FLAGS]; /* NULL is 0, as in version 2 */
     if (v[HL_BV_TIER] < 0 || v[HL_BV_TIER] > 3 || v[HL_BV_CLASS] < -1 || v[HL_BV_CLASS] > 62 ||
-        v[HL_BV_FLAGS] < 0 || v[HL_BV_FLAGS] > 15)
+        flags < 0 || flags > 15)
         return 0;
     int live = NUL(HL_BV_FREE_SEQ);
     int64_t ap = NUL(HL_BV_ALLOC_PATH) ? 0 : v[HL_BV_ALLOC_PATH];
