@@ -19,6 +19,9 @@
 
 #define HL_STORE_TXN_ROWS 1000000
 #define HL_STORE_SEGS     64
+/* Packed block rows per INSERT: one statement (its cursor opened once, the rows appended in
+ * id order without a seek from the root each) for this many rows. */
+#define HL_STORE_BATCH 32
 
 enum {
     S_BLOCK,
@@ -84,7 +87,13 @@ struct hl_store_s {
         hl_bf_seg_t base;
     } seg[HL_STORE_SEGS];
     uint64_t rows;
-    hl_totals_t *totals; /* the block rows' totals, into block_totals (ingest_totals.c) */
+    hl_totals_t *totals;    /* the block rows' totals, into block_totals (ingest_totals.c) */
+    sqlite3_stmt *st_batch; /* S_BLOCK for HL_STORE_BATCH rows */
+    int nbatch;             /* packed rows waiting in batch[] */
+    struct {
+        int64_t id, c[HL_BF_NCOLS];
+        int fr_null;
+    } batch[HL_STORE_BATCH];
     char err[256];
 };
 
@@ -155,6 +164,28 @@ hl_store_t *hl_store_open(sqlite3 *db, int live, char *err, size_t errlen)
         if (sqlite3_prepare_v3(db, sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) !=
             SQLITE_OK)
             fail(s, "preparing statements");
+    if (!s->failed) {
+        const char *one = strstr(sql[S_BLOCK], " VALUES ") + 8, *head = sql[S_BLOCK];
+        size_t hl = (size_t)(one - head), ol = strlen(one);
+        char *q = malloc(hl + HL_STORE_BATCH * (ol + 1) + 1);
+        if (!q) {
+            snprintf(s->err, sizeof s->err, "out of memory");
+            s->failed = 1;
+        } else {
+            char *p = q + hl;
+            memcpy(q, head, hl);
+            for (int i = 0; i < HL_STORE_BATCH; i++) {
+                if (i) *p++ = ',';
+                memcpy(p, one, ol);
+                p += ol;
+            }
+            *p = 0;
+            if (sqlite3_prepare_v3(db, q, -1, SQLITE_PREPARE_PERSISTENT, &s->st_batch, NULL) !=
+                SQLITE_OK)
+                fail(s, "preparing statements");
+            free(q);
+        }
+    }
     if (!s->failed && exec(s, "BEGIN") == 0) s->in_txn = 1;
     if (s->failed) {
         snprintf(err, errlen, "%s", s->err);
@@ -172,9 +203,11 @@ static int write_totals(hl_store_t *s)
     return 0;
 }
 
+static int flush_blocks(hl_store_t *s);
+
 int hl_store_commit(hl_store_t *s)
 {
-    if (s->failed) return -1;
+    if (s->failed || flush_blocks(s) != 0) return -1;
     /* Live: every commit is a consistent database, its totals included. */
     if (s->live && s->in_txn && write_totals(s) != 0) return -1;
     if (s->in_txn && exec(s, "COMMIT") != 0) return -1;
@@ -188,6 +221,7 @@ int hl_store_commit(hl_store_t *s)
 int hl_store_close(hl_store_t *s, int indexes, char *err, size_t errlen)
 {
     if (!s) return -1;
+    if (!s->failed) flush_blocks(s);
     if (!s->failed && s->in_txn) write_totals(s);
     if (!s->failed && s->in_txn)
         exec(s, "COMMIT");
@@ -214,6 +248,7 @@ int hl_store_close(hl_store_t *s, int indexes, char *err, size_t errlen)
     }
     for (int i = 0; i < S_COUNT; i++)
         sqlite3_finalize(s->st[i]);
+    sqlite3_finalize(s->st_batch);
     hl_totals_free(s->totals);
     int rc = s->failed ? -1 : 0;
     if (rc && err) snprintf(err, errlen, "%s", s->err);
@@ -307,6 +342,31 @@ static int store_wide(hl_store_t *s, const hl_bv_t *r)
     return step(s, S_BLOCK_WIDE_MARK, "writing blocks");
 }
 
+/* The packed rows waiting in the batch into block_data: one statement for a full batch, one
+ * per row for the rest (at a commit). */
+static int flush_blocks(hl_store_t *s)
+{
+    if (s->failed) return -1;
+    int n = s->nbatch, full = n == HL_STORE_BATCH;
+    s->nbatch = 0;
+    for (int i = 0; i < n;) {
+        sqlite3_stmt *st = full ? s->st_batch : s->st[S_BLOCK];
+        int k = 1;
+        for (int j = 0; j < (full ? n : 1); j++, i++) {
+            bind_i(st, k++, s->batch[i].id);
+            for (int col = 0; col < HL_BF_NCOLS; col++, k++)
+                bind_opt(st, k, s->batch[i].c[col], col != HL_BF_FR || !s->batch[i].fr_null);
+        }
+        int rc = sqlite3_step(st);
+        sqlite3_reset(st);
+        if (rc != SQLITE_DONE) return fail(s, "writing blocks");
+    }
+    /* Counted toward the bulk transaction size like the rows of step(). */
+    s->rows += (uint64_t)n;
+    if (s->rows >= HL_STORE_TXN_ROWS && !s->live) return hl_store_commit(s);
+    return 0;
+}
+
 /* The row as the view `block` gives it back. */
 static void view_row(const hl_block_row_t *b, hl_bv_t *r)
 {
@@ -354,11 +414,11 @@ int hl_store_block(hl_store_t *s, const hl_block_row_t *b)
     if (rc == 0 || !hl_bf_encode(&r, base, c, &fr_null)) {
         if (store_wide(s, &r) != 0) return -1;
     } else {
-        sqlite3_stmt *st = s->st[S_BLOCK];
-        bind_i(st, 1, b->id);
-        for (int i = 0; i < HL_BF_NCOLS; i++)
-            bind_opt(st, i + 2, c[i], i != HL_BF_FR || !fr_null);
-        if (step(s, S_BLOCK, "writing blocks") != 0) return -1;
+        __typeof__(&s->batch[0]) w = &s->batch[s->nbatch++];
+        w->id = b->id;
+        memcpy(w->c, c, sizeof c);
+        w->fr_null = fr_null;
+        if (s->nbatch == HL_STORE_BATCH && flush_blocks(s) != 0) return -1;
     }
     hl_totals_block(s->totals, b);
     return 0;
