@@ -361,9 +361,9 @@ static int flush_blocks(hl_store_t *s)
         sqlite3_reset(st);
         if (rc != SQLITE_DONE) return fail(s, "writing blocks");
     }
-    /* Counted toward the bulk transaction size like the rows of step(). */
+    /* Counted toward the bulk transaction size like the rows of step() (hl_store_block
+     * commits when it is reached: hl_store_commit itself flushes first). */
     s->rows += (uint64_t)n;
-    if (s->rows >= HL_STORE_TXN_ROWS && !s->live) return hl_store_commit(s);
     return 0;
 }
 
@@ -418,7 +418,10 @@ int hl_store_block(hl_store_t *s, const hl_block_row_t *b)
         w->id = b->id;
         memcpy(w->c, c, sizeof c);
         w->fr_null = fr_null;
-        if (s->nbatch == HL_STORE_BATCH && flush_blocks(s) != 0) return -1;
+        if (s->nbatch == HL_STORE_BATCH) {
+            if (flush_blocks(s) != 0) return -1;
+            if (s->rows >= HL_STORE_TXN_ROWS && !s->live && hl_store_commit(s) != 0) return -1;
+        }
     }
     hl_totals_block(s->totals, b);
     return 0;
