@@ -36,56 +36,55 @@ struct hl_blockreader_s {
  * value a NULL stands for. The SQL reader selects coalesce(column, null_value) from the view
  * `block`; the direct reader decodes block_data's packed records (hl_blockfmt.h), whose
  * columns it finds through PRAGMA table_info. */
-enum {
-    F_ID,
-    F_PID,
-    F_PTR,
-    F_SIZE,
-    F_USABLE,
-    F_TIER,
-    F_CLASS,
-    F_FLAGS,
-    F_ALLOC_SEQ,
-    F_ALLOC_TS,
-    F_ALLOC_TID,
-    F_ALLOC_PATH,
-    F_ALLOC_CYCLES,
-    F_ALLOC_STACK,
-    F_PREV_BLOCK,
-    F_FREE_SEQ,
-    F_FREE_TS,
-    F_FREE_TID,
-    F_FREE_PATH,
-    F_FREE_CYCLES,
-    F_FREE_STACK,
-    F_N
+enum { /* the view's columns, in hl_blockfmt.h's order (HL_BV_*) */
+       F_ID = HL_BV_ID,
+       F_PID = HL_BV_PID,
+       F_PTR = HL_BV_PTR,
+       F_SIZE = HL_BV_SIZE,
+       F_USABLE = HL_BV_USABLE,
+       F_TIER = HL_BV_TIER,
+       F_CLASS = HL_BV_CLASS,
+       F_ALLOC_SEQ = HL_BV_ALLOC_SEQ,
+       F_ALLOC_TS = HL_BV_ALLOC_TS,
+       F_ALLOC_TID = HL_BV_ALLOC_TID,
+       F_ALLOC_PATH = HL_BV_ALLOC_PATH,
+       F_ALLOC_CYCLES = HL_BV_ALLOC_CYCLES,
+       F_ALLOC_STACK = HL_BV_ALLOC_STACK,
+       F_FREE_SEQ = HL_BV_FREE_SEQ,
+       F_FREE_TS = HL_BV_FREE_TS,
+       F_FREE_TID = HL_BV_FREE_TID,
+       F_FREE_PATH = HL_BV_FREE_PATH,
+       F_FREE_CYCLES = HL_BV_FREE_CYCLES,
+       F_FREE_STACK = HL_BV_FREE_STACK,
+       F_PREV_BLOCK = HL_BV_PREV_BLOCK,
+       F_FLAGS = HL_BV_FLAGS,
+       F_N
 };
 static const struct {
     const char *name;
     int64_t null_value;
-    int bv; /* the column of the view (hl_blockfmt.h) */
 } fields[F_N] = {
-    {"id", 0, HL_BV_ID},
-    {"pid", 0, HL_BV_PID},
-    {"ptr", 0, HL_BV_PTR},
-    {"size", 0, HL_BV_SIZE},
-    {"usable", 0, HL_BV_USABLE},
-    {"tier", 0, HL_BV_TIER},
-    {"class", -1, HL_BV_CLASS},
-    {"flags", 0, HL_BV_FLAGS},
-    {"alloc_seq", 0, HL_BV_ALLOC_SEQ},
-    {"alloc_ts", 0, HL_BV_ALLOC_TS},
-    {"alloc_tid", -1, HL_BV_ALLOC_TID},
-    {"alloc_path", 0, HL_BV_ALLOC_PATH},
-    {"alloc_cycles", -1, HL_BV_ALLOC_CYCLES},
-    {"alloc_stack", -1, HL_BV_ALLOC_STACK},
-    {"prev_block", 0, HL_BV_PREV_BLOCK},
-    {"free_seq", -1, HL_BV_FREE_SEQ},
-    {"free_ts", 0, HL_BV_FREE_TS},
-    {"free_tid", -1, HL_BV_FREE_TID},
-    {"free_path", 0, HL_BV_FREE_PATH},
-    {"free_cycles", -1, HL_BV_FREE_CYCLES},
-    {"free_stack", -1, HL_BV_FREE_STACK},
+    [F_ID] = {"id", 0},
+    [F_PID] = {"pid", 0},
+    [F_PTR] = {"ptr", 0},
+    [F_SIZE] = {"size", 0},
+    [F_USABLE] = {"usable", 0},
+    [F_TIER] = {"tier", 0},
+    [F_CLASS] = {"class", -1},
+    [F_ALLOC_SEQ] = {"alloc_seq", 0},
+    [F_ALLOC_TS] = {"alloc_ts", 0},
+    [F_ALLOC_TID] = {"alloc_tid", -1},
+    [F_ALLOC_PATH] = {"alloc_path", 0},
+    [F_ALLOC_CYCLES] = {"alloc_cycles", -1},
+    [F_ALLOC_STACK] = {"alloc_stack", -1},
+    [F_FREE_SEQ] = {"free_seq", -1},
+    [F_FREE_TS] = {"free_ts", 0},
+    [F_FREE_TID] = {"free_tid", -1},
+    [F_FREE_PATH] = {"free_path", 0},
+    [F_FREE_CYCLES] = {"free_cycles", -1},
+    [F_FREE_STACK] = {"free_stack", -1},
+    [F_PREV_BLOCK] = {"prev_block", 0},
+    [F_FLAGS] = {"flags", 0},
 };
 
 /* block_data's columns by name, in hl_blockfmt.h's order. */
@@ -123,15 +122,14 @@ static int seg_base(hl_blockreader_t *r, int64_t seg)
  * reads it, with fields[]'s null values: 1; 0 when the view's rules for it are not the
  * packed ones (a block_wide row, a NULL the writer never stores, a segment without bases):
  * SQLite reads that row; -1 on error. */
-static int decode(hl_blockreader_t *r, int64_t id, const int64_t *c, uint64_t n, int64_t *f)
+static int decode(hl_blockreader_t *r, int64_t id, const int64_t *c, uint64_t n, hl_bv_t *v)
 {
     if (n & ~(1ull << HL_BF_FR)) return 0;
     int rc = seg_base(r, hl_bf_seg_of(id));
     if (rc <= 0) return rc;
-    hl_bv_t v;
-    hl_bf_decode(id, c, (int)(n >> HL_BF_FR & 1), &r->base, &v);
-    for (int i = 0; i < F_N; i++)
-        f[i] = HL_BV_NUL(&v, fields[i].bv) ? fields[i].null_value : v.v[fields[i].bv];
+    hl_bf_decode(id, c, (int)(n >> HL_BF_FR & 1), &r->base, v);
+    for (uint32_t m = v->null; m; m &= m - 1) /* the NULL columns only */
+        v->v[__builtin_ctz(m)] = fields[__builtin_ctz(m)].null_value;
     return 1;
 }
 
@@ -253,7 +251,7 @@ static int prepare_sql(hl_blockreader_t *r, int by_index, int64_t after_id)
 static int next_direct(hl_blockreader_t *r, hl_block_row_t *row)
 {
     for (;;) {
-        int64_t rowid, v[64], f[F_N];
+        int64_t rowid, v[64];
         uint64_t nulls;
         const uint8_t *rec;
         uint32_t len;
@@ -284,19 +282,21 @@ static int next_direct(hl_blockreader_t *r, hl_block_row_t *row)
             return next_sql(r, row);
         }
         r->last_id = rowid;
-        int64_t c[HL_BF_NCOLS];
+        int64_t cbuf[HL_BF_NCOLS];
+        const int64_t *c = v + r->cid_shift;
         uint64_t n = 0;
         if (r->cid_shift) {
             /* The columns in hl_blockfmt.h's order right after the id: no permutation. */
-            memcpy(c, v + r->cid_shift, sizeof c);
             n = nulls >> r->cid_shift & ((1ull << HL_BF_NCOLS) - 1);
         } else {
             for (int i = 0; i < HL_BF_NCOLS; i++) {
-                c[i] = v[r->cid[i]];
+                cbuf[i] = v[r->cid[i]];
                 n |= (nulls >> r->cid[i] & 1) << i;
             }
+            c = cbuf;
         }
-        int d = decode(r, rowid, c, n, f);
+        hl_bv_t bv;
+        int d = decode(r, rowid, c, n, &bv);
         if (d < 0) {
             snprintf(r->err, sizeof r->err, "reading block_seg: %s", sqlite3_errmsg(r->db));
             return -1;
@@ -308,8 +308,8 @@ static int next_direct(hl_blockreader_t *r, hl_block_row_t *row)
             if (o == 0 || (r->pid > 0 && row->alloc.pid != r->pid)) continue;
             return 1;
         }
-        if (r->pid > 0 && f[F_PID] != r->pid) continue;
-        fill(row, f);
+        if (r->pid > 0 && bv.v[F_PID] != r->pid) continue;
+        fill(row, bv.v);
         return 1;
     }
 }

@@ -98,10 +98,11 @@ static inline int64_t hl_bf_sub(int64_t a, int64_t b)
     return (int64_t)((uint64_t)a - (uint64_t)b);
 }
 
-/* x >> n as SQLite computes it: an arithmetic shift (n < 64). */
+/* x >> n as SQLite computes it: an arithmetic shift (n < 64; GNU C's >> on a negative
+ * signed value is one, documented). */
 static inline int64_t hl_bf_sar(int64_t x, unsigned n)
 {
-    return x < 0 ? -(int64_t)((~(uint64_t)x) >> n) - 1 : x >> n;
+    return x >> n;
 }
 
 /* The segment of a block id (SQLite's id >> 11). */
