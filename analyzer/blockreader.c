@@ -21,10 +21,14 @@ struct hl_blockreader_s {
     int ncols;            /* columns of the block_data table */
     int cid[HL_BF_NCOLS]; /* position of each block_data column (hl_blockfmt.h) in a record */
     int cid_shift;        /* k > 0 when cid[i] = i + k for every column, else 0 */
-    int64_t base_pid, base_ptr, base_ts; /* block_base */
-    int64_t pid;                         /* > 0: rows of that process only */
-    int64_t last_id;                     /* last rowid the direct reader returned */
-    hl_block_row_t row;                  /* the row hl_blockreader_next returned */
+    sqlite3_stmt *st_one; /* one row through the view (a row the direct reader leaves) */
+    sqlite3_stmt *st_seg; /* a segment's bases */
+    int64_t seg;          /* the segment of base; seg_state 0: none read yet */
+    int seg_state;        /* 1: base holds it, 2: the segment has no (integer) bases */
+    hl_bf_seg_t base;
+    int64_t pid;        /* > 0: rows of that process only */
+    int64_t last_id;    /* last rowid the direct reader returned */
+    hl_block_row_t row; /* the row hl_blockreader_next returned */
     char err[256];
 };
 
@@ -32,104 +36,101 @@ struct hl_blockreader_s {
  * value a NULL stands for. The SQL reader selects coalesce(column, null_value) from the view
  * `block`; the direct reader decodes block_data's packed records (hl_blockfmt.h), whose
  * columns it finds through PRAGMA table_info. */
-enum {
-    F_ID,
-    F_PID,
-    F_PTR,
-    F_SIZE,
-    F_USABLE,
-    F_TIER,
-    F_CLASS,
-    F_FLAGS,
-    F_ALLOC_SEQ,
-    F_ALLOC_TS,
-    F_ALLOC_TID,
-    F_ALLOC_PATH,
-    F_ALLOC_CYCLES,
-    F_ALLOC_STACK,
-    F_PREV_BLOCK,
-    F_FREE_SEQ,
-    F_FREE_TS,
-    F_FREE_TID,
-    F_FREE_PATH,
-    F_FREE_CYCLES,
-    F_FREE_STACK,
-    F_N
+enum { /* the view's columns, in hl_blockfmt.h's order (HL_BV_*) */
+       F_ID = HL_BV_ID,
+       F_PID = HL_BV_PID,
+       F_PTR = HL_BV_PTR,
+       F_SIZE = HL_BV_SIZE,
+       F_USABLE = HL_BV_USABLE,
+       F_TIER = HL_BV_TIER,
+       F_CLASS = HL_BV_CLASS,
+       F_ALLOC_SEQ = HL_BV_ALLOC_SEQ,
+       F_ALLOC_TS = HL_BV_ALLOC_TS,
+       F_ALLOC_TID = HL_BV_ALLOC_TID,
+       F_ALLOC_PATH = HL_BV_ALLOC_PATH,
+       F_ALLOC_CYCLES = HL_BV_ALLOC_CYCLES,
+       F_ALLOC_STACK = HL_BV_ALLOC_STACK,
+       F_FREE_SEQ = HL_BV_FREE_SEQ,
+       F_FREE_TS = HL_BV_FREE_TS,
+       F_FREE_TID = HL_BV_FREE_TID,
+       F_FREE_PATH = HL_BV_FREE_PATH,
+       F_FREE_CYCLES = HL_BV_FREE_CYCLES,
+       F_FREE_STACK = HL_BV_FREE_STACK,
+       F_PREV_BLOCK = HL_BV_PREV_BLOCK,
+       F_FLAGS = HL_BV_FLAGS,
+       F_N
 };
 static const struct {
     const char *name;
     int64_t null_value;
 } fields[F_N] = {
-    {"id", 0},
-    {"pid", 0},
-    {"ptr", 0},
-    {"size", 0},
-    {"usable", 0},
-    {"tier", 0},
-    {"class", -1},
-    {"flags", 0},
-    {"alloc_seq", 0},
-    {"alloc_ts", 0},
-    {"alloc_tid", -1},
-    {"alloc_path", 0},
-    {"alloc_cycles", -1},
-    {"alloc_stack", -1},
-    {"prev_block", 0},
-    {"free_seq", -1},
-    {"free_ts", 0},
-    {"free_tid", -1},
-    {"free_path", 0},
-    {"free_cycles", -1},
-    {"free_stack", -1},
+    [F_ID] = {"id", 0},
+    [F_PID] = {"pid", 0},
+    [F_PTR] = {"ptr", 0},
+    [F_SIZE] = {"size", 0},
+    [F_USABLE] = {"usable", 0},
+    [F_TIER] = {"tier", 0},
+    [F_CLASS] = {"class", -1},
+    [F_ALLOC_SEQ] = {"alloc_seq", 0},
+    [F_ALLOC_TS] = {"alloc_ts", 0},
+    [F_ALLOC_TID] = {"alloc_tid", -1},
+    [F_ALLOC_PATH] = {"alloc_path", 0},
+    [F_ALLOC_CYCLES] = {"alloc_cycles", -1},
+    [F_ALLOC_STACK] = {"alloc_stack", -1},
+    [F_FREE_SEQ] = {"free_seq", -1},
+    [F_FREE_TS] = {"free_ts", 0},
+    [F_FREE_TID] = {"free_tid", -1},
+    [F_FREE_PATH] = {"free_path", 0},
+    [F_FREE_CYCLES] = {"free_cycles", -1},
+    [F_FREE_STACK] = {"free_stack", -1},
+    [F_PREV_BLOCK] = {"prev_block", 0},
+    [F_FLAGS] = {"flags", 0},
 };
 
 /* block_data's columns by name, in hl_blockfmt.h's order. */
 static const char *const bf_names[HL_BF_NCOLS] = {
-    "dpid",   "dptr", "size", "kind", "aseq", "ats",    "atid",  "acyc",
-    "astack", "fseq", "fts",  "ftid", "fcyc", "fstack", "dprev",
+    "dptr", "size", "kind", "aseq", "ats", "atid", "cyc", "stk", "fr", "misc",
 };
 
-/* A packed block_data record (rowid id, its columns c, NULL bits n) as the view `block`
- * reads it, with fields[]'s null values; the arithmetic wraps like the writer's. */
-static void decode(const hl_blockreader_t *r, int64_t id, const int64_t *c, uint64_t n, int64_t *f)
+/* The bases of segment seg into r->base: 1, 0 when the segment has no integer bases (the
+ * view's sums are NULL then: SQLite reads those rows), -1 on error. */
+static int seg_base(hl_blockreader_t *r, int64_t seg)
 {
-#define NUL(i) ((n >> (i)) & 1)
-    int64_t kind = NUL(HL_BF_KIND) ? 0 : c[HL_BF_KIND];
-    int64_t pid = hl_bf_add(r->base_pid, NUL(HL_BF_DPID) ? 0 : c[HL_BF_DPID]);
-    int64_t size = NUL(HL_BF_SIZE) ? 0 : c[HL_BF_SIZE];
-    int64_t aseq = hl_bf_add(hl_bf_add(id, id), NUL(HL_BF_ASEQ) ? 0 : c[HL_BF_ASEQ]);
-    int64_t ats = hl_bf_add(r->base_ts, NUL(HL_BF_ATS) ? 0 : c[HL_BF_ATS]);
-    int64_t atid = hl_bf_add(pid, c[HL_BF_ATID]);
-    int fpath = (int)((uint64_t)kind >> HL_BF_FPATH_SHIFT & HL_BF_FIELD_MASK);
-    f[F_ID] = id;
-    f[F_PID] = pid;
-    f[F_PTR] = hl_bf_add(r->base_ptr, NUL(HL_BF_DPTR) ? 0 : c[HL_BF_DPTR]);
-    f[F_SIZE] = size;
-    f[F_USABLE] = hl_bf_add(size, hl_bf_kind_usable_delta(kind));
-    f[F_TIER] = (int64_t)((uint64_t)kind >> HL_BF_TIER_SHIFT & HL_BF_TIER_MASK);
-    f[F_CLASS] = (int64_t)((uint64_t)kind >> HL_BF_CLASS_SHIFT & HL_BF_FIELD_MASK) - 1;
-    f[F_FLAGS] = kind & HL_BF_FLAGS_MASK;
-    f[F_ALLOC_SEQ] = aseq;
-    f[F_ALLOC_TS] = ats;
-    f[F_ALLOC_TID] = NUL(HL_BF_ATID) ? fields[F_ALLOC_TID].null_value : atid;
-    f[F_ALLOC_PATH] = (int64_t)((uint64_t)kind >> HL_BF_APATH_SHIFT & HL_BF_FIELD_MASK);
-    f[F_ALLOC_CYCLES] = NUL(HL_BF_ACYC) ? fields[F_ALLOC_CYCLES].null_value : c[HL_BF_ACYC];
-    f[F_ALLOC_STACK] = NUL(HL_BF_ASTACK) ? fields[F_ALLOC_STACK].null_value : c[HL_BF_ASTACK];
-    f[F_PREV_BLOCK] = NUL(HL_BF_DPREV) ? 0 : hl_bf_sub(id, c[HL_BF_DPREV]);
-    if (NUL(HL_BF_FSEQ)) {
-        f[F_FREE_SEQ] = fields[F_FREE_SEQ].null_value;
-        f[F_FREE_PATH] = 0;
-    } else {
-        f[F_FREE_SEQ] = hl_bf_add(aseq, c[HL_BF_FSEQ]);
-        f[F_FREE_PATH] = fpath;
+    if (r->seg_state && r->seg == seg) return r->seg_state == 1;
+    if (!r->st_seg &&
+        sqlite3_prepare_v2(r->db, "SELECT pid, ptr, ts, seq FROM block_seg WHERE seg = ?", -1,
+                           &r->st_seg, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(r->st_seg, 1, seg);
+    int rc = sqlite3_step(r->st_seg), ok = rc == SQLITE_ROW;
+    for (int i = 0; ok && i < 4; i++)
+        if (sqlite3_column_type(r->st_seg, i) != SQLITE_INTEGER) ok = 0;
+    if (ok) {
+        r->base.pid = sqlite3_column_int64(r->st_seg, 0);
+        r->base.ptr = sqlite3_column_int64(r->st_seg, 1);
+        r->base.ts = sqlite3_column_int64(r->st_seg, 2);
+        r->base.seq = sqlite3_column_int64(r->st_seg, 3);
     }
-    /* The view's sums are NULL as soon as one term is. */
-    f[F_FREE_TS] = NUL(HL_BF_FTS) ? 0 : hl_bf_add(ats, c[HL_BF_FTS]);
-    f[F_FREE_TID] = NUL(HL_BF_FTID) || NUL(HL_BF_ATID) ? fields[F_FREE_TID].null_value
-                                                       : hl_bf_add(atid, c[HL_BF_FTID]);
-    f[F_FREE_CYCLES] = NUL(HL_BF_FCYC) ? fields[F_FREE_CYCLES].null_value : c[HL_BF_FCYC];
-    f[F_FREE_STACK] = NUL(HL_BF_FSTACK) ? fields[F_FREE_STACK].null_value : c[HL_BF_FSTACK];
-#undef NUL
+    sqlite3_reset(r->st_seg);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return -1;
+    r->seg = seg;
+    r->seg_state = ok ? 1 : 2;
+    return ok;
+}
+
+/* A packed block_data record (rowid id, its columns c, NULL bits n) as the view `block`
+ * reads it, with fields[]'s null values: 1; 0 when the view's rules for it are not the
+ * packed ones (a block_wide row, a NULL the writer never stores, a segment without bases):
+ * SQLite reads that row; -1 on error. */
+static int decode(hl_blockreader_t *r, int64_t id, const int64_t *c, uint64_t n, hl_bv_t *v)
+{
+    if (n & ~(1ull << HL_BF_FR)) return 0;
+    int rc = seg_base(r, hl_bf_seg_of(id));
+    if (rc <= 0) return rc;
+    hl_bf_decode(id, c, (int)(n >> HL_BF_FR & 1), &r->base, v);
+    for (uint32_t m = v->null; m; m &= m - 1) /* the NULL columns only */
+        v->v[__builtin_ctz(m)] = fields[__builtin_ctz(m)].null_value;
+    return 1;
 }
 
 static void fill(hl_block_row_t *row, const int64_t *f)
@@ -179,14 +180,14 @@ static void fill(hl_block_row_t *row, const int64_t *f)
     }
 }
 
-/* Next row through SQLite: 1, 0 at the end, -1 on error. */
-static int next_sql(hl_blockreader_t *r, hl_block_row_t *row)
+/* Next row of st through SQLite: 1, 0 at the end, -1 on error. */
+static int next_stmt(hl_blockreader_t *r, sqlite3_stmt *st, hl_block_row_t *row)
 {
-    int rc = sqlite3_step(r->st);
+    int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
         int64_t f[F_N];
         for (int i = 0; i < F_N; i++)
-            f[i] = sqlite3_column_int64(r->st, i);
+            f[i] = sqlite3_column_int64(st, i);
         fill(row, f);
         return 1;
     }
@@ -195,16 +196,47 @@ static int next_sql(hl_blockreader_t *r, hl_block_row_t *row)
     return -1;
 }
 
-/* Prepare the SQL reader: the rows of r->pid (all when <= 0) with ids above after_id
- * (INT64_MIN: all), in rowid or alloc_seq order. */
-static int prepare_sql(hl_blockreader_t *r, int by_index, int64_t after_id)
+static int next_sql(hl_blockreader_t *r, hl_block_row_t *row)
 {
-    char q[1024], *p = q, *end = q + sizeof q;
+    return next_stmt(r, r->st, row);
+}
+
+/* The SELECT of fields[] from the view, into q. */
+static char *select_fields(char *q, char *end)
+{
+    char *p = q;
     p += snprintf(p, (size_t)(end - p), "SELECT ");
     for (int i = 0; i < F_N; i++)
         p += snprintf(p, (size_t)(end - p), "%scoalesce(%s, %lld)", i ? ", " : "", fields[i].name,
                       (long long)fields[i].null_value);
     p += snprintf(p, (size_t)(end - p), " FROM block WHERE 1");
+    return p;
+}
+
+/* Row id through the view (a row the direct reader cannot decode itself): 1, 0 when the
+ * view has no such row, -1 on error. */
+static int one_sql(hl_blockreader_t *r, int64_t id, hl_block_row_t *row)
+{
+    if (!r->st_one) {
+        char q[1024];
+        char *p = select_fields(q, q + sizeof q);
+        snprintf(p, (size_t)(q + sizeof q - p), " AND id = ?");
+        if (sqlite3_prepare_v2(r->db, q, -1, &r->st_one, NULL) != SQLITE_OK) {
+            snprintf(r->err, sizeof r->err, "preparing the block query: %s", sqlite3_errmsg(r->db));
+            return -1;
+        }
+    }
+    sqlite3_bind_int64(r->st_one, 1, id);
+    int rc = next_stmt(r, r->st_one, row);
+    sqlite3_reset(r->st_one);
+    return rc;
+}
+
+/* Prepare the SQL reader: the rows of r->pid (all when <= 0) with ids above after_id
+ * (INT64_MIN: all), in rowid or alloc_seq order. */
+static int prepare_sql(hl_blockreader_t *r, int by_index, int64_t after_id)
+{
+    char q[1024], *end = q + sizeof q, *p = select_fields(q, end);
     if (after_id != INT64_MIN)
         p += snprintf(p, (size_t)(end - p), " AND id > %lld", (long long)after_id);
     if (r->pid > 0) p += snprintf(p, (size_t)(end - p), " AND pid = %lld", (long long)r->pid);
@@ -219,7 +251,7 @@ static int prepare_sql(hl_blockreader_t *r, int by_index, int64_t after_id)
 static int next_direct(hl_blockreader_t *r, hl_block_row_t *row)
 {
     for (;;) {
-        int64_t rowid, v[64], f[F_N];
+        int64_t rowid, v[64];
         uint64_t nulls;
         const uint8_t *rec;
         uint32_t len;
@@ -250,20 +282,34 @@ static int next_direct(hl_blockreader_t *r, hl_block_row_t *row)
             return next_sql(r, row);
         }
         r->last_id = rowid;
+        int64_t cbuf[HL_BF_NCOLS];
+        const int64_t *c = v + r->cid_shift;
+        uint64_t n = 0;
         if (r->cid_shift) {
             /* The columns in hl_blockfmt.h's order right after the id: no permutation. */
-            decode(r, rowid, v + r->cid_shift, nulls >> r->cid_shift, f);
+            n = nulls >> r->cid_shift & ((1ull << HL_BF_NCOLS) - 1);
         } else {
-            int64_t c[HL_BF_NCOLS];
-            uint64_t n = 0;
             for (int i = 0; i < HL_BF_NCOLS; i++) {
-                c[i] = v[r->cid[i]];
+                cbuf[i] = v[r->cid[i]];
                 n |= (nulls >> r->cid[i] & 1) << i;
             }
-            decode(r, rowid, c, n, f);
+            c = cbuf;
         }
-        if (r->pid > 0 && f[F_PID] != r->pid) continue;
-        fill(row, f);
+        hl_bv_t bv;
+        int d = decode(r, rowid, c, n, &bv);
+        if (d < 0) {
+            snprintf(r->err, sizeof r->err, "reading block_seg: %s", sqlite3_errmsg(r->db));
+            return -1;
+        }
+        if (d == 0) {
+            /* A row the view gives by other rules (block_wide, NULLs): SQLite reads it. */
+            int o = one_sql(r, rowid, row);
+            if (o < 0) return -1;
+            if (o == 0 || (r->pid > 0 && row->alloc.pid != r->pid)) continue;
+            return 1;
+        }
+        if (r->pid > 0 && bv.v[F_PID] != r->pid) continue;
+        fill(row, bv.v);
         return 1;
     }
 }
@@ -303,24 +349,6 @@ static int direct_setup(hl_blockreader_t *r, const char *file, char *why, size_t
     sqlite3_finalize(st);
     if (!root) {
         snprintf(why, whylen, "no rowid table 'block_data'");
-        return -1;
-    }
-    /* The differences' bases; without a block_base row the view has no rows to give
-     * (its sums are NULL): let SQLite read it. */
-    int base = 0;
-    if (sqlite3_prepare_v2(r->db, "SELECT pid, ptr, ts FROM block_base WHERE id = 1", -1, &st,
-                           NULL) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW) {
-        base = 1;
-        for (int i = 0; i < 3; i++)
-            if (sqlite3_column_type(st, i) != SQLITE_INTEGER) base = 0;
-        r->base_pid = sqlite3_column_int64(st, 0);
-        r->base_ptr = sqlite3_column_int64(st, 1);
-        r->base_ts = sqlite3_column_int64(st, 2);
-    }
-    sqlite3_finalize(st);
-    if (!base) {
-        snprintf(why, whylen, "no integer block_base row");
         return -1;
     }
     for (int i = 0; i < HL_BF_NCOLS; i++)
@@ -365,6 +393,8 @@ static int direct_setup(hl_blockreader_t *r, const char *file, char *why, size_t
 static void reader_free(hl_blockreader_t *r)
 {
     sqlite3_finalize(r->st);
+    sqlite3_finalize(r->st_one);
+    sqlite3_finalize(r->st_seg);
     hl_btree_close(r->bt);
     if (r->fd >= 0) close(r->fd);
     if (r->db) sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL);

@@ -11,6 +11,7 @@
  * leaves in rowid order; contiguous runs of them are read with one pread.
  */
 #include "btree.h"
+#include "hl_blockfmt.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -459,9 +460,9 @@ int hl_record_ints_padded(const uint8_t *rec, uint32_t len, int n, int64_t *v, u
         v[i] = wi ? (int64_t)__builtin_bswap64(u) >> (64 - 8 * wi) : h[i] == 9;                    \
         d += wi;                                                                                   \
     } while (0)
-    if (m == 16) { /* the block table's 16 columns: unrolled */
-#pragma GCC unroll 16
-        for (int i = 0; i < 16; i++)
+    if (m == 1 + HL_BF_NCOLS) { /* block_data's columns (the id a NULL): unrolled */
+#pragma GCC unroll 11
+        for (int i = 0; i < 1 + HL_BF_NCOLS; i++)
             VALUE(i);
     } else {
         for (int i = 0; i < m; i++)

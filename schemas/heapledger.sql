@@ -1,4 +1,4 @@
--- heapledger run database, schema version 2.
+-- heapledger run database, schema version 3.
 --
 -- One file per recording. Written by the tracer (record / collect / collectd), read by the
 -- analyzer (report / diff / replay / history) and by sqlite3 alone through the views below.
@@ -7,7 +7,7 @@
 -- (CLOCK_MONOTONIC), the same clock as kernel_event. Path, tier and op numbers are those of
 -- schemas/paths.def and schemas/hl_schema.h (copied into the path table at creation).
 
-PRAGMA user_version = 2;
+PRAGMA user_version = 3;
 
 -- Key/value facts about the file: 'writer' (heapledger version), 'ingest_status' ('complete',
 -- 'partial' when the trace was truncated or corrupt, 'live' while collectd is writing,
@@ -66,81 +66,214 @@ CREATE TABLE IF NOT EXISTS path (
 -- not), or as free_cycles of the block it ends when it starts none (realloc(p, 0)); the old
 -- side of a moving realloc has free_cycles NULL.
 --
--- Stored narrow (schema version 2): block_data holds each lifetime as small integers, most
--- of them differences that SQLite's variable-width integers store in 0-2 bytes (a 0 or a 1
--- costs no byte at all); the view `block` below gives the columns of version 1 back, and
--- inserts, updates and deletes on it go to block_data through its triggers. Readers use the
--- view (or decode block_data like analyzer/blockreader.c); docs/schema.md has the rules.
-CREATE TABLE IF NOT EXISTS block_base (   -- one row: what block_data's differences start from
-    id  INTEGER PRIMARY KEY CHECK (id = 1),
-    pid INTEGER NOT NULL,                 -- the first block's pid
-    ptr INTEGER NOT NULL,                 -- the first block's pointer
-    ts  INTEGER NOT NULL                  -- the first block's alloc_ts
+-- Stored narrow (schema version 3): block_data holds each lifetime in ten small integers,
+-- most of them differences that SQLite's variable-width integers store in 0-3 bytes (a 0 or a
+-- 1 costs no byte at all), several of them two values in one (pack2 below); the view `block`
+-- below gives the columns of version 1 back, and inserts, updates and deletes on it go to
+-- block_data through its triggers. A row whose values do not fit the packing (negative, NULL
+-- where the ingest never writes one, too wide) is stored whole in block_wide, with a row of
+-- NULLs in block_data keeping its place. Readers use the view (or decode block_data like
+-- analyzer/blockreader.c); docs/schema.md and schemas/hl_blockfmt.h have the rules.
+--
+-- pack2(x, y) = L | x << 5 | y << (5 + L), L the bit length of x (x < 2^31, y < 2^(58 - L),
+-- both >= 0): x = (v >> 5) & ((1 << (v & 31)) - 1), y = v >> (5 + (v & 31)).
+-- zz(v) = 2v for v >= 0, -2v - 1 below (small magnitudes, small codes).
+CREATE TABLE IF NOT EXISTS block_seg (    -- the bases of the block rows of ids seg << 11 ...
+    seg INTEGER PRIMARY KEY,              --   (seg << 11) + 2047: the first row stored of them
+    pid INTEGER NOT NULL,                 -- its pid
+    ptr INTEGER NOT NULL,                 -- its pointer
+    ts  INTEGER NOT NULL,                 -- its alloc_ts
+    seq INTEGER NOT NULL                  -- its alloc_seq - 2 * id
 );
 
 CREATE TABLE IF NOT EXISTS block_data (
-    id     INTEGER PRIMARY KEY,
-    dpid   INTEGER NOT NULL,   -- pid - block_base.pid
-    dptr   INTEGER NOT NULL,   -- ptr - block_base.ptr
-    size   INTEGER NOT NULL,   -- requested bytes
-    kind   INTEGER NOT NULL,   -- flags | tier << 4 | (class + 1) << 6 | alloc_path << 12
-                               --   | free_path << 18 | (usable - size) << 24 (paths 0: NULL)
-    aseq   INTEGER NOT NULL,   -- alloc_seq - 2 * id
-    ats    INTEGER NOT NULL,   -- alloc_ts - block_base.ts
-    atid   INTEGER,            -- alloc_tid - pid
-    acyc   INTEGER,            -- alloc_cycles
-    astack INTEGER,            -- alloc_stack
-    fseq   INTEGER,            -- free_seq - alloc_seq; NULL: live at the end of the recording
-    fts    INTEGER,            -- free_ts - alloc_ts
-    ftid   INTEGER,            -- free_tid - alloc_tid
-    fcyc   INTEGER,            -- free_cycles
-    fstack INTEGER,            -- free_stack
-    dprev  INTEGER             -- id - prev_block
+    id   INTEGER PRIMARY KEY,
+    dptr INTEGER,   -- ptr - seg.ptr
+    size INTEGER,   -- requested bytes
+    kind INTEGER,   -- flags | tier << 4 | (class + 1) << 6 | alloc_path << 12
+                    --   | free_path << 18 | (usable - size) << 24 (paths 0: NULL);
+                    --   NULL: the row is in block_wide
+    aseq INTEGER,   -- alloc_seq - 2 * id - seg.seq
+    ats  INTEGER,   -- alloc_ts - seg.ts
+    atid INTEGER,   -- alloc_tid - pid
+    cyc  INTEGER,   -- pack2(alloc_cycles + 1, free_cycles + 1), a NULL as 0
+    stk  INTEGER,   -- pack2(alloc_stack, free_stack), a NULL as 0
+    fr   INTEGER,   -- pack2(free_seq - alloc_seq, free_ts - alloc_ts); NULL: live at the end
+    misc INTEGER    -- pack2(zz(pid - seg.pid), pack2(zz(free_tid - alloc_tid), id - prev_block)),
+                    --   free_tid - alloc_tid 0 when live, id - prev_block 0 when NULL
 );
+
+-- The rows that do not fit block_data's packing, as inserted (the columns of `block`).
+CREATE TABLE IF NOT EXISTS block_wide (
+    id INTEGER PRIMARY KEY, pid INTEGER, ptr INTEGER, size INTEGER, usable INTEGER,
+    tier INTEGER, class INTEGER, alloc_seq INTEGER, alloc_ts INTEGER, alloc_tid INTEGER,
+    alloc_path INTEGER, alloc_cycles INTEGER, alloc_stack INTEGER, free_seq INTEGER,
+    free_ts INTEGER, free_tid INTEGER, free_path INTEGER, free_cycles INTEGER,
+    free_stack INTEGER, prev_block INTEGER, flags INTEGER
+);
+
+-- Bit lengths for the triggers: the bit length of 0 <= x < 2^31 is
+-- (SELECT count(*) FROM bit_length WHERE low <= x).
+CREATE TABLE IF NOT EXISTS bit_length (
+    bits INTEGER PRIMARY KEY,
+    low  INTEGER NOT NULL                 -- 2^(bits - 1)
+);
+INSERT OR IGNORE INTO bit_length
+    WITH RECURSIVE b(bits, low) AS (SELECT 1, 1 UNION ALL SELECT bits + 1, low * 2 FROM b
+                                    WHERE bits < 31)
+    SELECT bits, low FROM b;
 
 -- The block lifetimes with the columns of schema version 1 (docs/schema.md, "block").
 CREATE VIEW IF NOT EXISTS block AS
-    SELECT id,
-           (SELECT pid FROM block_base) + dpid AS pid,
-           (SELECT ptr FROM block_base) + dptr AS ptr,
-           size,
-           size + (kind >> 24) AS usable,
-           (kind >> 4) & 3 AS tier,
-           ((kind >> 6) & 63) - 1 AS class,
-           2 * id + aseq AS alloc_seq,
-           (SELECT ts FROM block_base) + ats AS alloc_ts,
-           (SELECT pid FROM block_base) + dpid + atid AS alloc_tid,
-           nullif((kind >> 12) & 63, 0) AS alloc_path,
-           acyc AS alloc_cycles,
-           astack AS alloc_stack,
-           2 * id + aseq + fseq AS free_seq,
-           (SELECT ts FROM block_base) + ats + fts AS free_ts,
-           (SELECT pid FROM block_base) + dpid + atid + ftid AS free_tid,
-           CASE WHEN fseq IS NOT NULL THEN nullif((kind >> 18) & 63, 0) END AS free_path,
-           fcyc AS free_cycles,
-           fstack AS free_stack,
-           id - dprev AS prev_block,
-           kind & 15 AS flags
-    FROM block_data;
+    SELECT u.id AS id,
+           CASE WHEN u.kind IS NULL THEN w.pid ELSE u.pid END AS pid,
+           CASE WHEN u.kind IS NULL THEN w.ptr ELSE u.sptr + u.dptr END AS ptr,
+           CASE WHEN u.kind IS NULL THEN w.size ELSE u.size END AS size,
+           CASE WHEN u.kind IS NULL THEN w.usable ELSE u.size + (u.kind >> 24) END AS usable,
+           CASE WHEN u.kind IS NULL THEN w.tier ELSE (u.kind >> 4) & 3 END AS tier,
+           CASE WHEN u.kind IS NULL THEN w.class ELSE ((u.kind >> 6) & 63) - 1 END AS class,
+           CASE WHEN u.kind IS NULL THEN w.alloc_seq ELSE u.alloc_seq END AS alloc_seq,
+           CASE WHEN u.kind IS NULL THEN w.alloc_ts ELSE u.alloc_ts END AS alloc_ts,
+           CASE WHEN u.kind IS NULL THEN w.alloc_tid ELSE u.pid + u.atid END AS alloc_tid,
+           CASE WHEN u.kind IS NULL THEN w.alloc_path ELSE nullif((u.kind >> 12) & 63, 0) END
+               AS alloc_path,
+           CASE WHEN u.kind IS NULL THEN w.alloc_cycles
+                ELSE nullif((u.cyc >> 5) & ((1 << (u.cyc & 31)) - 1), 0) - 1 END AS alloc_cycles,
+           CASE WHEN u.kind IS NULL THEN w.alloc_stack
+                ELSE nullif((u.stk >> 5) & ((1 << (u.stk & 31)) - 1), 0) END AS alloc_stack,
+           CASE WHEN u.kind IS NULL THEN w.free_seq
+                ELSE u.alloc_seq + ((u.fr >> 5) & ((1 << (u.fr & 31)) - 1)) END AS free_seq,
+           CASE WHEN u.kind IS NULL THEN w.free_ts ELSE u.alloc_ts + (u.fr >> (5 + (u.fr & 31))) END
+               AS free_ts,
+           CASE WHEN u.kind IS NULL THEN w.free_tid
+                WHEN u.fr IS NOT NULL THEN u.pid + u.atid
+                    + CASE WHEN u.zf & 1 THEN -1 - (u.zf >> 1) ELSE u.zf >> 1 END END AS free_tid,
+           CASE WHEN u.kind IS NULL THEN w.free_path
+                WHEN u.fr IS NOT NULL THEN nullif((u.kind >> 18) & 63, 0) END AS free_path,
+           CASE WHEN u.kind IS NULL THEN w.free_cycles
+                ELSE nullif(u.cyc >> (5 + (u.cyc & 31)), 0) - 1 END AS free_cycles,
+           CASE WHEN u.kind IS NULL THEN w.free_stack
+                ELSE nullif(u.stk >> (5 + (u.stk & 31)), 0) END AS free_stack,
+           CASE WHEN u.kind IS NULL THEN w.prev_block
+                ELSE u.id - nullif(u.m2 >> (5 + (u.m2 & 31)), 0) END AS prev_block,
+           CASE WHEN u.kind IS NULL THEN w.flags ELSE u.kind & 15 END AS flags
+    FROM (SELECT t.*, t.spid + CASE WHEN t.zp & 1 THEN -1 - (t.zp >> 1) ELSE t.zp >> 1 END AS pid,
+                 2 * t.id + (t.sseq + t.aseq) AS alloc_seq, t.sts + t.ats AS alloc_ts,
+                 (t.m2 >> 5) & ((1 << (t.m2 & 31)) - 1) AS zf
+          FROM (SELECT d.*, s.pid AS spid, s.ptr AS sptr, s.ts AS sts, s.seq AS sseq,
+                       (d.misc >> 5) & ((1 << (d.misc & 31)) - 1) AS zp,
+                       d.misc >> (5 + (d.misc & 31)) AS m2
+                FROM block_data d LEFT JOIN block_seg s ON s.seg = d.id >> 11) t) u
+    LEFT JOIN block_wide w ON u.kind IS NULL AND w.id = u.id;
 
+-- Hand-made rows: the same encoding as the ingest's (schemas/hl_blockfmt.h, hl_bf_encode);
+-- flags NULL is 0, as in version 2.
 CREATE TRIGGER IF NOT EXISTS block_insert INSTEAD OF INSERT ON block
 BEGIN
-    INSERT OR IGNORE INTO block_base VALUES (1, NEW.pid, NEW.ptr, NEW.alloc_ts);
-    INSERT INTO block_data VALUES (
-        NEW.id, NEW.pid - (SELECT pid FROM block_base), NEW.ptr - (SELECT ptr FROM block_base),
-        NEW.size,
-        (coalesce(NEW.flags, 0) & 15) | ((NEW.tier & 3) << 4) | (((NEW.class + 1) & 63) << 6)
-            | ((coalesce(NEW.alloc_path, 0) & 63) << 12)
-            | ((coalesce(NEW.free_path, 0) & 63) << 18) | ((NEW.usable - NEW.size) << 24),
-        NEW.alloc_seq - 2 * NEW.id, NEW.alloc_ts - (SELECT ts FROM block_base),
-        NEW.alloc_tid - NEW.pid, NEW.alloc_cycles, NEW.alloc_stack,
-        NEW.free_seq - NEW.alloc_seq, NEW.free_ts - NEW.alloc_ts, NEW.free_tid - NEW.alloc_tid,
-        NEW.free_cycles, NEW.free_stack, NEW.id - NEW.prev_block);
+    SELECT RAISE(ABORT, 'block.id must be given (an integer): the rows of a heapledger database keep their ids')
+        WHERE typeof(NEW.id) != 'integer';
+    SELECT RAISE(ABORT, 'UNIQUE constraint failed: block.id')
+        WHERE EXISTS (SELECT 1 FROM block_data WHERE id = NEW.id);
+    INSERT OR IGNORE INTO block_seg
+        SELECT NEW.id >> 11, NEW.pid, NEW.ptr, NEW.alloc_ts, NEW.alloc_seq - 2 * NEW.id
+        WHERE typeof(NEW.pid) = 'integer' AND typeof(NEW.ptr) = 'integer'
+              AND typeof(NEW.alloc_ts) = 'integer' AND typeof(NEW.alloc_seq) = 'integer'
+              AND typeof(NEW.alloc_seq - 2 * NEW.id) = 'integer';
+    INSERT INTO block_data (id, dptr, size, kind, aseq, ats, atid, cyc, stk, fr, misc)
+    SELECT id, dptr, size,
+           -- (in SQL, << >> & | have one precedence: every term in parentheses)
+           flags | (tier << 4) | ((class + 1) << 6) | (coalesce(alloc_path, 0) << 12)
+               | (coalesce(free_path, 0) << 18) | (du << 24),
+           aseq, ats, atid,
+           lca | (ca << 5) | (cf << (5 + lca)),
+           lsa | (sa << 5) | (sf << (5 + lsa)),
+           CASE WHEN free_seq IS NOT NULL THEN lfseq | (fseq << 5) | (fts << (5 + lfseq)) END,
+           lzp | (zp << 5) | ((lzf | (zf << 5) | (dprev << (5 + lzf))) << (5 + lzp))
+    FROM (SELECT *, (SELECT count(*) FROM bit_length WHERE low <= ca) AS lca,
+                 (SELECT count(*) FROM bit_length WHERE low <= sa) AS lsa,
+                 (SELECT count(*) FROM bit_length WHERE low <= fseq) AS lfseq,
+                 (SELECT count(*) FROM bit_length WHERE low <= zp) AS lzp,
+                 (SELECT count(*) FROM bit_length WHERE low <= zf) AS lzf
+          FROM (SELECT *, CASE WHEN dpid < 0 THEN -2 * dpid - 1 ELSE 2 * dpid END AS zp,
+                       CASE WHEN ftid < 0 THEN -2 * ftid - 1 ELSE 2 * ftid END AS zf
+                FROM (SELECT NEW.id AS id, NEW.size AS size, NEW.tier AS tier, NEW.class AS class,
+                             coalesce(NEW.flags, 0) AS flags, NEW.alloc_path AS alloc_path,
+                             NEW.free_path AS free_path, NEW.free_seq AS free_seq,
+                             NEW.ptr - s.ptr AS dptr, NEW.usable - NEW.size AS du,
+                             NEW.alloc_seq - 2 * NEW.id - s.seq AS aseq, NEW.alloc_ts - s.ts AS ats,
+                             NEW.alloc_tid - NEW.pid AS atid, NEW.pid - s.pid AS dpid,
+                             CASE WHEN NEW.alloc_cycles IS NULL THEN 0 ELSE NEW.alloc_cycles + 1 END
+                                 AS ca,
+                             CASE WHEN NEW.free_cycles IS NULL THEN 0 ELSE NEW.free_cycles + 1 END
+                                 AS cf,
+                             coalesce(NEW.alloc_stack, 0) AS sa, coalesce(NEW.free_stack, 0) AS sf,
+                             CASE WHEN NEW.free_seq IS NULL THEN 0
+                                  ELSE NEW.free_seq - NEW.alloc_seq END AS fseq,
+                             CASE WHEN NEW.free_seq IS NULL THEN 0
+                                  ELSE NEW.free_ts - NEW.alloc_ts END AS fts,
+                             CASE WHEN NEW.free_seq IS NULL THEN 0
+                                  ELSE NEW.free_tid - NEW.alloc_tid END AS ftid,
+                             CASE WHEN NEW.prev_block IS NULL THEN 0
+                                  ELSE NEW.id - NEW.prev_block END AS dprev
+                      FROM block_seg s
+                      WHERE s.seg = NEW.id >> 11
+                        -- the values the packing takes: integers, NULL only where it has a code
+                        AND typeof(NEW.pid) = 'integer' AND typeof(NEW.ptr) = 'integer'
+                        AND typeof(NEW.size) = 'integer' AND typeof(NEW.usable) = 'integer'
+                        AND typeof(NEW.alloc_seq) = 'integer' AND typeof(NEW.alloc_ts) = 'integer'
+                        AND typeof(NEW.alloc_tid) = 'integer'
+                        AND typeof(NEW.tier) = 'integer' AND NEW.tier BETWEEN 0 AND 3
+                        AND typeof(NEW.class) = 'integer' AND NEW.class BETWEEN -1 AND 62
+                        AND (NEW.flags IS NULL OR (typeof(NEW.flags) = 'integer'
+                                                   AND NEW.flags BETWEEN 0 AND 15))
+                        AND (NEW.alloc_path IS NULL OR (typeof(NEW.alloc_path) = 'integer'
+                                                        AND NEW.alloc_path BETWEEN 1 AND 63))
+                        AND (NEW.free_path IS NULL OR (typeof(NEW.free_path) = 'integer'
+                                                       AND NEW.free_path BETWEEN 1 AND 63
+                                                       AND NEW.free_seq IS NOT NULL))
+                        AND (NEW.alloc_cycles IS NULL OR (typeof(NEW.alloc_cycles) = 'integer'
+                                                          AND NEW.alloc_cycles BETWEEN 0 AND 2147483646))
+                        AND (NEW.free_cycles IS NULL OR (typeof(NEW.free_cycles) = 'integer'
+                                                         AND NEW.free_cycles >= 0
+                                                         AND NEW.free_cycles < 4611686018427387904))
+                        AND (NEW.alloc_stack IS NULL OR (typeof(NEW.alloc_stack) = 'integer'
+                                                         AND NEW.alloc_stack BETWEEN 1 AND 2147483647))
+                        AND (NEW.free_stack IS NULL OR (typeof(NEW.free_stack) = 'integer'
+                                                        AND NEW.free_stack >= 1))
+                        AND (NEW.prev_block IS NULL OR typeof(NEW.prev_block) = 'integer')
+                        AND CASE WHEN NEW.free_seq IS NULL
+                                 THEN NEW.free_ts IS NULL AND NEW.free_tid IS NULL
+                                 ELSE typeof(NEW.free_seq) = 'integer'
+                                      AND typeof(NEW.free_ts) = 'integer'
+                                      AND typeof(NEW.free_tid) = 'integer' END)
+                -- the differences: exact (SQLite makes a real of an integer overflow)
+                WHERE typeof(dptr) = 'integer' AND typeof(du) = 'integer'
+                      AND du BETWEEN -274877906944 AND 274877906943
+                      AND typeof(aseq) = 'integer' AND typeof(ats) = 'integer'
+                      AND typeof(atid) = 'integer' AND typeof(dpid) = 'integer'
+                      AND dpid BETWEEN -1073741824 AND 1073741823
+                      AND typeof(fseq) = 'integer' AND fseq BETWEEN 0 AND 2147483647
+                      AND typeof(fts) = 'integer' AND fts >= 0
+                      AND typeof(ftid) = 'integer' AND ftid BETWEEN -1073741824 AND 1073741823
+                      AND typeof(dprev) = 'integer' AND dprev >= 0
+                      AND (NEW.prev_block IS NULL OR dprev >= 1)))
+    -- the second values of the pairs: below 2^(58 - bit length of the first)
+    WHERE cf < (1 << (58 - lca)) AND sf < (1 << (58 - lsa)) AND fts < (1 << (58 - lfseq))
+          AND dprev < (1 << (58 - lzf))
+          AND (lzf | (zf << 5) | (dprev << (5 + lzf))) < (1 << (58 - lzp));
+    INSERT INTO block_wide
+        SELECT NEW.id, NEW.pid, NEW.ptr, NEW.size, NEW.usable, NEW.tier, NEW.class,
+               NEW.alloc_seq, NEW.alloc_ts, NEW.alloc_tid, NEW.alloc_path, NEW.alloc_cycles,
+               NEW.alloc_stack, NEW.free_seq, NEW.free_ts, NEW.free_tid, NEW.free_path,
+               NEW.free_cycles, NEW.free_stack, NEW.prev_block, NEW.flags
+        WHERE NOT EXISTS (SELECT 1 FROM block_data WHERE id = NEW.id);
+    INSERT INTO block_data (id) SELECT NEW.id WHERE NOT EXISTS (SELECT 1 FROM block_data WHERE id = NEW.id);
 END;
 
 CREATE TRIGGER IF NOT EXISTS block_update INSTEAD OF UPDATE ON block
 BEGIN
     DELETE FROM block_data WHERE id = OLD.id;
+    DELETE FROM block_wide WHERE id = OLD.id;
     INSERT INTO block VALUES (NEW.id, NEW.pid, NEW.ptr, NEW.size, NEW.usable, NEW.tier,
         NEW.class, NEW.alloc_seq, NEW.alloc_ts, NEW.alloc_tid, NEW.alloc_path, NEW.alloc_cycles,
         NEW.alloc_stack, NEW.free_seq, NEW.free_ts, NEW.free_tid, NEW.free_path,
@@ -150,6 +283,7 @@ END;
 CREATE TRIGGER IF NOT EXISTS block_delete INSTEAD OF DELETE ON block
 BEGIN
     DELETE FROM block_data WHERE id = OLD.id;
+    DELETE FROM block_wide WHERE id = OLD.id;
 END;
 
 -- The block rows' totals per (alloc_path, free_path, flags) of the block view (0 for NULL),

@@ -18,11 +18,17 @@
 #include <string.h>
 
 #define HL_STORE_TXN_ROWS 1000000
+#define HL_STORE_SEGS     64
+/* Packed block rows per INSERT: one statement (its cursor opened once, the rows appended in
+ * id order without a seek from the root each) for this many rows. */
+#define HL_STORE_BATCH 32
 
 enum {
     S_BLOCK,
-    S_BLOCK_BASE,
-    S_BLOCK_BASE_GET,
+    S_BLOCK_SEG,
+    S_BLOCK_SEG_GET,
+    S_BLOCK_WIDE,
+    S_BLOCK_WIDE_MARK,
     S_ORPHAN,
     S_STACK,
     S_FRAME,
@@ -39,11 +45,13 @@ enum {
 };
 
 static const char *const sql[S_COUNT] = {
-    /* The packed row of schema version 2 (schemas/hl_blockfmt.h), not the view. */
-    [S_BLOCK] = "INSERT INTO block_data(id, dpid, dptr, size, kind, aseq, ats, atid, acyc, astack,"
-                " fseq, fts, ftid, fcyc, fstack, dprev) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    [S_BLOCK_BASE] = "INSERT OR IGNORE INTO block_base(id, pid, ptr, ts) VALUES (1,?,?,?)",
-    [S_BLOCK_BASE_GET] = "SELECT pid, ptr, ts FROM block_base WHERE id = 1",
+    /* The packed row of schema version 3 (schemas/hl_blockfmt.h), not the view. */
+    [S_BLOCK] = "INSERT INTO block_data(id, dptr, size, kind, aseq, ats, atid, cyc, stk, fr, misc)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+    [S_BLOCK_SEG] = "INSERT OR IGNORE INTO block_seg(seg, pid, ptr, ts, seq) VALUES (?,?,?,?,?)",
+    [S_BLOCK_SEG_GET] = "SELECT pid, ptr, ts, seq FROM block_seg WHERE seg = ?",
+    [S_BLOCK_WIDE] = "INSERT INTO block_wide VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [S_BLOCK_WIDE_MARK] = "INSERT INTO block_data(id) VALUES (?)",
     [S_ORPHAN] = "INSERT INTO orphan_free(seq, ts, pid, tid, ptr, path, cycles, stack)"
                  " VALUES (?,?,?,?,?,?,?,?)",
     [S_STACK] = "INSERT INTO stack(id, pid, depth) VALUES (?,?,?)",
@@ -71,10 +79,21 @@ struct hl_store_s {
     sqlite3 *db;
     sqlite3_stmt *st[S_COUNT];
     int live, in_txn, failed;
-    int has_base; /* block_base written: the differences of block_data start */
-    int64_t base_pid, base_ptr, base_ts;
+    /* The segment bases (block_seg) used last, direct-mapped by segment number: rows come
+     * nearly in id order, so one or two segments are in use at a time. */
+    struct {
+        int64_t seg;
+        int state; /* 0 unknown, 1 base, 2 no base (the segment's rows go to block_wide) */
+        hl_bf_seg_t base;
+    } seg[HL_STORE_SEGS];
     uint64_t rows;
-    hl_totals_t *totals; /* the block rows' totals, into block_totals (ingest_totals.c) */
+    hl_totals_t *totals;    /* the block rows' totals, into block_totals (ingest_totals.c) */
+    sqlite3_stmt *st_batch; /* S_BLOCK for HL_STORE_BATCH rows */
+    int nbatch;             /* packed rows waiting in batch[] */
+    struct {
+        int64_t id, c[HL_BF_NCOLS];
+        int fr_null;
+    } batch[HL_STORE_BATCH];
     char err[256];
 };
 
@@ -145,6 +164,28 @@ hl_store_t *hl_store_open(sqlite3 *db, int live, char *err, size_t errlen)
         if (sqlite3_prepare_v3(db, sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) !=
             SQLITE_OK)
             fail(s, "preparing statements");
+    if (!s->failed) {
+        const char *one = strstr(sql[S_BLOCK], " VALUES ") + 8, *head = sql[S_BLOCK];
+        size_t hl = (size_t)(one - head), ol = strlen(one);
+        char *q = malloc(hl + HL_STORE_BATCH * (ol + 1) + 1);
+        if (!q) {
+            snprintf(s->err, sizeof s->err, "out of memory");
+            s->failed = 1;
+        } else {
+            char *p = q + hl;
+            memcpy(q, head, hl);
+            for (int i = 0; i < HL_STORE_BATCH; i++) {
+                if (i) *p++ = ',';
+                memcpy(p, one, ol);
+                p += ol;
+            }
+            *p = 0;
+            if (sqlite3_prepare_v3(db, q, -1, SQLITE_PREPARE_PERSISTENT, &s->st_batch, NULL) !=
+                SQLITE_OK)
+                fail(s, "preparing statements");
+            free(q);
+        }
+    }
     if (!s->failed && exec(s, "BEGIN") == 0) s->in_txn = 1;
     if (s->failed) {
         snprintf(err, errlen, "%s", s->err);
@@ -162,9 +203,11 @@ static int write_totals(hl_store_t *s)
     return 0;
 }
 
+static int flush_blocks(hl_store_t *s);
+
 int hl_store_commit(hl_store_t *s)
 {
-    if (s->failed) return -1;
+    if (s->failed || flush_blocks(s) != 0) return -1;
     /* Live: every commit is a consistent database, its totals included. */
     if (s->live && s->in_txn && write_totals(s) != 0) return -1;
     if (s->in_txn && exec(s, "COMMIT") != 0) return -1;
@@ -178,6 +221,7 @@ int hl_store_commit(hl_store_t *s)
 int hl_store_close(hl_store_t *s, int indexes, char *err, size_t errlen)
 {
     if (!s) return -1;
+    if (!s->failed) flush_blocks(s);
     if (!s->failed && s->in_txn) write_totals(s);
     if (!s->failed && s->in_txn)
         exec(s, "COMMIT");
@@ -204,6 +248,7 @@ int hl_store_close(hl_store_t *s, int indexes, char *err, size_t errlen)
     }
     for (int i = 0; i < S_COUNT; i++)
         sqlite3_finalize(s->st[i]);
+    sqlite3_finalize(s->st_batch);
     hl_totals_free(s->totals);
     int rc = s->failed ? -1 : 0;
     if (rc && err) snprintf(err, errlen, "%s", s->err);
@@ -243,57 +288,142 @@ static inline void bind_s(sqlite3_stmt *st, int i, const char *v)
         sqlite3_bind_null(st, i);
 }
 
-/* The first row's pid, pointer and time become block_base: every row after it stores
- * differences from them (a few bytes instead of 4, 6 and 6). A database that has a base
- * already (a store opened again on the same file) keeps it: the differences are taken from
- * the row in the file, whichever store wrote it. */
-static int store_base(hl_store_t *s, const hl_block_row_t *r)
+/* The base of row r's segment: the row in block_seg, or r's own values when it is the first
+ * row stored of its segment (a database that has the row already — a store opened again on
+ * the same file — keeps it: the differences are taken from the row in the file). 1: *out
+ * holds it; 0: the segment has none (r goes to block_wide); -1: error. */
+static int seg_base(hl_store_t *s, const hl_bv_t *r, const hl_bf_seg_t **out)
 {
-    sqlite3_stmt *st = s->st[S_BLOCK_BASE];
-    bind_i(st, 1, r->pid);
-    bind_i(st, 2, (int64_t)r->ptr);
-    bind_i(st, 3, (int64_t)r->alloc_ts);
-    if (step(s, S_BLOCK_BASE, "writing blocks") != 0) return -1;
-    st = s->st[S_BLOCK_BASE_GET];
-    int rc = sqlite3_step(st);
+    int64_t seg = hl_bf_seg_of(r->v[HL_BV_ID]);
+    __typeof__(&s->seg[0]) c = &s->seg[(uint64_t)seg % HL_STORE_SEGS];
+    if (c->state && c->seg == seg) {
+        *out = &c->base;
+        return c->state == 1;
+    }
+    hl_bf_seg_t b;
+    if (hl_bf_seg_from(r, &b)) {
+        sqlite3_stmt *st = s->st[S_BLOCK_SEG];
+        bind_i(st, 1, seg);
+        bind_i(st, 2, b.pid);
+        bind_i(st, 3, b.ptr);
+        bind_i(st, 4, b.ts);
+        bind_i(st, 5, b.seq);
+        if (step(s, S_BLOCK_SEG, "writing blocks") != 0) return -1;
+    }
+    sqlite3_stmt *st = s->st[S_BLOCK_SEG_GET];
+    bind_i(st, 1, seg);
+    int rc = sqlite3_step(st), ok = 0;
     if (rc == SQLITE_ROW) {
-        s->base_pid = sqlite3_column_int64(st, 0);
-        s->base_ptr = sqlite3_column_int64(st, 1);
-        s->base_ts = sqlite3_column_int64(st, 2);
+        ok = 1;
+        for (int i = 0; i < 4; i++)
+            if (sqlite3_column_type(st, i) != SQLITE_INTEGER) ok = 0;
+        c->base.pid = sqlite3_column_int64(st, 0);
+        c->base.ptr = sqlite3_column_int64(st, 1);
+        c->base.ts = sqlite3_column_int64(st, 2);
+        c->base.seq = sqlite3_column_int64(st, 3);
     }
     sqlite3_reset(st);
-    if (rc != SQLITE_ROW) return fail(s, "reading block_base");
-    s->has_base = 1;
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return fail(s, "reading block_seg");
+    c->seg = seg;
+    c->state = ok ? 1 : 2;
+    *out = &c->base;
+    return ok;
+}
+
+/* A row that does not fit the packing: whole into block_wide, a row of NULLs in block_data. */
+static int store_wide(hl_store_t *s, const hl_bv_t *r)
+{
+    sqlite3_stmt *st = s->st[S_BLOCK_WIDE];
+    for (int i = 0; i < HL_BV_NCOLS; i++)
+        bind_opt(st, i + 1, r->v[i], !HL_BV_NUL(r, i));
+    if (step(s, S_BLOCK_WIDE, "writing blocks") != 0) return -1;
+    st = s->st[S_BLOCK_WIDE_MARK];
+    bind_i(st, 1, r->v[HL_BV_ID]);
+    return step(s, S_BLOCK_WIDE_MARK, "writing blocks");
+}
+
+/* The packed rows waiting in the batch into block_data: one statement for a full batch, one
+ * per row for the rest (at a commit). */
+static int flush_blocks(hl_store_t *s)
+{
+    if (s->failed) return -1;
+    int n = s->nbatch, full = n == HL_STORE_BATCH;
+    s->nbatch = 0;
+    for (int i = 0; i < n;) {
+        sqlite3_stmt *st = full ? s->st_batch : s->st[S_BLOCK];
+        int k = 1;
+        for (int j = 0; j < (full ? n : 1); j++, i++) {
+            bind_i(st, k++, s->batch[i].id);
+            for (int col = 0; col < HL_BF_NCOLS; col++, k++)
+                bind_opt(st, k, s->batch[i].c[col], col != HL_BF_FR || !s->batch[i].fr_null);
+        }
+        int rc = sqlite3_step(st);
+        sqlite3_reset(st);
+        if (rc != SQLITE_DONE) return fail(s, "writing blocks");
+    }
+    /* Counted toward the bulk transaction size like the rows of step() (hl_store_block
+     * commits when it is reached: hl_store_commit itself flushes first). */
+    s->rows += (uint64_t)n;
     return 0;
 }
 
-int hl_store_block(hl_store_t *s, const hl_block_row_t *r)
+/* The row as the view `block` gives it back. */
+static void view_row(const hl_block_row_t *b, hl_bv_t *r)
+{
+    int64_t *v = r->v;
+    r->null = 0;
+#define OPT(i, val, present)                                                                       \
+    do {                                                                                           \
+        v[i] = (val);                                                                              \
+        if (!(present)) r->null |= 1u << (i);                                                      \
+    } while (0)
+    v[HL_BV_ID] = b->id;
+    v[HL_BV_PID] = b->pid;
+    v[HL_BV_PTR] = (int64_t)b->ptr;
+    v[HL_BV_SIZE] = (int64_t)b->size;
+    v[HL_BV_USABLE] = (int64_t)b->usable;
+    v[HL_BV_TIER] = b->tier;
+    v[HL_BV_CLASS] = b->cls;
+    v[HL_BV_ALLOC_SEQ] = (int64_t)b->alloc_seq;
+    v[HL_BV_ALLOC_TS] = (int64_t)b->alloc_ts;
+    v[HL_BV_ALLOC_TID] = b->alloc_tid;
+    OPT(HL_BV_ALLOC_PATH, b->alloc_path, b->alloc_path != 0);
+    OPT(HL_BV_ALLOC_CYCLES, b->alloc_cycles, b->alloc_cycles >= 0);
+    OPT(HL_BV_ALLOC_STACK, b->alloc_stack, b->alloc_stack != 0);
+    OPT(HL_BV_FREE_SEQ, (int64_t)b->free_seq, b->has_free);
+    OPT(HL_BV_FREE_TS, (int64_t)b->free_ts, b->has_free);
+    OPT(HL_BV_FREE_TID, b->free_tid, b->has_free);
+    OPT(HL_BV_FREE_PATH, b->free_path, b->has_free && b->free_path != 0);
+    OPT(HL_BV_FREE_CYCLES, b->free_cycles, b->has_free && b->free_cycles >= 0);
+    OPT(HL_BV_FREE_STACK, b->free_stack, b->has_free && b->free_stack != 0);
+    OPT(HL_BV_PREV_BLOCK, b->prev_block, b->prev_block != 0);
+    v[HL_BV_FLAGS] = b->flags;
+#undef OPT
+}
+
+int hl_store_block(hl_store_t *s, const hl_block_row_t *b)
 {
     if (s->failed) return -1;
-    if (!s->has_base && store_base(s, r) != 0) return -1;
-    sqlite3_stmt *st = s->st[S_BLOCK];
-    int64_t aseq = (int64_t)r->alloc_seq, ats = (int64_t)r->alloc_ts, atid = r->alloc_tid;
-    int free_path = r->has_free ? r->free_path : 0;
-    bind_i(st, 1, r->id);
-    bind_i(st, 2, hl_bf_sub(r->pid, s->base_pid));
-    bind_i(st, 3, hl_bf_sub((int64_t)r->ptr, s->base_ptr));
-    bind_i(st, 4, (int64_t)r->size);
-    bind_i(st, 5,
-           hl_bf_kind(r->flags, r->tier, r->cls, r->alloc_path, free_path,
-                      hl_bf_sub((int64_t)r->usable, (int64_t)r->size)));
-    bind_i(st, 6, hl_bf_sub(aseq, hl_bf_add(r->id, r->id)));
-    bind_i(st, 7, hl_bf_sub(ats, s->base_ts));
-    bind_i(st, 8, hl_bf_sub(atid, r->pid));
-    bind_opt(st, 9, r->alloc_cycles, r->alloc_cycles >= 0);
-    bind_opt(st, 10, r->alloc_stack, r->alloc_stack != 0);
-    bind_opt(st, 11, hl_bf_sub((int64_t)r->free_seq, aseq), r->has_free);
-    bind_opt(st, 12, hl_bf_sub((int64_t)r->free_ts, ats), r->has_free);
-    bind_opt(st, 13, hl_bf_sub(r->free_tid, atid), r->has_free);
-    bind_opt(st, 14, r->free_cycles, r->has_free && r->free_cycles >= 0);
-    bind_opt(st, 15, r->free_stack, r->has_free && r->free_stack != 0);
-    bind_opt(st, 16, hl_bf_sub(r->id, r->prev_block), r->prev_block != 0);
-    if (step(s, S_BLOCK, "writing blocks") != 0) return -1;
-    hl_totals_block(s->totals, r);
+    hl_bv_t r;
+    view_row(b, &r);
+    const hl_bf_seg_t *base;
+    int64_t c[HL_BF_NCOLS];
+    int fr_null = 0;
+    int rc = seg_base(s, &r, &base);
+    if (rc < 0) return -1;
+    if (rc == 0 || !hl_bf_encode(&r, base, c, &fr_null)) {
+        if (store_wide(s, &r) != 0) return -1;
+    } else {
+        __typeof__(&s->batch[0]) w = &s->batch[s->nbatch++];
+        w->id = b->id;
+        memcpy(w->c, c, sizeof c);
+        w->fr_null = fr_null;
+        if (s->nbatch == HL_STORE_BATCH) {
+            if (flush_blocks(s) != 0) return -1;
+            if (s->rows >= HL_STORE_TXN_ROWS && !s->live && hl_store_commit(s) != 0) return -1;
+        }
+    }
+    hl_totals_block(s->totals, b);
     return 0;
 }
 

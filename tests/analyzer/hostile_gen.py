@@ -241,21 +241,42 @@ for k in range(int(os.environ.get("HL_HOSTILE_RANDOM", "3"))):
             body.append(f"UPDATE block SET {sets} WHERE id = {bid};")
     make(f"random_{k}", "\n".join(body))
 
-# The same straight in the packed columns of block_data and in block_base (the view's
-# triggers mask the packed fields, so the cases above cannot reach every stored value).
-data_cols = ["dpid", "dptr", "size", "kind", "aseq", "ats", "atid", "acyc", "astack", "fseq",
-             "fts", "ftid", "fcyc", "fstack", "dprev"]
+# The same straight in the packed columns of block_data and in block_seg (the view's
+# triggers check the packed fields, so the cases above cannot reach every stored value).
+data_cols = ["dptr", "size", "kind", "aseq", "ats", "atid", "cyc", "stk", "fr", "misc"]
+picks3 = picks + [31, 63, 2**36 - 1, -32, 2**62]  # bit lengths 31 and beyond in pack2's L
 for k in range(int(os.environ.get("HL_HOSTILE_RANDOM", "3"))):
     body = []
     for bid in range(1, 6):
-        sets = ", ".join(f"{c} = {rnd.choice(picks) if rnd.random() < 0.7 else rnd.randint(MIN, MAX)}"
+        sets = ", ".join(f"{c} = {rnd.choice(picks3) if rnd.random() < 0.7 else rnd.randint(MIN, MAX)}"
                          for c in data_cols if rnd.random() < 0.5)
         if sets:
             body.append(f"UPDATE block_data SET {sets} WHERE id = {bid};")
-    base = ", ".join(f"{c} = {rnd.choice(picks)}" for c in ("pid", "ptr", "ts") if rnd.random() < 0.5)
+    base = ", ".join(f"{c} = {rnd.choice(picks)}" for c in ("pid", "ptr", "ts", "seq")
+                     if rnd.random() < 0.5)
     if base:
-        body.append(f"UPDATE block_base SET {base};")
+        body.append(f"UPDATE block_seg SET {base};")
     make(f"random_data_{k}", "\n".join(body))
+
+# Schema version 3's own shapes: a block_data row marked wide (kind NULL) without its
+# block_wide row, a block_wide row without its mark, a wide row of text and extreme values,
+# a segment without its bases (or with text ones), NULL in a packed column, pack2 values
+# whose bit length field points past 64 bits.
+make("v3_wide_mark_without_row", "UPDATE block_data SET kind = NULL WHERE id = 2;")
+make("v3_wide_row_without_mark", f"""
+INSERT INTO block_wide (id, pid, ptr, size, usable, tier, class, alloc_seq, alloc_ts, alloc_tid)
+    VALUES (99, 100, 4096, 16, 16, 1, 0, 99, 99, 101);""")
+make("v3_wide_extremes", f"""
+UPDATE block SET size = {MAX}, usable = {MIN}, alloc_cycles = -5, free_stack = 0,
+                 flags = 99, tier = 'tiny', class = NULL WHERE id = 3;
+UPDATE block SET free_seq = alloc_seq - 10, prev_block = {MIN} WHERE id = 4;""")
+make("v3_segment_without_bases", "DELETE FROM block_seg;")
+make("v3_segment_text_bases", "UPDATE block_seg SET ts = 'soon', seq = X'00ff';")
+make("v3_null_packed_columns", "UPDATE block_data SET cyc = NULL, misc = NULL WHERE id = 1;"
+     "UPDATE block_data SET stk = NULL, atid = NULL WHERE id = 2;")
+make("v3_pack2_lengths", f"""
+UPDATE block_data SET cyc = 31 | ({2**31 - 1} << 5), stk = -1, fr = {MAX}, misc = 31 WHERE id = 1;
+UPDATE block_data SET cyc = {MIN}, misc = -1, fr = -32 WHERE id = 2;""")
 
 # The leak scan's classes with free_seq values heapledger never writes (below 0: no free; a
 # fraction: read as an integer), failed and unscanned blocks moved around, class rows that

@@ -4,7 +4,7 @@
 
 AN_TEST_DIR := $(TEST_DIR)/analyzer
 AN_SCHEMA := schemas/heapledger.sql schemas/heapledger_index.sql
-AN_DBS := $(addprefix $(AN_TEST_DIR)/,basic.db arena.db empty.db discarded.db badversion.db \
+AN_DBS := $(addprefix $(AN_TEST_DIR)/,basic.db arena.db empty.db discarded.db badversion.db oldversion.db \
           reorder.db realloc.db churn.db kernel.db kshare.db leakclass.db leakneg.db \
           notadb.db)
 
@@ -22,7 +22,7 @@ $(AN_TEST_DIR)/kernel.db $(AN_TEST_DIR)/kshare.db: $(AN_TEST_DIR)/%.db: tests/an
 	cat schemas/heapledger.sql schemas/kernel_views.sql $< schemas/heapledger_index.sql | sqlite3 $@
 
 # basic.sql with one more statement on top.
-$(AN_TEST_DIR)/discarded.db $(AN_TEST_DIR)/badversion.db: $(AN_TEST_DIR)/%.db: \
+$(AN_TEST_DIR)/discarded.db $(AN_TEST_DIR)/badversion.db $(AN_TEST_DIR)/oldversion.db: $(AN_TEST_DIR)/%.db: \
 		tests/analyzer/basic.sql tests/analyzer/%.sql $(AN_SCHEMA)
 	@mkdir -p $(dir $@)
 	@rm -f $@

@@ -26,7 +26,7 @@ echo "ingest: heapledger's CTF reader against babeltrace2"
 # same A.db B.db WHAT: every table row by row, the run row, meta (but the source path).
 same() {
     local t a b bad=0
-    for t in block block_base block_data block_totals path stack frame thread process module \
+    for t in block block_seg block_data block_wide block_totals path stack frame thread process module \
         os_region orphan_free error leak_block leak_scan; do
         a=$(q "$1" "SELECT * FROM $t ORDER BY 1, 2" 2>&1 | md5sum)
         b=$(q "$2" "SELECT * FROM $t ORDER BY 1, 2" 2>&1 | md5sum)

@@ -238,10 +238,11 @@ Test(ledger, fork_child_inherits_stacks_as_of_the_fork)
     cr_assert_eq(q1("SELECT count(*) FROM process WHERE pid IN (1, 5) AND ppid IS NULL"), 2);
 }
 
-/* Schema version 2 stores pid, pointer and time as differences from block_base, the first
- * row written. A second store on the same file (successive chunks of one recording) must
- * take the differences from the base in the file, not from its own first row. */
-Test(ledger, a_second_store_on_the_file_keeps_its_block_base)
+/* Schema version 3 stores pid, pointer, time and sequence as differences from the bases of
+ * the row's segment (block_seg: the first row stored of ids seg << 11 ...). A second store on
+ * the same file (successive chunks of one recording) must take the differences from the
+ * bases in the file, not from its own first row. */
+Test(ledger, a_second_store_on_the_file_keeps_its_segment_bases)
 {
     alloc_(100, 0x7f0000001000, 32, 0);
     free_(100, 0x7f0000001000);
@@ -271,8 +272,9 @@ Test(ledger, a_second_store_on_the_file_keeps_its_block_base)
     cr_assert_eq(hl_store_block(st, &r), 0);
     cr_assert_eq(hl_store_close(st, 0, err, sizeof err), 0, "%s", err);
     st = NULL;
-    cr_assert_eq(q1("SELECT count(*) FROM block_base"), 1);
-    cr_assert_eq(q1("SELECT pid FROM block_base"), 100);
+    cr_assert_eq(q1("SELECT count(*) FROM block_seg"), 1);
+    cr_assert_eq(q1("SELECT pid FROM block_seg WHERE seg = 0"), 100);
+    cr_assert_eq(q1("SELECT count(*) FROM block_wide"), 0, "both rows fit the packing");
     cr_assert_eq(q1("SELECT count(*) FROM block WHERE id = 50 AND pid = 4242 AND ptr = "
                     "0x5500000000f0 AND usable = 16 AND tier = 1 AND class = 0 AND alloc_seq = "
                     "900 AND alloc_ts = 123456789012345 AND alloc_tid = 4243 AND alloc_path = 1 "
@@ -281,6 +283,109 @@ Test(ledger, a_second_store_on_the_file_keeps_its_block_base)
                     "IS NULL AND prev_block IS NULL AND flags = 0"),
                  1);
     cr_assert_eq(q1("SELECT count(*) FROM block WHERE pid = 100 AND ptr = 0x7f0000001000"), 1);
+}
+
+/* The store (hl_bf_encode in C) and the view's INSERT trigger (the same rules in SQL) make
+ * the same choices: the same block_data, block_seg and block_wide rows for the same block
+ * rows — those that fit the packing (several segments, processes, threads, a live row, a
+ * realloc chain) and those that do not (cycles, stacks, differences too wide for pack2, a
+ * difference that overflows 64 bits, a path above 63) — and the view gives every value back. */
+static const hl_block_row_t fmt_rows[] = {
+    {1, 100, 0x7f0000001000, 32,  47, 1,  2, 10, 1000, 101, 3, 22, 2,
+     1, 11,  1500,           101, 9,  20, 3, 0,  0},
+    {2, 100, 0x7f0000000ff0, 40, 47, 1, 2, 12, 1100, 103, 3, 0, 0, 0, 0, 0, 0, 0, -1, 0, 0, 0},
+    {3, 200, 0x7f0000101000, 5000, 5120, 2,  -1, 14, 1200, 250, 5, -1, 7,
+     1, 15,  1300,           240,  0,    -1, 0,  0,  0},
+    {4, 200, 0x7f0000101000, 6000, 6144, 2,  -1, 15, 1300, 240, 5, 30, 8,
+     1, 40,  2000,           200,  12,   31, 9,  3,  6},
+    {5000, 100, 0x10, 8, 15, 1, 0, 10001, 99000, 100, 1, 5, 1, 0, 0, 0, 0, 0, -1, 0, 0, 1},
+    {5001, 100, 0x20, 8,     15,    1,   0, 10003, 99100, 100, 1,
+     5,    1,   1,    10004, 99200, 100, 9, -1,    0,     0,   0},
+    /* too wide: alloc_cycles >= 2^31 - 1, a stack >= 2^31, pack2's second half past 58 bits */
+    {6, 100, 0x7f0000002000, 16,  31, 1, 0, 20, 1400, 101, 3, 1ll << 40, 2,
+     1, 21,  1401,           101, 9,  1, 1, 0,  0},
+    {7, 100, 0x7f0000002000, 16,  31, 1, 0, 22, 1410, 101, 3, 1, 1ll << 33,
+     1, 23,  1411,           101, 9,  1, 1, 0,  0},
+    {8, 100, 0x7f0000002000, 16,  31, 1, 0, 24, 1420, 101, 3, 1, 2,
+     1, 25,  1ull << 62,     101, 9,  1, 1, 0,  0},
+    /* a difference that overflows 64 bits (pointer from 0x7f... to the top of the range) */
+    {9, 100, 0x8000000000000010, 16, 31, 1, 0, 26, 1430, 101, 3, 1, 2, 1, 27, 1431, 101, 9, 1, 1,
+     0, 0},
+    /* a thread far from its process: zz(free_tid - alloc_tid) above 2^31 */
+    {10, 100, 0x7f0000003000, 16,          31, 1, 0, 28, 1440, 101, 3, 1, 2,
+     1,  29,  1441,           4000000000u, 9,  1, 1, 0,  0},
+    /* a path above 63 */
+    {11, 100, 0x7f0000003000, 16, 31, 1, 0, 30, 1450, 101, 70, 1, 2, 0, 0, 0, 0, 0, -1, 0, 0, 0},
+};
+
+static void fmt_trigger_insert(sqlite3 *d, const hl_block_row_t *r)
+{
+    char q[1024], fr[200] = "NULL, NULL, NULL, NULL, NULL, NULL";
+    char ap[8] = "NULL", ac[24] = "NULL", as[24] = "NULL", fp[8] = "NULL", fc[24] = "NULL",
+         fs[24] = "NULL", pb[24] = "NULL";
+    if (r->alloc_path) snprintf(ap, sizeof ap, "%d", r->alloc_path);
+    if (r->alloc_cycles >= 0) snprintf(ac, sizeof ac, "%lld", (long long)r->alloc_cycles);
+    if (r->alloc_stack) snprintf(as, sizeof as, "%lld", (long long)r->alloc_stack);
+    if (r->has_free && r->free_path) snprintf(fp, sizeof fp, "%d", r->free_path);
+    if (r->has_free && r->free_cycles >= 0)
+        snprintf(fc, sizeof fc, "%lld", (long long)r->free_cycles);
+    if (r->has_free && r->free_stack) snprintf(fs, sizeof fs, "%lld", (long long)r->free_stack);
+    if (r->prev_block) snprintf(pb, sizeof pb, "%lld", (long long)r->prev_block);
+    if (r->has_free)
+        snprintf(fr, sizeof fr, "%lld, %lld, %lld, %s, %s, %s", (long long)r->free_seq,
+                 (long long)r->free_ts, (long long)r->free_tid, fp, fc, fs);
+    snprintf(
+        q, sizeof q,
+        "INSERT INTO block VALUES (%lld, %u, %lld, %lld, %lld, %d, %d, %lld, %lld, %u, %s, %s, "
+        "%s, %s, %s, %d)",
+        (long long)r->id, r->pid, (long long)r->ptr, (long long)r->size, (long long)r->usable,
+        r->tier, r->cls, (long long)r->alloc_seq, (long long)r->alloc_ts, r->alloc_tid, ap, ac, as,
+        fr, pb, r->flags);
+    char *e = NULL;
+    cr_assert_eq(sqlite3_exec(d, q, NULL, NULL, &e), SQLITE_OK, "%s: %s", q, e);
+}
+
+Test(ledger, the_store_and_the_insert_trigger_pack_rows_alike)
+{
+    char err[256], p2[64];
+    size_t n = sizeof fmt_rows / sizeof fmt_rows[0];
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(hl_store_block(st, &fmt_rows[i]), 0);
+    cr_assert_eq(hl_store_close(st, 0, err, sizeof err), 0, "%s", err);
+    st = NULL;
+    snprintf(p2, sizeof p2, "%s.sql", path);
+    sqlite3 *d2 = hl_db_create(p2, 1, err, sizeof err);
+    cr_assert_not_null(d2, "%s", err);
+    for (size_t i = 0; i < n; i++)
+        fmt_trigger_insert(d2, &fmt_rows[i]);
+    sqlite3_close(d2);
+    char q[512];
+    snprintf(q, sizeof q, "ATTACH '%s' AS t", p2);
+    cr_assert_eq(sqlite3_exec(db, q, NULL, NULL, NULL), SQLITE_OK);
+    cr_assert_eq(q1("SELECT count(*) FROM block_wide"), 6, "the six rows that do not fit");
+    cr_assert_eq(q1("SELECT count(*) FROM block_seg"), 2, "segments 0 and 2");
+    static const char *const tables[] = {"block_data", "block_seg", "block_wide", "block"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(q, sizeof q,
+                 "SELECT (SELECT count(*) FROM (SELECT * FROM main.%s EXCEPT SELECT * FROM t.%s))"
+                 " + (SELECT count(*) FROM (SELECT * FROM t.%s EXCEPT SELECT * FROM main.%s))",
+                 tables[i], tables[i], tables[i], tables[i]);
+        cr_assert_eq(q1(q), 0, "%s differs between the store and the trigger", tables[i]);
+    }
+    /* The view gives each row back as stored. */
+    cr_assert_eq(q1("SELECT count(*) FROM block"), (long long)n);
+    cr_assert_eq(q1("SELECT alloc_cycles FROM block WHERE id = 6"), 1ll << 40);
+    cr_assert_eq(q1("SELECT alloc_stack FROM block WHERE id = 7"), 1ll << 33);
+    cr_assert_eq(q1("SELECT ptr FROM block WHERE id = 9"), (long long)0x8000000000000010ull);
+    cr_assert_eq(q1("SELECT free_tid FROM block WHERE id = 10"), 4000000000ll);
+    cr_assert_eq(q1("SELECT alloc_path FROM block WHERE id = 11"), 70);
+    cr_assert_eq(q1("SELECT prev_block FROM block WHERE id = 4"), 3);
+    cr_assert_eq(q1("SELECT count(*) FROM block WHERE id = 2 AND free_seq IS NULL AND free_ts IS "
+                    "NULL AND free_tid IS NULL AND free_path IS NULL AND free_cycles IS NULL"),
+                 1);
+    cr_assert_eq(q1("SELECT free_tid - alloc_tid FROM block WHERE id = 3"), -10);
+    cr_assert_eq(q1("SELECT pid FROM block WHERE id = 5001"), 100);
+    unlink(p2);
 }
 
 /* block_totals (tracer/ingest_totals.c) equals the block view grouped by (alloc_path,
