@@ -128,9 +128,10 @@ static void resume_locked(hl_rotor_t *r)
 }
 
 /* The throttle: every 100 ms, the closed chunks' size against backlog_max; independent of
- * the store, which spends seconds per chunk. Only the closed chunks: LTTng completes no
- * rotation while the program is stopped (the chunk being filled stays open), and the closed
- * ones are what the store drains. */
+ * the store, which spends seconds per chunk. Chunks already stored but left on disk
+ * (--keep-trace, damaged ones) are not backlog and do not count. Only the closed chunks: LTTng
+ * completes no rotation while the program is stopped (the chunk being filled stays open), and the
+ * closed ones are what the store drains. */
 static void *throttle_main(void *arg)
 {
     hl_rotor_t *r = arg;
@@ -140,9 +141,14 @@ static void *throttle_main(void *arg)
     pthread_mutex_lock(&r->mu);
     while (!r->no_pause) {
         pthread_mutex_unlock(&r->mu);
-        uint64_t bytes = du(archives);
+        uint64_t bytes = du(archives), kept = atomic_load(&r->retained);
+        bytes = bytes > kept ? bytes - kept : 0;
         pthread_mutex_lock(&r->mu);
         if (r->no_pause) break;
+        if (atomic_load(&r->drained_no_more)) {
+            r->no_pause = 1; /* resumed below: a pause would never end */
+            break;
+        }
         if (!r->paused && bytes > r->backlog_max)
             pause_program(r);
         else if (r->paused && bytes <= r->backlog_max / 2)
@@ -264,19 +270,25 @@ static void store(hl_rotor_t *r, const char *path)
     int rc = hl_ingest_chunks_add(r->ing, path, &res);
     if (rc < 0) {
         r->failed = 1;
+        atomic_store(&r->drained_no_more, 1);
         snprintf(r->err, sizeof r->err, "%s", res.error);
         return;
     }
     if (rc > 0 && hl_ingest_chunks_interrupted(r->ing)) {
         r->stopped = 1;
+        atomic_store(&r->drained_no_more, 1);
         return;
     }
     if (rc > 0) {
         if (!r->damaged) snprintf(r->err, sizeof r->err, "%s", res.error);
         r->damaged = 1;
+        atomic_fetch_add(&r->retained, du(path)); /* kept on disk: not waiting any more */
         return;
     }
-    if (!r->keep && nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS) == 0) r->deleted++;
+    if (!r->keep && nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS) == 0)
+        r->deleted++;
+    else
+        atomic_fetch_add(&r->retained, du(path));
 }
 
 enum { MAX_SCAN = 4096 };

@@ -28,6 +28,7 @@
 #include "ingest_chunks.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -64,6 +65,11 @@ typedef struct hl_rotor_s {
     pid_t paused_pids[256]; /* the processes the current pause stopped */
     unsigned npaused;
     int throttling, thread_ok; /* the throttle's thread started (at the first poll) */
+    /* Bytes of closed chunks that stay on disk once stored (--keep-trace, damaged): not
+     * backlog, the throttle subtracts them. drained_no_more: storing failed or was stopped,
+     * nothing will drain the backlog again, so the throttle resumes the program for good. */
+    _Atomic uint64_t retained;
+    _Atomic int drained_no_more;
     pthread_t thread;
     pthread_mutex_t mu; /* the pause state, between the throttle and record's thread */
 } hl_rotor_t;

@@ -21,6 +21,8 @@
 #   t_throttle     a program faster than the ingest is paused while closed chunks wait above
 #                  HEAPLEDGER_BACKLOG_BYTES (here 1 byte: any): at most 5 closed chunks wait
 #                  (without the pauses 13 did, at load 7), nothing is lost
+#   t_keep_throttle the same with --keep-trace: stored chunks kept on disk are not backlog, so
+#                  the pauses end and the run completes
 #   t_bad_env      a malformed HEAPLEDGER_CHUNK_BYTES or HEAPLEDGER_BACKLOG_BYTES is refused
 #                  before anything runs
 #
@@ -275,6 +277,19 @@ t_throttle() { # T_BACKLOG=0 shows the run without the pauses (then it fails)
     check "files left in TMPDIR" "" "$(ls -A "$d/tmp")" || return 1
 }
 
+t_keep_throttle() { # kept chunks are not backlog: a throttled --keep-trace run ends
+    local d=$WORK/keepthrottle
+    mkdir -p "$d"
+    HEAPLEDGER_CHUNK_BYTES=1M HEAPLEDGER_BACKLOG_BYTES=1 timeout -s KILL 600 "$HL" record -o "$d/a.db" \
+        --keep-trace "$d/tr" -- "$PROG" 12 100000 500 >"$d/out" 2>"$d/err"
+    check "exit status (137: still paused after 600 s)" 0 $? || { cat "$d/err"; return 1; }
+    contains "$d/err" "the program was paused" || return 1
+    check "loop blocks" 1200000 "$(sql "$d/a.db" "SELECT count(*) FROM block WHERE pid = $(pid_of "$d/out") AND size BETWEEN 40 AND 103")" || return 1
+    local kept
+    kept=$(find "$d/tr" -type f -path '*/archives/*' | wc -l)
+    [ "$kept" -gt 0 ] || { note "FAIL: --keep-trace kept no chunk"; return 1; }
+}
+
 t_bad_env() {
     local d=$WORK/badenv
     mkdir -p "$d"
@@ -288,7 +303,7 @@ t_bad_env() {
     [ ! -e "$d/ran" ] || { note "FAIL: the program ran"; return 1; }
 }
 
-all=(t_same t_gone t_prog_killed t_record_killed t_throttle t_bad_env)
+all=(t_same t_gone t_prog_killed t_record_killed t_throttle t_keep_throttle t_bad_env)
 tests=("$@")
 [ ${#tests[@]} -gt 0 ] || tests=("${all[@]}")
 echo "record-chunks: ${#tests[@]} tests (work dir $WORK)"
