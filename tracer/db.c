@@ -206,3 +206,33 @@ int hl_db_create_indexes(sqlite3 *db, char *err, size_t errlen)
     sqlite3_exec(db, "PRAGMA threads = 2", NULL, NULL, NULL);
     return hl_db_exec(db, hl_db_index_sql, "creating indexes", err, errlen);
 }
+
+int hl_db_mark_partial(const char *path, const char *why, char *err, size_t errlen)
+{
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "%s: %s", path, db ? sqlite3_errmsg(db) : "cannot open");
+        sqlite3_close(db);
+        return -1;
+    }
+    sqlite3_busy_timeout(db, HL_DB_BUSY_MS);
+    static const char *const sql[] = {
+        "INSERT OR REPLACE INTO meta (key, value) VALUES ('ingest_status', 'partial')",
+        "INSERT OR REPLACE INTO meta (key, value) VALUES ('ingest_warning', "
+        "coalesce((SELECT value || '; ' FROM meta WHERE key = 'ingest_warning'), '') || ?1)",
+    };
+    int rc = hl_db_exec(db, "BEGIN IMMEDIATE", path, err, errlen);
+    for (size_t i = 0; rc == 0 && i < sizeof sql / sizeof sql[0]; i++) {
+        sqlite3_stmt *st = NULL;
+        if (sqlite3_prepare_v2(db, sql[i], -1, &st, NULL) != SQLITE_OK ||
+            (i == 1 && sqlite3_bind_text(st, 1, why, -1, SQLITE_TRANSIENT) != SQLITE_OK) ||
+            sqlite3_step(st) != SQLITE_DONE) {
+            snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
+            rc = -1;
+        }
+        sqlite3_finalize(st);
+    }
+    if (rc == 0) rc = hl_db_exec(db, "COMMIT", path, err, errlen);
+    sqlite3_close(db);
+    return rc;
+}

@@ -33,6 +33,12 @@ sqlite3 *hl_db_create(const char *path, int force, char *err, size_t errlen);
  * Returns 0, or -1 with a message in err. */
 int hl_db_create_indexes(sqlite3 *db, char *err, size_t errlen);
 
+/* Mark a finished run database as partial (meta ingest_status 'partial', ingest_warning why,
+ * appended to a warning already there): the recording ended without all of its trace, for
+ * instance a daemon died or the session's trace was not complete when it was destroyed.
+ * Returns 0, or -1 with a message in err. */
+int hl_db_mark_partial(const char *path, const char *why, char *err, size_t errlen);
+
 /* Run a statement list; returns 0 or -1 with "what: sqlite message" in err. */
 int hl_db_exec(sqlite3 *db, const char *sql, const char *what, char *err, size_t errlen);
 

@@ -18,6 +18,7 @@
  * when it is not found, 2 for usage errors and output problems.
  */
 #include "cmd.h"
+#include "db.h"
 #include "heapledger.h"
 #include "ingest.h"
 #include "record_env.h"
@@ -57,6 +58,7 @@
 #pragma weak hl_kernel_start
 #pragma weak hl_kernel_stop
 #pragma weak hl_kernel_store
+#pragma weak hl_db_mark_partial
 #pragma weak hl_kernel_free
 
 /* How often record looks for closed trace chunks while the program runs. */
@@ -894,10 +896,12 @@ int hl_cmd_record(int argc, char **argv)
     if (kernel) hl_kernel_stop(kernel);
 
     uint64_t discarded = 0, lost = 0;
+    char unclean[600] = ""; /* the session did not end with its whole trace on disk */
     if (!w.died) {
         if (hl_session_stop(&s, &discarded, &lost) || hl_session_destroy(&s)) {
             fprintf(stderr, "heapledger record: %s\n", s.err);
             if (a.relay) w.died = "session (not ended cleanly)";
+            snprintf(unclean, sizeof unclean, "%.500s", s.err);
         }
     }
     /* The trace is complete on disk: the daemon's shutdown overlaps the ingest. */
@@ -941,6 +945,22 @@ int hl_cmd_record(int argc, char **argv)
     int ok =
         record_ingest(&out, c.trace, code, discarded, kernel, &c.keep_trace, &events, w.died) == 0;
     if (kernel) hl_kernel_free(kernel);
+    if (ok && (w.died || unclean[0])) { /* what was stored is kept, and says it is not all */
+        char why[800], err[600];
+        if (w.died)
+            snprintf(why, sizeof why, "the private LTTng %s died while the program ran", w.died);
+        else
+            snprintf(why, sizeof why, "%s: events may be missing", unclean);
+        if (hl_db_mark_partial && hl_db_mark_partial(out.db, why, err, sizeof err) != 0)
+            fprintf(stderr, "heapledger record: cannot mark the database partial: %s\n", err);
+    }
+    if (ok && unclean[0] && !w.died) {
+        fprintf(stderr,
+                "heapledger record: the recording may be incomplete: %s; %s keeps the %llu "
+                "events stored (ingest_status 'partial')\n",
+                unclean, out.db, (unsigned long long)events);
+        ok = 0;
+    }
     if (ok && w.died) {
         fprintf(stderr,
                 "heapledger record: the recording is incomplete: the %s died while '%s' ran; "

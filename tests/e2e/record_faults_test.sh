@@ -157,6 +157,11 @@ daemon_dies() { # daemon_dies NAME sessiond|consumerd
     n=$(sql "$d.db" "SELECT count(*) FROM block")
     [ "${n:-0}" -gt 0 ] || { note "FAIL: no blocks kept in $d.db"; return 1; }
     note "kept $n blocks of 40000000"
+    check "ingest_status" partial "$(sql "$d.db" "SELECT value FROM meta WHERE key = 'ingest_status'")" || return 1
+    case "$(sql "$d.db" "SELECT value FROM meta WHERE key = 'ingest_warning'")" in
+    *"the private LTTng $what died while the program ran"*) ;;
+    *) note "FAIL: ingest_warning does not name the $what"; return 1 ;;
+    esac
     for p in $s $c; do alive "$p" && { note "FAIL: daemon $p still runs"; return 1; }; done
     return 0
 }
