@@ -10,6 +10,7 @@
 #include "../test_rand.h"
 #include "fullguard.h" /* HL_DEFAULT_SAMPLE */
 #include "harden.h"
+#include "harden_test.h"
 #include "pagemap.h"
 
 #include <criterion/criterion.h>
@@ -25,17 +26,6 @@
 #define TINY  24
 #define MID   6000
 #define LARGE 300000
-
-static hl_heap_t *heap_with(const char *opts)
-{
-    hl_options_t o;
-    hl_options_default(&o);
-    char err[128];
-    cr_assert_eq(hl_options_parse(&o, opts, err, sizeof err), 0, "options %s: %s", opts, err);
-    hl_heap_t *h = hl_heap_create(&o);
-    cr_assert_not_null(h, "heap with %s", opts);
-    return h;
-}
 
 typedef void (*bug_fn)(hl_heap_t *h, size_t size);
 

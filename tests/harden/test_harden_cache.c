@@ -6,6 +6,7 @@
  * abort_on_error=0 so that reports are counted; fork is tested in a child.
  */
 #include "harden.h"
+#include "harden_test.h"
 #include "harden_cache.h"
 
 #include <criterion/criterion.h>
@@ -16,17 +17,6 @@
 #include <unistd.h>
 
 #define OPTS "harden=1,abort_on_error=0,quarantine=4K"
-
-static hl_heap_t *heap_with(const char *opts)
-{
-    hl_options_t o;
-    hl_options_default(&o);
-    char err[128];
-    cr_assert_eq(hl_options_parse(&o, opts, err, sizeof err), 0, "options %s: %s", opts, err);
-    hl_heap_t *h = hl_heap_create(&o);
-    cr_assert_not_null(h, "heap with %s", opts);
-    return h;
-}
 
 static int saved_err = -1;
 
@@ -45,17 +35,6 @@ static void loud(void)
     close(saved_err);
 }
 
-typedef struct find_s {
-    const void *p;
-    int found;
-} find_t;
-
-static void find_cb(void *p, void *arg)
-{
-    find_t *f = arg;
-    f->found |= p == f->p;
-}
-
 /* Is p in the calling thread's quarantine buffer (1), its reuse cache (2), or neither (0)? */
 static int where(hl_heap_t *h, const void *p)
 {
@@ -63,9 +42,7 @@ static int where(hl_heap_t *h, const void *p)
     if (!c) return 0;
     for (uint32_t i = 0; i < c->nq; i++)
         if (c->q[i] == p) return 1;
-    find_t f = {p, 0};
-    hl_hcache_each(c, find_cb, &f);
-    return f.found ? 2 : 0;
+    return in_reuse_cache(h, p) ? 2 : 0;
 }
 
 /* Free p, then push it through the 4 KiB shared quarantine with frees of other blocks of the

@@ -6,6 +6,7 @@
  * served other blocks.
  */
 #include "harden.h"
+#include "harden_test.h"
 
 #include <criterion/criterion.h>
 #include <fcntl.h>
@@ -46,17 +47,6 @@ Test(metacopy, slot_copies_are_per_slab_stable_and_bounded)
     cr_assert_neq(d, a + 3);
     cr_assert_eq(hl_metacopy_slot(s0, 16, 3, 0), a + 3, "the first slab still finds its own");
     cr_assert_eq(hl_metacopy_slot(far, 16, 3, 0), d);
-}
-
-static hl_heap_t *heap_with(const char *opts)
-{
-    hl_options_t o;
-    hl_options_default(&o);
-    char err[128];
-    cr_assert_eq(hl_options_parse(&o, opts, err, sizeof err), 0, "options %s: %s", opts, err);
-    hl_heap_t *h = hl_heap_create(&o);
-    cr_assert_not_null(h, "heap with %s", opts);
-    return h;
 }
 
 /* A slot that served blocks of other sizes before (freed, reused): a far overflow past its

@@ -6,42 +6,17 @@
  * thread's reuse cache.
  */
 #include "harden.h"
+#include "harden_test.h"
 #include "harden_cache.h"
 #include "quarantine.h"
 
 #include <criterion/criterion.h>
 #include <string.h>
 
-static hl_heap_t *heap_with(const char *opts)
-{
-    hl_options_t o;
-    hl_options_default(&o);
-    char err[128];
-    cr_assert_eq(hl_options_parse(&o, opts, err, sizeof err), 0, "options %s: %s", opts, err);
-    hl_heap_t *h = hl_heap_create(&o);
-    cr_assert_not_null(h, "heap with %s", opts);
-    return h;
-}
-
-typedef struct find_s {
-    const void *p;
-    int found;
-} find_t;
-
-static void find_cb(void *p, void *arg)
-{
-    find_t *f = arg;
-    f->found |= p == f->p;
-}
-
 /* Did p leave the shared quarantine (it is in the calling thread's reuse cache)? */
 static int left_quarantine(hl_heap_t *h, const void *p)
 {
-    hl_hcache_t *c = hl_hcache_peek(h);
-    if (!c) return 0;
-    find_t f = {p, 0};
-    hl_hcache_each(c, find_cb, &f);
-    return f.found;
+    return in_reuse_cache(h, p);
 }
 
 /* Allocate n blocks of size bytes, free p, then free the others one by one until p leaves
