@@ -342,7 +342,7 @@ size_t hl_options_format(const hl_options_t *o, char *buf, size_t len)
     if (len) buf[0] = 0;
     for (size_t i = 0; i < NOPTS; i++) {
         const opt_t *d = &table[i];
-        uint64_t v = get_field(o, d);
+        uint64_t v = get_field(o, d), given = v;
         if (v == d->def) continue;
         char num[24];
         int k = (int)sizeof num;
@@ -352,7 +352,7 @@ size_t hl_options_format(const hl_options_t *o, char *buf, size_t len)
             v /= 10;
         } while (v);
         const char *parts[] = {n ? "," : "", d->name, "=", num + k, ""};
-        if (d->kind == OPT_UNWIND) parts[3] = v == 1 ? "libunwind" : "check";
+        if (d->kind == OPT_UNWIND) parts[3] = given == 1 ? "libunwind" : "check";
         if (d->kind == OPT_GUARD && o->guard == 3) { /* sample:N, as it parses back */
             k = (int)sizeof num;
             num[--k] = 0;
