@@ -64,7 +64,7 @@ void hl_harden_set_all(hl_options_t *o, uint32_t on)
     o->check_free = on;
     o->canary = on;
     o->poison = on;
-    o->quarantine = on ? HL_DEFAULT_QUARANTINE : 0;
+    o->quarantine = on ? HL_QUARANTINE_AUTO : 0;
     o->guard = on ? 3 : 0; /* large blocks, and one request in N on a guarded run */
     o->guard_sample = on ? HL_DEFAULT_SAMPLE : 0;
 }
@@ -170,7 +170,7 @@ int hl_harden_setup(hl_heap_t *h)
     hl_sidemeta_create(h); /* fixed arena: block records outside it (else inline trailers) */
     hstate_t *st = hl_os_map(hl_align_up(sizeof *st, hl_page_size), hl_page_size, "harden");
     if (!st) return -1;
-    size_t budget = o->quarantine;
+    size_t budget = o->quarantine == HL_QUARANTINE_AUTO ? HL_DEFAULT_QUARANTINE : o->quarantine;
     /* A fixed arena: freed blocks held back do not coalesce, and the fragmentation they leave
      * outlasts the drain at exhaustion (wide mix, 256 KiB: 84.4 % peak utilisation with 1/8 of
      * the arena in quarantine, 90.1 % with 1/32, 91.0 % unhardened; docs/PERFORMANCE.md). */
@@ -180,7 +180,7 @@ int hl_harden_setup(hl_heap_t *h)
     if (cap > 65536) cap = 65536;
     st->h = h;
     st->qmax = budget;
-    st->adapt = !h->arena_base && budget == HL_DEFAULT_QUARANTINE;
+    st->adapt = !h->arena_base && o->quarantine == HL_QUARANTINE_AUTO;
     if (hl_quarantine_init(&st->q, budget, budget ? cap : 0) != 0 ||
         hl_quarantine_init(&st->qlarge, LARGE_DELAY_BYTES, o->guard ? LARGE_DELAY_COUNT : 0) != 0)
         return -1;

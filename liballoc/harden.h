@@ -41,8 +41,8 @@
 #define HL_CANARY_BYTE        0xCBu
 #define HL_POISON_BYTE        0xDFu
 #define HL_DEFAULT_QUARANTINE ((size_t)1 << 20)
-/* harden=1's quarantine (the default size above) follows the heap: 1/HL_QUARANTINE_DIV of
- * its live bytes, at least HL_QUARANTINE_FLOOR, at most HL_DEFAULT_QUARANTINE; any other
+/* quarantine=auto (HL_QUARANTINE_AUTO, harden=1's default) follows the heap: 1/HL_QUARANTINE_DIV
+ * of its live bytes, at least HL_QUARANTINE_FLOOR, at most HL_DEFAULT_QUARANTINE; an explicit
  * quarantine=SIZE is held as given (docs/hardening.md, "Quarantine"). */
 #define HL_QUARANTINE_DIV   4
 #define HL_QUARANTINE_FLOOR ((size_t)128 << 10)

@@ -45,7 +45,9 @@ typedef struct hl_options_s {
     /* Hardened mode (docs/hardening.md). harden=1 in an options string turns on check_free,
      * canary, poison, quarantine and guard=large; each has its own switch too. */
     uint32_t harden;         /* any hardening active (set by harden=1 or by any check below) */
-    size_t quarantine;       /* quarantine=BYTES: freed blocks held back (FIFO), 0 = none */
+    size_t quarantine;       /* quarantine=BYTES: freed blocks held back (FIFO), 0 = none,
+                                HL_QUARANTINE_AUTO (quarantine=auto, harden=1's default): it
+                                follows the heap's live bytes, at most 1 MiB */
     uint32_t check_free;     /* check_free=1: exact validation of every free/realloc */
     uint32_t canary;         /* canary=1: canary after the requested size, checked on free */
     uint32_t poison;         /* poison=1: fill freed blocks, verify on reuse/quarantine exit */
@@ -60,6 +62,8 @@ typedef struct hl_options_s {
                           2 (default) only when recorded (docs/analyze.md) */
     uint32_t unwind;   /* unwind=fast|libunwind|check -> 0|1|2: how stacks are walked */
 } hl_options_t;
+
+#define HL_QUARANTINE_AUTO ((size_t)-1) /* quarantine=auto */
 
 /* Fill *o with the defaults. */
 void hl_options_default(hl_options_t *o);

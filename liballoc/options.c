@@ -69,7 +69,7 @@ static const opt_t table[] = {
      "(both, abort at the first difference)"},
     /* Hardened mode (harden.c, docs/hardening.md). */
     {"harden", OPT_HARDEN, F(harden), 0, 0, 0, "0, 1 or full",
-     "1: every check (check_free, canary, poison, quarantine=1M, guard=sample:1000); full: the "
+     "1: every check (check_free, canary, poison, quarantine=auto, guard=sample:1000); full: the "
      "same with guard=all (every block on its own guarded page run)"},
     {"check_free", OPT_BOOL, F(check_free), 0, 0, 0, BOOL,
      "exact validation of free/realloc/usable_size"},
@@ -77,7 +77,7 @@ static const opt_t table[] = {
      "canary after the requested size, checked on free"},
     {"poison", OPT_BOOL, F(poison), 0, 0, 0, BOOL,
      "fill freed blocks, verify when they are reused"},
-    {"quarantine", OPT_SIZE, F(quarantine), 0, 0, 0, "a size, e.g. 1M",
+    {"quarantine", OPT_SIZE, F(quarantine), 0, 0, 0, "a size, e.g. 1M, or auto",
      "bytes of freed blocks held back (FIFO)"},
     {"guard", OPT_GUARD, F(guard), 0, 0, 0, "none, large, all or sample:N (N > 0)",
      "guard pages: large (1), all (2), sample:N (3)"},
@@ -265,6 +265,10 @@ static int parse_item(hl_options_t *o, const char *s, size_t len, char *err, siz
             return bad(err, errlen, eq ? "bad value in option" : "option needs a value:", s, len,
                        d);
         }
+        if (eq && d->offset == F(quarantine) && vlen == 4 && memcmp(val, "auto", 4) == 0) {
+            set_field(o, d, HL_QUARANTINE_AUTO);
+            return 0;
+        }
         if (eq && d->kind == OPT_HARDEN && vlen == 4 && memcmp(val, "full", 4) == 0) {
             set_field(o, d, 2);
             return 0;
@@ -353,6 +357,7 @@ size_t hl_options_format(const hl_options_t *o, char *buf, size_t len)
         } while (v);
         const char *parts[] = {n ? "," : "", d->name, "=", num + k, ""};
         if (d->kind == OPT_UNWIND) parts[3] = given == 1 ? "libunwind" : "check";
+        if (d->offset == F(quarantine) && given == HL_QUARANTINE_AUTO) parts[3] = "auto";
         if (d->kind == OPT_GUARD && o->guard == 3) { /* sample:N, as it parses back */
             k = (int)sizeof num;
             num[--k] = 0;

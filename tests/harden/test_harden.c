@@ -836,7 +836,7 @@ Test(harden, options_parse)
     cr_assert_eq(hl_options_parse(&o, "harden=1,poison=0", err, sizeof err), 0);
     cr_assert(o.harden && o.check_free && o.canary && !o.poison && o.guard == 3 &&
               o.guard_sample == HL_DEFAULT_SAMPLE); /* large blocks, and sampled guarded runs */
-    cr_assert_eq(o.quarantine, HL_DEFAULT_QUARANTINE);
+    cr_assert_eq(o.quarantine, HL_QUARANTINE_AUTO);
     cr_assert_eq(o.rotate, 0, "harden=1 does not rotate");
     hl_options_default(&o);
     cr_assert_eq(hl_options_parse(&o, "rotate=1,harden=1", err, sizeof err), 0);

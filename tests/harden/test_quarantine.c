@@ -73,6 +73,23 @@ Test(quarantine, explicit_size_is_kept)
     hl_heap_destroy(h);
 }
 
+/* quarantine=1M given explicitly is a fixed 1 MiB, even on a small heap (before
+ * quarantine=auto it could not be told from harden=1's adaptive default); quarantine=auto
+ * alone adapts as harden=1 does. */
+Test(quarantine, explicit_1m_is_fixed_and_auto_adapts)
+{
+    hl_heap_t *h = heap_with("harden=1,stacks=0,quarantine=1M");
+    size_t freed = bytes_until_out(h, 100, 12000);
+    cr_assert_neq(freed, SIZE_MAX, "the block left the quarantine within 1.2 MB of frees");
+    cr_assert_geq(freed, (size_t)800 << 10, "held for about 1 MiB: %zu bytes", freed);
+    hl_heap_destroy(h);
+    h = heap_with("canary=1,poison=1,quarantine=auto,stacks=0");
+    freed = bytes_until_out(h, 100, 4000);
+    cr_assert_neq(freed, SIZE_MAX, "the block left the quarantine within 400 KB of frees");
+    cr_assert_leq(freed, HL_QUARANTINE_FLOOR + (256u << 10), "not 1 MiB: %zu bytes", freed);
+    hl_heap_destroy(h);
+}
+
 /* The ring: a lower entry count evicts the oldest entries first and moves the wrap point
  * once the entries in use allow; a higher one lets it grow again; FIFO order throughout. */
 Test(quarantine, ring_follows_its_capacity_in_order)

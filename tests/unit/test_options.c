@@ -132,8 +132,13 @@ Test(options, format_lists_what_differs)
  * unwind=check: the number was consumed before the name was chosen). */
 Test(options, format_round_trips_named_values)
 {
-    static const char *const in[] = {"unwind=libunwind", "unwind=check", "guard=sample:77",
-                                     "harden=full", "guard=all,unwind=libunwind"};
+    static const char *const in[] = {"unwind=libunwind",
+                                     "unwind=check",
+                                     "guard=sample:77",
+                                     "harden=full",
+                                     "guard=all,unwind=libunwind",
+                                     "harden=1,quarantine=auto",
+                                     "quarantine=1M"};
     for (size_t i = 0; i < sizeof in / sizeof in[0]; i++) {
         hl_options_t o, back;
         char buf[512], again[512], err[128];
@@ -147,4 +152,21 @@ Test(options, format_round_trips_named_values)
         hl_options_format(&back, again, sizeof again);
         cr_assert_str_eq(buf, again);
     }
+}
+
+/* harden=1's quarantine is "auto" (it follows the heap), an explicit size is kept apart. */
+Test(options, quarantine_auto_is_its_own_value)
+{
+    hl_options_t o;
+    char buf[512], err[128];
+    hl_options_default(&o);
+    cr_assert_eq(hl_options_parse(&o, "quarantine=auto", err, sizeof err), 0, "%s", err);
+    cr_assert_eq(o.quarantine, HL_QUARANTINE_AUTO);
+    hl_options_format(&o, buf, sizeof buf);
+    cr_assert_str_eq(buf, "quarantine=auto");
+    hl_options_default(&o);
+    cr_assert_eq(hl_options_parse(&o, "quarantine=1M", err, sizeof err), 0, "%s", err);
+    cr_assert_eq(o.quarantine, (size_t)1 << 20);
+    hl_options_format(&o, buf, sizeof buf);
+    cr_assert_str_eq(buf, "quarantine=1048576");
 }
