@@ -243,6 +243,26 @@ static void define(hl_tsdl_ctx_t *c, const char *name, hl_tsdl_ty_t *t)
 
 static hl_tsdl_ty_t *type_spec(hl_tsdl_ctx_t *c);
 
+/* Tokens joined by dots (`a.b.c`) into buf, NUL-terminated; names: every part must be an
+ * identifier (else the first part was checked by the caller). */
+static void dotted(hl_tsdl_ctx_t *c, char *buf, size_t len, int names, const char *too_long)
+{
+    size_t l = 0;
+    buf[0] = 0;
+    for (;;) {
+        if (names && c->tk != TK_ID) hl_tsdl_fail(c, "expected a name, found '%s'", c->tok);
+        size_t k = strlen(c->tok);
+        if (l + k + 2 >= len) hl_tsdl_fail(c, "%s", too_long);
+        memcpy(buf + l, c->tok, k);
+        l += k;
+        buf[l] = 0;
+        next(c);
+        if (!is(c, ".")) break;
+        buf[l++] = '.';
+        next(c);
+    }
+}
+
 /* `lhs = value;` inside integer { } / floating_point { } / string { }: the value text. */
 static void attr_value(hl_tsdl_ctx_t *c, char *val, size_t vlen, int64_t *num, int *isnum)
 {
@@ -254,18 +274,7 @@ static void attr_value(hl_tsdl_ctx_t *c, char *val, size_t vlen, int64_t *num, i
         return;
     }
     if (c->tk != TK_ID && c->tk != TK_STR) hl_tsdl_fail(c, "bad attribute value '%s'", c->tok);
-    size_t l = 0;
-    for (;;) { /* dotted names: clock.monotonic.value */
-        size_t k = strlen(c->tok);
-        if (l + k + 2 >= vlen) hl_tsdl_fail(c, "attribute value too long");
-        memcpy(val + l, c->tok, k);
-        l += k;
-        val[l] = 0;
-        next(c);
-        if (!is(c, ".")) break;
-        val[l++] = '.';
-        next(c);
-    }
+    dotted(c, val, vlen, 0, "attribute value too long"); /* clock.monotonic.value */
 }
 
 static hl_tsdl_ty_t *int_type(hl_tsdl_ctx_t *c, int is_float)
@@ -559,20 +568,7 @@ static hl_tsdl_ty_t *type_spec(hl_tsdl_ctx_t *c)
 /* `a.b.c` into buf. */
 static void lhs(hl_tsdl_ctx_t *c, char *buf, size_t len)
 {
-    size_t l = 0;
-    buf[0] = 0;
-    for (;;) {
-        if (c->tk != TK_ID) hl_tsdl_fail(c, "expected a name, found '%s'", c->tok);
-        size_t k = strlen(c->tok);
-        if (l + k + 2 >= len) hl_tsdl_fail(c, "name too long");
-        memcpy(buf + l, c->tok, k);
-        l += k;
-        buf[l] = 0;
-        next(c);
-        if (!is(c, ".")) break;
-        buf[l++] = '.';
-        next(c);
-    }
+    dotted(c, buf, len, 1, "name too long");
 }
 
 static int parse_uuid(const char *s, uint8_t out[16])
