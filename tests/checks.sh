@@ -4,6 +4,7 @@
 #   check DESCRIPTION EXPECTED ACTUAL
 #   contains FILE TEXT             TEXT is in FILE (else FILE's first CONTAINS_LINES lines, 20)
 #   sql DB QUERY                   sqlite3, no header, batch mode
+#   run TEST                       run the function TEST, count it in pass/fail, its name in failed
 note() { echo "    $*"; }
 check() {
     [ "$2" == "$3" ] && return 0
@@ -17,3 +18,8 @@ contains() {
     return 1
 }
 sql() { sqlite3 -batch -noheader "$1" "$2"; }
+run() {
+    local t=$1
+    echo "  $t"
+    if "$t"; then pass=$((pass + 1)); else fail=$((fail + 1)) failed+=("$t"); fi
+}

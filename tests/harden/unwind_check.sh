@@ -23,11 +23,6 @@ failed=()
 cleanup() { [ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"; }
 trap cleanup EXIT
 . "$ROOT/tests/checks.sh"
-run() {
-    local t=$1
-    echo "  $t"
-    if "$t"; then pass=$((pass + 1)); else fail=$((fail + 1)) failed+=("$t"); fi
-}
 
 t_real_programs() {
     "$ROOT/tests/harden/real_programs.sh" "$LIB" harden=1,unwind=check

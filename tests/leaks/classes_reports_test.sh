@@ -26,11 +26,6 @@ lacks() { # lacks FILE TEXT
     note "FAIL: '$2' in $1"
     return 1
 }
-run() {
-    local t=$1
-    echo "  $t"
-    if "$t"; then pass=$((pass + 1)); else fail=$((fail + 1)) failed+=("$t"); fi
-}
 rec() { # rec NAME [record options] -- N
     local name=$1
     shift

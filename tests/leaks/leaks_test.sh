@@ -29,11 +29,6 @@ cleanup() { [ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"; }
 trap cleanup EXIT
 
 . "$ROOT/tests/checks.sh"
-run() {
-    local t=$1
-    echo "  $t"
-    if "$t"; then pass=$((pass + 1)); else fail=$((fail + 1)) failed+=("$t"); fi
-}
 
 # The known answer, per allocating function (frame 0 of the allocation stack).
 EXPECT="make_chain|definitely lost|1
