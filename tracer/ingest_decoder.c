@@ -356,16 +356,25 @@ int hl_decoder_live_child(const char *url, int fd, pid_t parent)
 
 #define LIVE_FD 3 /* the pipe's write end in the live reader */
 
-hl_decoder_t *hl_decoder_start_live(const char *url, char *err, size_t errlen)
+/* A decoder and the pipe its child writes records into (p[0] ours, p[1] the child's, both
+ * close-on-exec), or NULL with "cannot start WHAT: …" in err. */
+static hl_decoder_t *decoder_new(int p[2], const char *what, char *err, size_t errlen)
 {
     hl_decoder_t *d = calloc(1, sizeof *d);
-    int p[2];
     if (!d || pipe2(p, O_CLOEXEC) != 0) {
-        snprintf(err, errlen, "cannot start the live reader: %s", strerror(errno));
+        snprintf(err, errlen, "cannot start %s: %s", what, strerror(errno));
         free(d);
         return NULL;
     }
     fcntl(p[1], F_SETPIPE_SZ, 1 << 20); /* best effort: fewer wake-ups */
+    return d;
+}
+
+hl_decoder_t *hl_decoder_start_live(const char *url, char *err, size_t errlen)
+{
+    int p[2];
+    hl_decoder_t *d = decoder_new(p, "the live reader", err, errlen);
+    if (!d) return NULL;
     d->live = 1;
     char ppid[32];
     snprintf(ppid, sizeof ppid, "%d", (int)getpid());
@@ -392,14 +401,9 @@ hl_decoder_t *hl_decoder_start_live(const char *url, char *err, size_t errlen)
 
 hl_decoder_t *hl_decoder_start(char **dirs, size_t n, const char *scratch, char *err, size_t errlen)
 {
-    hl_decoder_t *d = calloc(1, sizeof *d);
     int p[2];
-    if (!d || pipe2(p, O_CLOEXEC) != 0) {
-        snprintf(err, errlen, "cannot start the trace decoder: %s", strerror(errno));
-        free(d);
-        return NULL;
-    }
-    fcntl(p[1], F_SETPIPE_SZ, 1 << 20); /* best effort: fewer wake-ups */
+    hl_decoder_t *d = decoder_new(p, "the trace decoder", err, errlen);
+    if (!d) return NULL;
     const char *t = getenv("HEAPLEDGER_DECODE_TIMEOUT");
     d->timeout_s = t && atoi(t) > 0 ? atoi(t) : HL_DECODE_TIMEOUT;
     fflush(NULL);
