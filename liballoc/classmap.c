@@ -7,9 +7,12 @@
 
 static const uint8_t cmap_none[1]; /* before the first allocation: only free(NULL) reads it */
 const uint8_t *hl_cmap = cmap_none;
-static uint8_t *cmap_real; /* NULL when not reserved */
-static const uint8_t *cmap_zero;
-static int cmap_state; /* 0 not started, 1 mapping, 2 done */
+static uint8_t *cmap_real;       /* NULL when not reserved */
+static const uint8_t *cmap_zero; /* NULL when not reserved */
+static int cmap_state;           /* 0 not started, 1 mapping, 2 done */
+
+/* The preloaded free's switch to its header-byte variant (shim.c); absent without the shim. */
+extern void hl_shim_free_without_map(void) __attribute__((weak));
 
 void hl_cmap_init(void)
 {
@@ -19,28 +22,37 @@ void hl_cmap_init(void)
             sched_yield();
         return;
     }
-    /* Read-only private anonymous memory reads as the shared zero page: no RSS, no commit. */
+    /* Read-only private anonymous memory reads as the shared zero page: no RSS, no commit.
+     * Both maps or neither: they cost 4 GiB of address space (no memory), and free can use
+     * them only together. Under an address-space limit without that room (ulimit -v), nothing
+     * stays reserved and the preloaded free becomes its header-byte variant before the first
+     * block is handed out. */
     void *z =
         mmap(NULL, HL_CMAP_BYTES, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (z == MAP_FAILED) /* free could not read a tag for any block: nothing works */
-        hl_fatal("init", NULL,
-                 "cannot reserve the class map (2 GiB of address space, no memory: "
-                 "MAP_NORESERVE); raise the address-space limit (ulimit -v) by at least "
-                 "2 GiB, 4 GiB for the fast free path, or run without heapledger");
-    /* Without the real map every free reads the header byte (the gate stays on the zero
-     * map): slower, the same results. */
-    void *m = mmap(NULL, HL_CMAP_BYTES, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    cmap_zero = z;
-    if (m != MAP_FAILED) cmap_real = m;
-    if (hl_cmap == cmap_none) __atomic_store_n(&hl_cmap, cmap_zero, __ATOMIC_RELEASE);
+    void *m = z == MAP_FAILED ? MAP_FAILED
+                              : mmap(NULL, HL_CMAP_BYTES, PROT_READ | PROT_WRITE,
+                                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m != MAP_FAILED) {
+        cmap_zero = z;
+        cmap_real = m;
+        if (hl_cmap == cmap_none) __atomic_store_n(&hl_cmap, cmap_zero, __ATOMIC_RELEASE);
+    } else {
+        if (z != MAP_FAILED) munmap(z, HL_CMAP_BYTES);
+        if (hl_shim_free_without_map) hl_shim_free_without_map();
+    }
     __atomic_store_n(&cmap_state, 2, __ATOMIC_RELEASE);
+}
+
+int hl_cmap_reserved(void)
+{
+    hl_cmap_init();
+    return cmap_real != NULL;
 }
 
 void hl_cmap_gate(int open)
 {
     hl_cmap_init();
-    __atomic_store_n(&hl_cmap, open && cmap_real ? cmap_real : cmap_zero, __ATOMIC_RELEASE);
+    if (cmap_real) __atomic_store_n(&hl_cmap, open ? cmap_real : cmap_zero, __ATOMIC_RELEASE);
 }
 
 int hl_cmap_open(void)

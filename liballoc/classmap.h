@@ -19,10 +19,13 @@
  * smaller slabs and fixed arenas are not: their frees take the header-byte path). A slab's
  * windows are set when it is initialised for a class and cleared when it goes back to the slab
  * source, so a window never names a class while its slab is not one. Before the first
- * allocator call hl_cmap is a one-byte map that only free(NULL) can read. When the real map
- * cannot be reserved (an address-space limit), hl_cmap stays at the zero map and every free
- * takes the header-byte path; when the zero map cannot be either, the process stops at its
- * first allocator call with a message (free could not work at all).
+ * allocator call hl_cmap is a one-byte map that only free(NULL) can read.
+ *
+ * Both maps or neither (4 GiB of address space, no memory): under an address-space limit
+ * (RLIMIT_AS, ulimit -v) without that much room nothing is reserved, hl_cmap stays at the
+ * one-byte map and the preloaded free becomes its header-byte variant (shim.c,
+ * hl_shim_free_without_map) before the first block is handed out: chosen once, so neither
+ * variant tests for it on its fast path.
  */
 #ifndef HL_CLASSMAP_H
 #define HL_CLASSMAP_H
@@ -42,10 +45,13 @@ static inline __attribute__((always_inline)) unsigned hl_cmap_tag(const void *p)
     return __atomic_load_n(&hl_cmap, __ATOMIC_RELAXED)[(uintptr_t)p >> HL_CMAP_SHIFT];
 }
 
-/* Reserve both maps (once; every caller returns after they exist or failed). hl_cmap stays
- * at the zero map: the shim opens the gate. */
+/* Reserve both maps or neither (once; every caller returns after they exist or failed).
+ * hl_cmap stays at the zero map (the shim opens the gate), or at the one-byte map when there
+ * are none. */
 void hl_cmap_init(void);
-/* Point hl_cmap at the real map (open != 0, when it exists) or the zero map. */
+/* hl_cmap_init, then: do the maps exist? */
+int hl_cmap_reserved(void);
+/* Point hl_cmap at the real map (open != 0) or the zero map; no-op when there are none. */
 void hl_cmap_gate(int open);
 /* Is the gate open (hl_cmap at the real map)? */
 int hl_cmap_open(void);

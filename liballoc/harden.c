@@ -1256,6 +1256,7 @@ int hl_harden_on_wild_fault(const void *addr, uintptr_t ip)
         const char *fn, *kind, *op;
     } entries[] = {
         {"free", "invalid-free", "free"},
+        {"free_hdr", "invalid-free", "free"}, /* free without the class map (shim.c) */
         {"__libc_free", "invalid-free", "free"},
         {"free_sized", "invalid-free", "free_sized"},
         {"free_aligned_sized", "invalid-free", "free_aligned_sized"},

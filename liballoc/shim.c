@@ -21,6 +21,7 @@
 #include <malloc.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -339,8 +340,10 @@ HL_API void *malloc(size_t n)
  * block is only stored into. A full bin, a window of no tiny slab (mid, large, side blocks,
  * NULL) and a closed gate (every tag 0) all find a bin without room; then, with the gate
  * open, the header byte decides as before (read here, in free: a wild pointer's fault is
- * recognised by the function it happens in, fault.c), else the gated path. */
-HL_API void free(void *p)
+ * recognised by the function it happens in, fault.c), else the gated path. Without the class
+ * map, free's entry jumps to free_hdr (hl_shim_free_without_map). Aligned to 16 bytes: its
+ * first eight are rewritten with one aligned store. */
+HL_API __attribute__((aligned(16))) void free(void *p)
 {
     hl_tbin_t *b = &hl_tls.bins[hl_cmap_tag(p)];
     if (hl_likely(b->avail > 0)) {
@@ -356,6 +359,44 @@ HL_API void free(void *p)
         return;
     }
     free_gated(p);
+}
+
+/* This library's own free, whatever a program interposes in front of it. */
+extern void hl_free_entry(void *p) __attribute__((copy(free), alias("free"), visibility("hidden")));
+
+/* free without the class map: the header byte decides, as free did before the map (harden.c
+ * names a wild pointer's fault in it an invalid free, like one in free). */
+static hl_noinline void free_hdr(void *p)
+{
+    if (hl_likely((uintptr_t)p > __atomic_load_n(&gate_floor, __ATOMIC_RELAXED))) {
+        hl_opinfo_t info;
+        hl_free_fast(H, p, &info);
+        return;
+    }
+    free_gated(p);
+}
+
+/* free's variant without the class map (classmap.h, called once by hl_cmap_init when the maps
+ * cannot be reserved). That is decided before the default heap or the side heap hands out a
+ * block, so until then every free was free(NULL), which free reads from the one-byte map, and
+ * afterwards free's first instruction is a jump to free_hdr: no test on either fast path.
+ * The jump is written with one aligned 8-byte store while free's page is writable (callers
+ * that run free meanwhile, only possible with free(NULL), execute either the old or the new
+ * bytes). */
+void hl_shim_free_without_map(void)
+{
+    uintptr_t at = (uintptr_t)hl_free_entry, page = at & ~(uintptr_t)(hl_page_size - 1);
+    int32_t rel = (int32_t)((intptr_t)(uintptr_t)free_hdr - (intptr_t)(at + 5));
+    if (mprotect((void *)page, hl_page_size, PROT_READ | PROT_WRITE | PROT_EXEC) != 0)
+        hl_fatal("init", NULL,
+                 "cannot reserve the class map (4 GiB of address space, no memory) nor switch "
+                 "free to its header-byte variant (mprotect of the library's code refused); "
+                 "raise the address-space limit (ulimit -v) by 4 GiB or run without heapledger");
+    uint64_t word = __atomic_load_n((uint64_t *)at, __ATOMIC_RELAXED);
+    word = (word & ~(uint64_t)0xffffffffff) | 0xe9 | (uint64_t)(uint32_t)rel << 8; /* jmp rel32 */
+    __atomic_store_n((uint64_t *)at, word, __ATOMIC_SEQ_CST);
+    __builtin___clear_cache((char *)at, (char *)at + 8);
+    mprotect((void *)page, hl_page_size, PROT_READ | PROT_EXEC);
 }
 
 HL_API void *calloc(size_t n, size_t size)
