@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/pidfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -63,6 +64,8 @@
 
 /* How often record looks for closed trace chunks while the program runs. */
 #define HL_RECORD_POLL_MS 250
+/* --relay: default bound on the end of the session, seconds (record_relay_timeout). */
+#define HL_RELAY_TIMEOUT_S 30
 
 #define HL_EXIT_TOOL     125
 #define HL_EXIT_NOEXEC   126
@@ -720,6 +723,19 @@ static int record_relay_end(const hl_session_t *s, int code, uint64_t discarded,
     return code;
 }
 
+/* --relay, when the session did not end within timeout_s (record_relay_end_session). */
+static int record_relay_late(const hl_session_t *s, int code, int timeout_s)
+{
+    fprintf(stderr,
+            "heapledger record: the recording is incomplete: the session did not end within %d s "
+            "(HEAPLEDGER_RELAY_TIMEOUT): the relay daemon at %s stopped answering or went away "
+            "while the program ran, and the private LTTng daemons were stopped; the relay holds "
+            "what it received before (heapledger collectd marks that database 'partial'). Check "
+            "the relay daemon and the network, then record again\n",
+            timeout_s, s->relay);
+    return code ? code : HL_EXIT_TOOL;
+}
+
 /* Everything a recording holds that must be released however it ends. */
 typedef struct record_ctx_s {
     hl_reaper_t reaper;
@@ -728,6 +744,104 @@ typedef struct record_ctx_s {
     int keep_trace; /* keep the trace directory at the end */
     int have_trace; /* trace[] was created */
 } record_ctx_t;
+
+/* --relay: the bound on the end of the session (stop and destroy: every event sent to the
+ * relay daemon), in seconds, HEAPLEDGER_RELAY_TIMEOUT (default 30). The private daemons'
+ * sockets to the relay daemon time out after as long (LTTNG_NETWORK_SOCKET_TIMEOUT, set for
+ * the private session daemon): a relay daemon that dies or stops answering mid-run made an
+ * lttng-ctl call wait for good. Returns the seconds, or -1 after a message (bad value). */
+static int record_relay_timeout(void)
+{
+    const char *v = getenv("HEAPLEDGER_RELAY_TIMEOUT");
+    if (!v || !*v) return HL_RELAY_TIMEOUT_S;
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (*end || n < 1 || n > 86400) {
+        fprintf(stderr,
+                "heapledger record: HEAPLEDGER_RELAY_TIMEOUT=%s: expected whole seconds from 1 "
+                "to 86400 (how long the end of a --relay session may take; default %d)\n",
+                v, HL_RELAY_TIMEOUT_S);
+        return -1;
+    }
+    return (int)n;
+}
+
+typedef struct relay_end_s {
+    hl_session_t s; /* a copy: a call that never returns keeps it (and this) */
+    uint64_t discarded, lost;
+    int rc, done;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} relay_end_t;
+
+static void *relay_end_run(void *arg)
+{
+    relay_end_t *e = arg;
+    int rc = hl_session_stop(&e->s, &e->discarded, &e->lost) || hl_session_destroy(&e->s);
+    pthread_mutex_lock(&e->mu);
+    e->rc = rc;
+    e->done = 1;
+    pthread_cond_signal(&e->cv);
+    pthread_mutex_unlock(&e->mu);
+    return NULL;
+}
+
+/* Wait for the ending thread until deadline; 1 when it finished. */
+static int relay_end_wait(relay_end_t *e, const struct timespec *deadline)
+{
+    pthread_mutex_lock(&e->mu);
+    while (!e->done && pthread_cond_timedwait(&e->cv, &e->mu, deadline) != ETIMEDOUT) {
+    }
+    int done = e->done;
+    pthread_mutex_unlock(&e->mu);
+    return done;
+}
+
+/* --relay: stop and destroy the session within timeout_s seconds. Past it the private daemons
+ * are stopped (which ends the lttng-ctl calls waiting on them). Returns 0 (ended), -1 (failed:
+ * s->err says why) or 1 (timed out: the daemons were stopped). */
+static int record_relay_end_session(hl_session_t *s, record_ctx_t *c, int timeout_s,
+                                    uint64_t *discarded, uint64_t *lost)
+{
+    relay_end_t *e = calloc(1, sizeof *e);
+    if (!e) return hl_session_stop(s, discarded, lost) || hl_session_destroy(s) ? -1 : 0;
+    e->s = *s;
+    pthread_mutex_init(&e->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&e->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_t t;
+    if (pthread_create(&t, NULL, relay_end_run, e)) {
+        free(e);
+        return hl_session_stop(s, discarded, lost) || hl_session_destroy(s) ? -1 : 0;
+    }
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += timeout_s;
+    if (!relay_end_wait(e, &deadline)) {
+        hl_reaper_note(&c->reaper, "sessiond", "0");
+        hl_sessiond_stop(&c->sessiond); /* the calls waiting on it return */
+        clock_gettime(CLOCK_MONOTONIC, &deadline);
+        deadline.tv_sec += 10;
+        if (relay_end_wait(e, &deadline))
+            pthread_join(t, NULL);
+        else
+            pthread_detach(t); /* still inside lttng-ctl: e stays its own */
+        s->created = 0;
+        return 1;
+    }
+    pthread_join(t, NULL);
+    *s = e->s;
+    *discarded = e->discarded;
+    *lost = e->lost;
+    int rc = e->rc ? -1 : 0;
+    pthread_cond_destroy(&e->cv);
+    pthread_mutex_destroy(&e->mu);
+    free(e);
+    return rc;
+}
 
 /* Release what the recording holds and tell the reaper there is nothing left to do. */
 static int record_finish(record_ctx_t *c, int code)
@@ -810,6 +924,7 @@ int hl_cmd_record(int argc, char **argv)
                 rc == HL_EXIT_NOTFOUND ? "command not found" : "permission denied");
         return rc;
     }
+    int relay_timeout = HL_RELAY_TIMEOUT_S;
     if (a.relay) {
         hl_session_t chk;
         hl_session_init(&chk, "", 0);
@@ -823,6 +938,7 @@ int hl_cmd_record(int argc, char **argv)
             fprintf(stderr, "heapledger record: %s\n", chk.err);
             return 2;
         }
+        if ((relay_timeout = record_relay_timeout()) < 0) return 2;
     } else if (record_check_output(a.out, a.force) || record_check_keep(a.keep)) {
         return 2;
     }
@@ -846,7 +962,13 @@ int hl_cmd_record(int argc, char **argv)
     memset(&c, 0, sizeof c);
     c.reaper.fd = -1;
     char marker[128];
-    if (record_setup(&a, &c, marker, sizeof marker)) return record_finish(&c, HL_EXIT_TOOL);
+    char sock_timeout[24]; /* --relay: the private daemons' relay sockets time out */
+    int set_sock_timeout = a.relay && !getenv("LTTNG_NETWORK_SOCKET_TIMEOUT");
+    snprintf(sock_timeout, sizeof sock_timeout, "%d", relay_timeout * 1000);
+    if (set_sock_timeout) setenv("LTTNG_NETWORK_SOCKET_TIMEOUT", sock_timeout, 1);
+    int setup = record_setup(&a, &c, marker, sizeof marker);
+    if (set_sock_timeout) unsetenv("LTTNG_NETWORK_SOCKET_TIMEOUT"); /* not the program's */
+    if (setup) return record_finish(&c, HL_EXIT_TOOL);
 
     hl_session_t s;
     hl_session_init(&s, c.trace, a.lossy);
@@ -897,7 +1019,17 @@ int hl_cmd_record(int argc, char **argv)
 
     uint64_t discarded = 0, lost = 0;
     char unclean[600] = ""; /* the session did not end with its whole trace on disk */
-    if (!w.died) {
+    int relay_late = 0;     /* --relay: the session did not end within relay_timeout */
+    if (!w.died && a.relay) {
+        int e = record_relay_end_session(&s, &c, relay_timeout, &discarded, &lost);
+        if (e < 0) {
+            fprintf(stderr, "heapledger record: %s\n", s.err);
+            w.died = "session (not ended cleanly)";
+        } else if (e > 0) {
+            relay_late = 1;
+            w.died = "relay daemon";
+        }
+    } else if (!w.died) {
         if (hl_session_stop(&s, &discarded, &lost) || hl_session_destroy(&s)) {
             fprintf(stderr, "heapledger record: %s\n", s.err);
             if (a.relay) w.died = "session (not ended cleanly)";
@@ -925,6 +1057,7 @@ int hl_cmd_record(int argc, char **argv)
     if (lost)
         fprintf(stderr, "heapledger record: LTTng lost %llu packets\n", (unsigned long long)lost);
 
+    if (relay_late) return record_finish(&c, record_relay_late(&s, code, relay_timeout));
     if (a.relay) return record_finish(&c, record_relay_end(&s, code, discarded, w.died));
     uint64_t events = 0;
     int stored = out.chunked && out.rotor.ing && hl_ingest_chunks_count(out.rotor.ing) > 0;

@@ -7,6 +7,7 @@ check-fleet: check-fleet-relay check-fleet-summary check-fleet-memory
 check-fleet-relay: $(BIN_DIR)/heapledger $(TEST_DIR)/ingest/ingest_gen
 	@tests/fleet/relay_test.sh $(BIN_DIR)/heapledger $(TEST_DIR)/ingest/ingest_gen
 	@tests/fleet/hosts_test.sh $(BIN_DIR)/heapledger $(TEST_DIR)/ingest/ingest_gen
+	@tests/fleet/relay_gone_test.sh $(BIN_DIR)/heapledger $(TEST_DIR)/ingest/ingest_gen
 
 CHECK_TARGETS += check-fleet
 
