@@ -128,14 +128,18 @@ static void *follow_main(void *p)
     }
     if (f->rc >= 0 && f->rc <= 1 && !stop_flag && f->relay_dir) {
         /* The session ended (complete it), or the relay daemon went away (what it wrote before
-         * is all there will be: the traced host's consumer daemon does not reconnect). */
+         * is all there will be: the traced host's consumer daemon does not reconnect), or it
+         * had no such session when the live reader attached (for HL_LIVE_ATTACH_S: the
+         * database is 'partial' and empty; a copy of a session that ended meanwhile is whole). */
         char msg[1024], lost[512];
         snprintf(lost, sizeof lost,
                  "the connection to the relay daemon was lost: the events the traced host sent "
                  "after that are missing (%.300s)",
                  f->res.error);
-        hl_prefix_complete(f->relay_dir, f->host, f->session, f->db, f->rc ? lost : NULL,
-                           &stop_flag, msg, sizeof msg);
+        int no_session =
+            f->rc == 1 && !strncmp(f->res.error, HL_LIVE_NO_SESSION, strlen(HL_LIVE_NO_SESSION));
+        hl_prefix_complete(f->relay_dir, f->host, f->session, f->db,
+                           f->rc && !no_session ? lost : NULL, &stop_flag, msg, sizeof msg);
         logf_("%s", msg);
     }
     f->retry = f->rc == 1 && !stop_flag;

@@ -337,6 +337,18 @@ int hl_decoder_live_child(const char *url, int fd, pid_t parent)
             segv_after = strtoull(segv, NULL, 10);
         }
     }
+    /* And the first live reader (the one that creates FILE) attaches to a session the relay
+     * daemon does not have (URL-none: HEAPLEDGER_TEST_LIVE_READER_NOSESSION=FILE). */
+    const char *nos = getenv("HEAPLEDGER_TEST_LIVE_READER_NOSESSION");
+    char none[4096];
+    if (nos) {
+        int o = open(nos, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (o >= 0) {
+            close(o);
+            snprintf(none, sizeof none, "%s-none", url);
+            url = none;
+        }
+    }
     wire_end_t end;
     memset(&end, 0, sizeof end);
     hl_queue_t q;

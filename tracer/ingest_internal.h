@@ -61,6 +61,12 @@ typedef struct hl_rec_s {
     void *ext;
 } hl_rec_t;
 
+/* A live reader that receives nothing attaches again for this long (seconds) before it gives
+ * up on a session the relay daemon does not have; its message then starts with
+ * HL_LIVE_NO_SESSION (ingest_source.c, collectd.c). */
+#define HL_LIVE_ATTACH_S   10
+#define HL_LIVE_NO_SESSION "the relay daemon has no session"
+
 #define HL_BATCH_RECS    8192
 #define HL_QUEUE_BATCHES 8
 

@@ -60,6 +60,8 @@ struct hl_source_s {
     double last_push;     /* hl_ingest_now() of the last batch pushed (heartbeat) */
     uint64_t skip;        /* events delivered by heapledger's own reader before (no records) */
     hl_decoder_t *remote; /* a live session read by a process of its own: no graph here */
+    uint64_t messages;    /* every message the sink was given (any type) */
+    char *live_url;       /* the live session read here (reattached while none arrived) */
 };
 
 static void close_locked(hl_source_t *s);
@@ -591,6 +593,7 @@ static bt_graph_simple_sink_component_consume_func_status consume(bt_message_ite
         return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
     }
     int failed = 0;
+    s->messages += count;
     for (uint64_t i = 0; i < count; i++) {
         const bt_message *m = msgs[i];
         if (!failed) {
@@ -758,23 +761,20 @@ fail:
     return NULL;
 }
 
-static hl_source_t *open_live_locked(const char *url, hl_queue_t *q, char *err, size_t errlen)
+/* s's graph: babeltrace2's live reader of s->live_url, muxed into our sink. */
+static int live_graph_locked(hl_source_t *s, char *err, size_t errlen)
 {
     const bt_plugin *ctf = find_plugin("ctf", err, errlen);
-    if (!ctf) return NULL;
+    if (!ctf) return -1;
     const bt_component_class_source *lc = source_class(ctf, "lttng-live", err, errlen);
-    hl_source_t *s = lc ? source_new(q) : NULL;
-    if (!s) {
+    if (!lc) {
         bt_plugin_put_ref(ctf);
-        if (!lc) return NULL;
-        snprintf(err, errlen, "out of memory");
-        return NULL;
+        return -1;
     }
-    s->live = 1;
     bt_value *params = bt_value_map_create();
     bt_value *inputs = NULL;
     bt_value_map_insert_empty_array_entry(params, "inputs", &inputs);
-    bt_value_array_append_string_element(inputs, url);
+    bt_value_array_append_string_element(inputs, s->live_url);
     bt_value_map_insert_string_entry(params, "session-not-found-action", "end");
     const bt_component_source *src = NULL;
     int st =
@@ -782,15 +782,55 @@ static hl_source_t *open_live_locked(const char *url, hl_queue_t *q, char *err, 
     bt_value_put_ref(params);
     bt_plugin_put_ref(ctf);
     if (st != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
-        take_bt_error(url, err, errlen);
-        close_locked(s);
+        take_bt_error(s->live_url, err, errlen);
+        return -1;
+    }
+    return finish_graph(s, &src, 1, err, errlen);
+}
+
+static hl_source_t *open_live_locked(const char *url, hl_queue_t *q, char *err, size_t errlen)
+{
+    hl_source_t *s = source_new(q);
+    if (!s || !(s->live_url = strdup(url))) {
+        if (s) close_locked(s);
+        snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    if (finish_graph(s, &src, 1, err, errlen) != 0) {
+    s->live = 1;
+    if (live_graph_locked(s, err, errlen) != 0) {
         close_locked(s);
         return NULL;
     }
     return s;
+}
+
+/* The live reader ended before any message: the relay daemon has no such session (not yet,
+ * or not any more) — babeltrace2's live reader then ends as it does at a session's end, and
+ * an empty recording must not pass for a complete one. Attach again, with a new graph, until
+ * HL_LIVE_ATTACH_S after the first attach. Returns 0 (attached again), 1 (the time is up: err
+ * says so) or -1 (err). */
+static int live_reattach(hl_source_t *s, double t0, char *err, size_t errlen)
+{
+    if (hl_ingest_now() - t0 >= HL_LIVE_ATTACH_S) {
+        snprintf(err, errlen,
+                 "%s %s (not created yet, or destroyed before it could be read): nothing was "
+                 "received in %d s of attaching; check the session name and that its record "
+                 "--relay reaches this relay daemon",
+                 HL_LIVE_NO_SESSION, s->live_url, HL_LIVE_ATTACH_S);
+        return 1;
+    }
+    struct timespec ts = {0, 250 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    hl_bt_lock();
+    bt_graph_put_ref(s->graph);
+    s->graph = bt_graph_create(0);
+    int rc = -1;
+    if (s->graph)
+        rc = live_graph_locked(s, err, errlen);
+    else
+        snprintf(err, errlen, "out of memory");
+    hl_bt_unlock();
+    return rc;
 }
 
 int hl_source_run(hl_source_t *s, const volatile int *stop, char *err, size_t errlen)
@@ -801,7 +841,7 @@ int hl_source_run(hl_source_t *s, const volatile int *stop, char *err, size_t er
                                sizeof lost, err, errlen);
     }
     int rc = 0;
-    s->last_push = hl_ingest_now();
+    double t0 = s->last_push = hl_ingest_now();
     for (unsigned iter = 1;; iter++) {
         if (stop && *stop) {
             rc = 2;
@@ -818,7 +858,14 @@ int hl_source_run(hl_source_t *s, const volatile int *stop, char *err, size_t er
             }
             continue;
         }
-        if (st == BT_GRAPH_RUN_ONCE_STATUS_END) break;
+        if (st == BT_GRAPH_RUN_ONCE_STATUS_END) {
+            if (s->live_url && !s->messages) { /* no such session at the relay daemon */
+                int r = live_reattach(s, t0, err, errlen);
+                if (r == 0) continue;
+                rc = r;
+            }
+            break;
+        }
         if (st == BT_GRAPH_RUN_ONCE_STATUS_AGAIN) {
             /* Live: nothing now. Let the store commit what it has, then wait a little. */
             if (s->cur || s->pending_events || s->pending_discarded) {
@@ -868,6 +915,7 @@ static void close_locked(hl_source_t *s)
     }
     bt_graph_put_ref(s->graph);
     hl_map_destroy(&s->threads);
+    free(s->live_url);
     free(s);
 }
 

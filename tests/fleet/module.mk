@@ -8,6 +8,7 @@ check-fleet-relay: $(BIN_DIR)/heapledger $(TEST_DIR)/ingest/ingest_gen
 	@tests/fleet/relay_test.sh $(BIN_DIR)/heapledger $(TEST_DIR)/ingest/ingest_gen
 	@tests/fleet/hosts_test.sh $(BIN_DIR)/heapledger $(TEST_DIR)/ingest/ingest_gen
 	@tests/fleet/relay_gone_test.sh $(BIN_DIR)/heapledger $(TEST_DIR)/ingest/ingest_gen
+	@tests/fleet/live_attach_test.sh $(BIN_DIR)/heapledger $(TEST_DIR)/ingest/ingest_gen
 
 CHECK_TARGETS += check-fleet
 
