@@ -12,7 +12,7 @@ static const uint8_t *cmap_zero; /* NULL when not reserved */
 static int cmap_state;           /* 0 not started, 1 mapping, 2 done */
 
 /* The preloaded free's switch to its header-byte variant (shim.c); absent without the shim. */
-extern void hl_shim_free_without_map(void) __attribute__((weak));
+extern void hl_shim_free_without_map(void) __attribute__((weak, visibility("hidden")));
 
 void hl_cmap_init(void)
 {

@@ -361,8 +361,17 @@ HL_API __attribute__((aligned(16))) void free(void *p)
     free_gated(p);
 }
 
-/* This library's own free, whatever a program interposes in front of it. */
-extern void hl_free_entry(void *p) __attribute__((copy(free), alias("free"), visibility("hidden")));
+/* This object's own free (the free callers find may be a program's, or a non-PIE program's
+ * PLT entry): an assembler-local label at free's address, resolved when this object is
+ * linked, so that no second symbol names free's code (harden.c and the symbolizer name free's
+ * frames and faults by the function symbol there). */
+__asm__(".set .Lhl_free_entry, free");
+static uintptr_t free_entry(void)
+{
+    uintptr_t a;
+    __asm__("lea .Lhl_free_entry(%%rip), %0" : "=r"(a));
+    return a;
+}
 
 /* free without the class map: the header byte decides, as free did before the map (harden.c
  * names a wild pointer's fault in it an invalid free, like one in free). */
@@ -385,7 +394,7 @@ static hl_noinline void free_hdr(void *p)
  * bytes). */
 void hl_shim_free_without_map(void)
 {
-    uintptr_t at = (uintptr_t)hl_free_entry, page = at & ~(uintptr_t)(hl_page_size - 1);
+    uintptr_t at = free_entry(), page = at & ~(uintptr_t)(hl_page_size - 1);
     int32_t rel = (int32_t)((intptr_t)(uintptr_t)free_hdr - (intptr_t)(at + 5));
     if (mprotect((void *)page, hl_page_size, PROT_READ | PROT_WRITE | PROT_EXEC) != 0)
         hl_fatal("init", NULL,
