@@ -83,6 +83,12 @@ static const char *const sql[S_COUNT] = {
     [S_META] = "INSERT OR REPLACE INTO meta(key, value) VALUES (?,?)",
 };
 
+/* A value bound to a statement's parameter (it keeps it across sqlite3_reset). */
+typedef struct bound_s {
+    int64_t v;
+    uint8_t set; /* 0 unknown, 1 the integer v, 2 NULL */
+} bound_t;
+
 struct hl_store_s {
     sqlite3 *db;
     sqlite3_stmt *st[S_COUNT];
@@ -103,6 +109,9 @@ struct hl_store_s {
     sqlite3_stmt *st_batch; /* S_BLOCK_APPEND for HL_STORE_BATCH rows */
     int nbatch;             /* packed rows waiting in batch[] */
     hl_orow_t batch[HL_STORE_BATCH];
+    /* What st_batch's and S_BLOCK_APPEND's parameters hold: a bind only where the value
+     * changed (the constant and slowly changing columns are bound once in a while). */
+    bound_t bound_batch[HL_STORE_BATCH * HL_BF_NCOLS], bound_one[HL_BF_NCOLS];
     uint64_t appended, placed; /* block_data rows stored without / with their rowid */
     char err[256];
 };
@@ -393,11 +402,21 @@ static int store_wide(hl_store_t *s, const hl_bv_t *r)
     return step(s, S_BLOCK_WIDE_MARK, "writing blocks");
 }
 
-/* Bind the packed columns of r from parameter k on. */
-static void bind_packed(sqlite3_stmt *st, int k, const hl_orow_t *r)
+/* Bind the packed columns of r from parameter k on; with b (what those parameters hold),
+ * only those that change. */
+static void bind_packed(sqlite3_stmt *st, int k, const hl_orow_t *r, bound_t *b)
 {
-    for (int col = 0; col < HL_BF_NCOLS; col++, k++)
-        bind_opt(st, k, r->c[col], col != HL_BF_FR || !r->fr_null);
+    for (int col = 0; col < HL_BF_NCOLS; col++, k++) {
+        int present = col != HL_BF_FR || !r->fr_null;
+        int64_t v = present ? r->c[col] : 0;
+        if (b) {
+            uint8_t want = present ? 1 : 2;
+            if (b[col].set == want && b[col].v == v) continue;
+            b[col].set = want;
+            b[col].v = v;
+        }
+        bind_opt(st, k, v, present);
+    }
 }
 
 /* The rows waiting in the batch (ids tmax + 1 ...) into block_data without their rowid: one
@@ -411,8 +430,9 @@ static int flush_blocks(hl_store_t *s)
     for (int i = 0; i < n;) {
         int full = n == HL_STORE_BATCH;
         sqlite3_stmt *st = full ? s->st_batch : s->st[S_BLOCK_APPEND];
-        for (int k = 1; k == 1 || (full && i < n); i++, k += HL_BF_NCOLS)
-            bind_packed(st, k, &s->batch[i]);
+        bound_t *b = full ? s->bound_batch : s->bound_one;
+        for (int k = 1; k == 1 || (full && i < n); i++, k += HL_BF_NCOLS, b += HL_BF_NCOLS)
+            bind_packed(st, k, &s->batch[i], b);
         int rc = sqlite3_step(st);
         sqlite3_reset(st);
         if (rc != SQLITE_DONE) return fail(s, "writing blocks");
@@ -450,7 +470,7 @@ static int emit_row(void *ctx, const hl_orow_t *r)
     } else {
         sqlite3_stmt *st = s->st[S_BLOCK];
         bind_i(st, 1, r->id);
-        bind_packed(st, 2, r);
+        bind_packed(st, 2, r, NULL);
         rc = step(s, S_BLOCK, "writing blocks");
     }
     if (rc == 0) {
