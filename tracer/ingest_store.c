@@ -20,8 +20,10 @@
 #define HL_STORE_TXN_ROWS 1000000
 #define HL_STORE_SEGS     64
 /* Packed block rows per INSERT: one statement (its cursor opened once) for this many rows
- * appended in id order. */
-#define HL_STORE_BATCH 32
+ * appended in id order (32: 3,888 instructions per row in hl_store_block, 128: 3,558; of the
+ * 330, 56 in the statement and 257 in binds, because record_bench's sizes repeat every 64
+ * rows, so that a parameter holds the same size as 128 rows before: docs/PERFORMANCE.md). */
+#define HL_STORE_BATCH 128
 /* The reorder window (ingest_order.c), in rows: 16,384 rows of 104 bytes, 1.7 MB. */
 #define HL_STORE_WINDOW 16384
 
