@@ -24,8 +24,8 @@
  * 330, 56 in the statement and 257 in binds, because record_bench's sizes repeat every 64
  * rows, so that a parameter holds the same size as 128 rows before: docs/PERFORMANCE.md). */
 #define HL_STORE_BATCH 128
-/* The reorder window (ingest_order.c), in rows: 16,384 rows of 104 bytes, 1.7 MB. */
-#define HL_STORE_WINDOW 16384
+/* The reorder window (ingest_order.c), in rows: 65,536 rows of 104 bytes, 6.8 MB. */
+#define HL_STORE_WINDOW 65536
 
 enum {
     S_BLOCK,
