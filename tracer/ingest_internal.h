@@ -22,6 +22,7 @@
 #ifndef HL_INGEST_INTERNAL_H
 #define HL_INGEST_INTERNAL_H
 
+#include "hl_blockfmt.h"
 #include "ingest.h"
 
 #include <pthread.h>
@@ -273,6 +274,29 @@ void hl_totals_block(hl_totals_t *t, const hl_block_row_t *r);
  * an sqlite error (the database's error message says which). */
 int hl_totals_write(hl_totals_t *t, sqlite3 *db);
 
+/* The store's reorder window (ingest_order.c): block rows back into id order. A row as the
+ * store keeps it: the packed columns of block_data (hl_blockfmt.h), or, when wide is set,
+ * the whole row for block_wide (malloc'd; whoever holds the row owns it). */
+typedef struct hl_orow_s {
+    int64_t id, c[HL_BF_NCOLS];
+    int fr_null;
+    hl_bv_t *wide;
+} hl_orow_t;
+typedef struct hl_order_s hl_order_t;
+/* Called with each row handed on; takes over r->wide. 0, or -1 to stop (an error). */
+typedef int (*hl_order_emit_fn)(void *ctx, const hl_orow_t *r);
+/* A window of cap rows whose first expected id is next; NULL when out of memory. */
+hl_order_t *hl_order_new(size_t cap, int64_t next);
+/* Frees the window and the wide rows it still holds (after an error: not handed on). */
+void hl_order_free(hl_order_t *o);
+/* Place r (the window takes over r->wide); hands on every row that is then in order, and r
+ * itself at once when its id is below the window. Returns emit's first -1. */
+int hl_order_put(hl_order_t *o, const hl_orow_t *r, hl_order_emit_fn emit, void *ctx);
+/* Hand on every row the window holds, in id order (the ids not there are skipped). */
+int hl_order_drain(hl_order_t *o, hl_order_emit_fn emit, void *ctx);
+/* Rows handed on out of order (late), ids the window moved past without their row. */
+void hl_order_counts(const hl_order_t *o, uint64_t *late, uint64_t *skipped);
+
 /* Prepare the statements and begin the first transaction. live: durable commits
  * (synchronous=NORMAL), else bulk settings. */
 hl_store_t *hl_store_open(sqlite3 *db, int live, char *err, size_t errlen);
@@ -301,6 +325,9 @@ int hl_store_commit(hl_store_t *st);
 int hl_store_close(hl_store_t *st, int indexes, char *err, size_t errlen);
 /* First error met (sticky), "" when none. */
 const char *hl_store_errmsg(const hl_store_t *st);
+/* Block rows stored so far on the append path (ids in order, no rowid given) and with their
+ * rowid (out of order, or wide); the rows still in the window or the batch are in neither. */
+void hl_store_counts(const hl_store_t *st, uint64_t *appended, uint64_t *placed);
 
 /* The store's database connection (for the writers of additive tables: ingest_leakclass.c). */
 sqlite3 *hl_store_db(hl_store_t *st);

@@ -19,12 +19,17 @@
 
 #define HL_STORE_TXN_ROWS 1000000
 #define HL_STORE_SEGS     64
-/* Packed block rows per INSERT: one statement (its cursor opened once, the rows appended in
- * id order without a seek from the root each) for this many rows. */
-#define HL_STORE_BATCH 32
+/* Packed block rows per INSERT: one statement (its cursor opened once) for this many rows
+ * appended in id order (32: 3,888 instructions per row in hl_store_block, 128: 3,558; of the
+ * 330, 56 in the statement and 257 in binds, because record_bench's sizes repeat every 64
+ * rows, so that a parameter holds the same size as 128 rows before: docs/PERFORMANCE.md). */
+#define HL_STORE_BATCH 128
+/* The reorder window (ingest_order.c), in rows: 65,536 rows of 104 bytes, 6.8 MB. */
+#define HL_STORE_WINDOW 65536
 
 enum {
     S_BLOCK,
+    S_BLOCK_APPEND,
     S_BLOCK_SEG,
     S_BLOCK_SEG_GET,
     S_BLOCK_WIDE,
@@ -48,6 +53,11 @@ static const char *const sql[S_COUNT] = {
     /* The packed row of schema version 3 (schemas/hl_blockfmt.h), not the view. */
     [S_BLOCK] = "INSERT INTO block_data(id, dptr, size, kind, aseq, ats, atid, cyc, stk, fr, misc)"
                 " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+    /* The same without the rowid: the next one after the table's largest (OP_NewRowid, no
+     * seek from the root); used only for the row of id tmax + 1. */
+    [S_BLOCK_APPEND] =
+        "INSERT INTO block_data(dptr, size, kind, aseq, ats, atid, cyc, stk, fr, misc)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?)",
     [S_BLOCK_SEG] = "INSERT OR IGNORE INTO block_seg(seg, pid, ptr, ts, seq) VALUES (?,?,?,?,?)",
     [S_BLOCK_SEG_GET] = "SELECT pid, ptr, ts, seq FROM block_seg WHERE seg = ?",
     [S_BLOCK_WIDE] = "INSERT INTO block_wide VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -75,6 +85,12 @@ static const char *const sql[S_COUNT] = {
     [S_META] = "INSERT OR REPLACE INTO meta(key, value) VALUES (?,?)",
 };
 
+/* A value bound to a statement's parameter (it keeps it across sqlite3_reset). */
+typedef struct bound_s {
+    int64_t v;
+    uint8_t set; /* 0 unknown, 1 the integer v, 2 NULL */
+} bound_t;
+
 struct hl_store_s {
     sqlite3 *db;
     sqlite3_stmt *st[S_COUNT];
@@ -87,13 +103,18 @@ struct hl_store_s {
         hl_bf_seg_t base;
     } seg[HL_STORE_SEGS];
     uint64_t rows;
-    hl_totals_t *totals;    /* the block rows' totals, into block_totals (ingest_totals.c) */
-    sqlite3_stmt *st_batch; /* S_BLOCK for HL_STORE_BATCH rows */
+    hl_totals_t *totals; /* the block rows' totals, into block_totals (ingest_totals.c) */
+    hl_order_t *order;   /* block rows back into id order (ingest_order.c) */
+    /* block_data's largest rowid; the batch holds the rows of ids tmax + 1 .. tmax + nbatch,
+     * which S_BLOCK_APPEND's rowid gives them. */
+    int64_t tmax;
+    sqlite3_stmt *st_batch; /* S_BLOCK_APPEND for HL_STORE_BATCH rows */
     int nbatch;             /* packed rows waiting in batch[] */
-    struct {
-        int64_t id, c[HL_BF_NCOLS];
-        int fr_null;
-    } batch[HL_STORE_BATCH];
+    hl_orow_t batch[HL_STORE_BATCH];
+    /* What st_batch's and S_BLOCK_APPEND's parameters hold: a bind only where the value
+     * changed (the constant and slowly changing columns are bound once in a while). */
+    bound_t bound_batch[HL_STORE_BATCH * HL_BF_NCOLS], bound_one[HL_BF_NCOLS];
+    uint64_t appended, placed; /* block_data rows stored without / with their rowid */
     char err[256];
 };
 
@@ -123,6 +144,12 @@ static int exec(hl_store_t *s, const char *q)
     if (sqlite3_exec(s->db, q, NULL, NULL, NULL) != SQLITE_OK)
         return fail(s, strcmp(q, "COMMIT") ? q : "writing the database");
     return 0;
+}
+
+void hl_store_counts(const hl_store_t *s, uint64_t *appended, uint64_t *placed)
+{
+    *appended = s->appended;
+    *placed = s->placed;
 }
 
 sqlite3 *hl_store_db(hl_store_t *st)
@@ -165,7 +192,7 @@ hl_store_t *hl_store_open(sqlite3 *db, int live, char *err, size_t errlen)
             SQLITE_OK)
             fail(s, "preparing statements");
     if (!s->failed) {
-        const char *one = strstr(sql[S_BLOCK], " VALUES ") + 8, *head = sql[S_BLOCK];
+        const char *one = strstr(sql[S_BLOCK_APPEND], " VALUES ") + 8, *head = sql[S_BLOCK_APPEND];
         size_t hl = (size_t)(one - head), ol = strlen(one);
         char *q = malloc(hl + HL_STORE_BATCH * (ol + 1) + 1);
         if (!q) {
@@ -187,6 +214,21 @@ hl_store_t *hl_store_open(sqlite3 *db, int live, char *err, size_t errlen)
         }
     }
     if (!s->failed && exec(s, "BEGIN") == 0) s->in_txn = 1;
+    /* The append path needs the table's largest rowid (0 in a new database). */
+    sqlite3_stmt *mx = NULL;
+    if (!s->failed) {
+        if (sqlite3_prepare_v2(db, "SELECT coalesce(max(id), 0) FROM block_data", -1, &mx, NULL) !=
+                SQLITE_OK ||
+            sqlite3_step(mx) != SQLITE_ROW)
+            fail(s, "reading block_data");
+        else
+            s->tmax = sqlite3_column_int64(mx, 0);
+        sqlite3_finalize(mx);
+    }
+    if (!s->failed && !(s->order = hl_order_new(HL_STORE_WINDOW, s->tmax + 1))) {
+        snprintf(s->err, sizeof s->err, "out of memory");
+        s->failed = 1;
+    }
     if (s->failed) {
         snprintf(err, errlen, "%s", s->err);
         hl_store_close(s, 0, NULL, 0);
@@ -203,13 +245,12 @@ static int write_totals(hl_store_t *s)
     return 0;
 }
 
-static int flush_blocks(hl_store_t *s);
+static int flush_all(hl_store_t *s);
 
-int hl_store_commit(hl_store_t *s)
+/* Commit the open transaction and begin the next; the rows still in the window and the
+ * batch wait (bulk: a database is valid only once the ingest has ended). */
+static int txn_restart(hl_store_t *s)
 {
-    if (s->failed || flush_blocks(s) != 0) return -1;
-    /* Live: every commit is a consistent database, its totals included. */
-    if (s->live && s->in_txn && write_totals(s) != 0) return -1;
     if (s->in_txn && exec(s, "COMMIT") != 0) return -1;
     s->in_txn = 0;
     if (exec(s, "BEGIN") != 0) return -1;
@@ -218,10 +259,28 @@ int hl_store_commit(hl_store_t *s)
     return 0;
 }
 
+int hl_store_commit(hl_store_t *s)
+{
+    /* Every row given so far is in the commit: the window is drained. */
+    if (s->failed || flush_all(s) != 0) return -1;
+    /* Live: every commit is a consistent database, its totals included. */
+    if (s->live && s->in_txn && write_totals(s) != 0) return -1;
+    return txn_restart(s);
+}
+
 int hl_store_close(hl_store_t *s, int indexes, char *err, size_t errlen)
 {
     if (!s) return -1;
-    if (!s->failed) flush_blocks(s);
+    if (!s->failed) flush_all(s);
+    if (getenv("HEAPLEDGER_STATS") && s->order) {
+        uint64_t late, skipped;
+        hl_order_counts(s->order, &late, &skipped);
+        fprintf(stderr,
+                "heapledger: store: %llu block rows appended in id order, %llu stored with their "
+                "rowid (%llu after their window, %llu ids passed by it)\n",
+                (unsigned long long)s->appended, (unsigned long long)s->placed,
+                (unsigned long long)late, (unsigned long long)skipped);
+    }
     if (!s->failed && s->in_txn) write_totals(s);
     if (!s->failed && s->in_txn)
         exec(s, "COMMIT");
@@ -250,6 +309,9 @@ int hl_store_close(hl_store_t *s, int indexes, char *err, size_t errlen)
         sqlite3_finalize(s->st[i]);
     sqlite3_finalize(s->st_batch);
     hl_totals_free(s->totals);
+    hl_order_free(s->order);
+    for (int i = 0; i < s->nbatch; i++)
+        free(s->batch[i].wide);
     int rc = s->failed ? -1 : 0;
     if (rc && err) snprintf(err, errlen, "%s", s->err);
     free(s);
@@ -263,7 +325,7 @@ static int step(hl_store_t *s, int which, const char *what)
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     if (rc != SQLITE_DONE) return fail(s, what);
-    if (++s->rows >= HL_STORE_TXN_ROWS && !s->live) return hl_store_commit(s);
+    if (++s->rows >= HL_STORE_TXN_ROWS && !s->live) return txn_restart(s);
     return 0;
 }
 
@@ -342,29 +404,91 @@ static int store_wide(hl_store_t *s, const hl_bv_t *r)
     return step(s, S_BLOCK_WIDE_MARK, "writing blocks");
 }
 
-/* The packed rows waiting in the batch into block_data: one statement for a full batch, one
- * per row for the rest (at a commit). */
+/* Bind the packed columns of r from parameter k on; with b (what those parameters hold),
+ * only those that change. */
+static void bind_packed(sqlite3_stmt *st, int k, const hl_orow_t *r, bound_t *b)
+{
+    for (int col = 0; col < HL_BF_NCOLS; col++, k++) {
+        int present = col != HL_BF_FR || !r->fr_null;
+        int64_t v = present ? r->c[col] : 0;
+        if (b) {
+            uint8_t want = present ? 1 : 2;
+            if (b[col].set == want && b[col].v == v) continue;
+            b[col].set = want;
+            b[col].v = v;
+        }
+        bind_opt(st, k, v, present);
+    }
+}
+
+/* The rows waiting in the batch (ids tmax + 1 ...) into block_data without their rowid: one
+ * statement for a full batch, one per row for the rest (at a commit). */
 static int flush_blocks(hl_store_t *s)
 {
     if (s->failed) return -1;
-    int n = s->nbatch, full = n == HL_STORE_BATCH;
+    int n = s->nbatch;
     s->nbatch = 0;
+    if (!n) return 0;
     for (int i = 0; i < n;) {
-        sqlite3_stmt *st = full ? s->st_batch : s->st[S_BLOCK];
-        int k = 1;
-        for (int j = 0; j < (full ? n : 1); j++, i++) {
-            bind_i(st, k++, s->batch[i].id);
-            for (int col = 0; col < HL_BF_NCOLS; col++, k++)
-                bind_opt(st, k, s->batch[i].c[col], col != HL_BF_FR || !s->batch[i].fr_null);
-        }
+        int full = n == HL_STORE_BATCH;
+        sqlite3_stmt *st = full ? s->st_batch : s->st[S_BLOCK_APPEND];
+        bound_t *b = full ? s->bound_batch : s->bound_one;
+        for (int k = 1; k == 1 || (full && i < n); i++, k += HL_BF_NCOLS, b += HL_BF_NCOLS)
+            bind_packed(st, k, &s->batch[i], b);
         int rc = sqlite3_step(st);
         sqlite3_reset(st);
         if (rc != SQLITE_DONE) return fail(s, "writing blocks");
     }
+    s->tmax += n;
+    /* The rowids SQLite gave are the ids (tmax was the largest rowid): a check per batch. */
+    if (sqlite3_last_insert_rowid(s->db) != s->tmax) {
+        snprintf(s->err, sizeof s->err,
+                 "writing blocks: block_data row %lld stored as %lld (internal error)",
+                 (long long)s->tmax, (long long)sqlite3_last_insert_rowid(s->db));
+        s->failed = 1;
+        return -1;
+    }
+    s->appended += (uint64_t)n;
     /* Counted toward the bulk transaction size like the rows of step() (hl_store_block
-     * commits when it is reached: hl_store_commit itself flushes first). */
+     * restarts the transaction when it is reached). */
     s->rows += (uint64_t)n;
     return 0;
+}
+
+/* A row handed on by the window (hl_order_emit_fn): the next id of the batch joins it, any
+ * other is stored with its rowid (after the batch, when it is beyond the table's end). */
+static int emit_row(void *ctx, const hl_orow_t *r)
+{
+    hl_store_t *s = ctx;
+    int rc = -1;
+    if (s->failed) goto out;
+    if (!r->wide && r->id == s->tmax + 1 + s->nbatch) {
+        s->batch[s->nbatch++] = *r;
+        return s->nbatch == HL_STORE_BATCH ? flush_blocks(s) : 0;
+    }
+    if (r->id > s->tmax && flush_blocks(s) != 0) goto out;
+    if (r->wide) {
+        rc = store_wide(s, r->wide);
+    } else {
+        sqlite3_stmt *st = s->st[S_BLOCK];
+        bind_i(st, 1, r->id);
+        bind_packed(st, 2, r, NULL);
+        rc = step(s, S_BLOCK, "writing blocks");
+    }
+    if (rc == 0) {
+        s->placed++;
+        if (r->id > s->tmax) s->tmax = r->id;
+    }
+out:
+    free(r->wide);
+    return rc;
+}
+
+/* Every row of the window, then the batch, into block_data. */
+static int flush_all(hl_store_t *s)
+{
+    if (s->failed || hl_order_drain(s->order, emit_row, s) != 0) return -1;
+    return flush_blocks(s);
 }
 
 /* The row as the view `block` gives it back. */
@@ -407,22 +531,20 @@ int hl_store_block(hl_store_t *s, const hl_block_row_t *b)
     hl_bv_t r;
     view_row(b, &r);
     const hl_bf_seg_t *base;
-    int64_t c[HL_BF_NCOLS];
-    int fr_null = 0;
+    hl_orow_t o = {.id = b->id};
     int rc = seg_base(s, &r, &base);
     if (rc < 0) return -1;
-    if (rc == 0 || !hl_bf_encode(&r, base, c, &fr_null)) {
-        if (store_wide(s, &r) != 0) return -1;
-    } else {
-        __typeof__(&s->batch[0]) w = &s->batch[s->nbatch++];
-        w->id = b->id;
-        memcpy(w->c, c, sizeof c);
-        w->fr_null = fr_null;
-        if (s->nbatch == HL_STORE_BATCH) {
-            if (flush_blocks(s) != 0) return -1;
-            if (s->rows >= HL_STORE_TXN_ROWS && !s->live && hl_store_commit(s) != 0) return -1;
+    if (rc == 0 || !hl_bf_encode(&r, base, o.c, &o.fr_null)) {
+        o.wide = malloc(sizeof *o.wide);
+        if (!o.wide) {
+            snprintf(s->err, sizeof s->err, "writing blocks: out of memory");
+            s->failed = 1;
+            return -1;
         }
+        *o.wide = r;
     }
+    if (hl_order_put(s->order, &o, emit_row, s) != 0) return -1;
+    if (s->rows >= HL_STORE_TXN_ROWS && !s->live && txn_restart(s) != 0) return -1;
     hl_totals_block(s->totals, b);
     return 0;
 }

@@ -5,7 +5,7 @@
 
 INGEST_SRCS := db ingest_source ingest_queue ingest_map ingest_ledger ingest_store ingest_decoder \
                ingest_symbols ingest_demangle ingest_progress ingest_run ingest_salvage collect collectd \
-               collectd_prefix ingest_leakclass ingest_totals ctf_meta ctf_tsdl ctf_stream ctf_source
+               collectd_prefix ingest_leakclass ingest_totals ingest_order ctf_meta ctf_tsdl ctf_stream ctf_source
 INGEST_OBJS := $(INGEST_SRCS:%=$(OBJ_DIR)/tracer/%.o)
 INGEST_LIBS := $(shell pkg-config --libs babeltrace2 sqlite3 libdw 2>/dev/null || \
                  echo -lbabeltrace2 -lsqlite3 -ldw -lelf) -lpthread
@@ -44,7 +44,7 @@ $(INGEST_MAP_TEST): tests/ingest/ingest_map_test.c $(OBJ_DIR)/tracer/ingest_map.
 # Criterion test of the block-lifetime rules (ledger + store on a real database file).
 INGEST_LEDGER_TEST := $(TEST_DIR)/ingest/ingest_ledger_test
 INGEST_LEDGER_DEPS := db ingest_ledger ingest_store ingest_map ingest_symbols ingest_demangle \
-                      ingest_leakclass ingest_totals
+                      ingest_leakclass ingest_totals ingest_order
 $(INGEST_LEDGER_TEST): tests/ingest/ingest_ledger_test.c $(INGEST_LEDGER_DEPS:%=$(OBJ_DIR)/tracer/%.o)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -I tracer -o $@ $^ -lcriterion -lsqlite3 -ldw -lelf
