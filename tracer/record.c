@@ -25,6 +25,7 @@
 #include "record_ns.h"
 #include "record_reaper.h"
 #include "record_rotate.h"
+#include "record_stats.h"
 #include "record_summary.h"
 #include "session.h"
 #include "suggest.h"
@@ -77,6 +78,7 @@ typedef struct record_args_s {
     int force;           /* --force */
     const char *keep;    /* --keep-trace DIR */
     const char *relay;   /* --relay net://HOST[:PORT]: stream to a relay daemon (-o: session) */
+    int stats;           /* --stats: time line and CPU per process (record_stats.h) */
     char **argv;         /* the program and its arguments */
 } record_args_t;
 
@@ -84,6 +86,7 @@ static volatile sig_atomic_t rec_child;   /* pid of the program once forked */
 static uint64_t rec_backlog_max;          /* the backlog that pauses the program (0: never) */
 static volatile sig_atomic_t rec_signals; /* forwarded signals so far */
 static volatile sig_atomic_t rec_pending; /* signal received before the fork */
+static hl_rstats_t rec_stats;             /* --stats */
 
 static void record_usage(FILE *f)
 {
@@ -105,6 +108,7 @@ static void record_usage(FILE *f)
             "  -f, --force        overwrite FILE.db if it exists\n"
             "  --relay URL        stream the recording to lttng-relayd at URL (for heapledger\n"
             "                     collectd) instead of writing a database; -o names the session\n"
+            "  --stats            print the time line and the CPU of every process at the end\n"
             "\n"
             "Exit status: CMD's (128+N if killed by signal N); 125 if recording failed,\n"
             "126/127 if CMD cannot be run / is not found. See heapledger-record(1).\n");
@@ -121,6 +125,7 @@ static int record_parse(int argc, char **argv, record_args_t *a)
         {"kernel", no_argument, NULL, 'K'},
         {"force", no_argument, NULL, 'f'},
         {"relay", required_argument, NULL, 'R'},
+        {"stats", no_argument, NULL, 'S'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -150,6 +155,9 @@ static int record_parse(int argc, char **argv, record_args_t *a)
             break;
         case 'R':
             a->relay = optarg;
+            break;
+        case 'S':
+            a->stats = 1;
             break;
         case 'h':
             record_usage(stdout);
@@ -310,11 +318,13 @@ static int record_wait(pid_t pid, int *status, record_watch_t *w)
     if (pfd >= 0) close(pfd);
     if (sfd >= 0) close(sfd);
     if (cfd >= 0) close(cfd);
-    while (waitpid(pid, status, 0) < 0)
+    while (wait4(pid, status, 0, &rec_stats.program) < 0)
         if (errno != EINTR) {
             perror("heapledger record: waitpid");
             return -1;
         }
+    rec_stats.have_program = 1;
+    hl_rstats_mark(&rec_stats, HL_RS_END);
     return 0;
 }
 
@@ -357,6 +367,7 @@ static int record_run(const record_args_t *a, const hl_record_libs_t *libs, int 
             fprintf(stderr, "heapledger record: --kernel: %s; recording without kernel events\n",
                     err);
     }
+    hl_rstats_mark(&rec_stats, HL_RS_FORK);
     if (write(go[1], "g", 1) != 1) { /* the child died before exec: its status tells */
     }
     close(go[1]);
@@ -525,6 +536,7 @@ static int record_ingest(record_out_t *o, const char *trace, int exit_status, ui
         hl_ingest_chunks_signals(o->rotor.ing, 1); /* the program ended: signals are ours */
         record_hold_ingest(o->rotor.ing);
         hl_rotor_finish(&o->rotor);
+        hl_rstats_mark(&rec_stats, HL_RS_STORED);
         chunks = hl_ingest_chunks_count(o->rotor.ing);
         stored_events = hl_ingest_chunks_events(o->rotor.ing);
         rc = hl_ingest_chunks_close(o->rotor.ing, exit_status, trace, o->rotor.deleted > 0, &r);
@@ -538,6 +550,7 @@ static int record_ingest(record_out_t *o, const char *trace, int exit_status, ui
     } else {
         snprintf(r.error, sizeof r.error, "this build of heapledger has no ingest");
     }
+    hl_rstats_mark(&rec_stats, HL_RS_READY);
     if (rc < 0) {
         fprintf(stderr, "heapledger record: ingest failed: %s\n", r.error);
         if (chunks)
@@ -595,6 +608,8 @@ static int record_ingest(record_out_t *o, const char *trace, int exit_status, ui
     }
     hl_record_summary(stderr, db);
     fprintf(stderr, "  %-12s heapledger report %s\n", "next", db);
+    hl_rstats_mark(&rec_stats, HL_RS_SUMMARY);
+    hl_rstats_print(stderr, &rec_stats, db, &r);
     return 0;
 }
 
@@ -842,11 +857,14 @@ int hl_cmd_record(int argc, char **argv)
     /* From here on a Ctrl-C must not leave a session behind: it is noted, and forwarded to
      * the program once it runs. */
     record_signals();
+    rec_stats.on = a.stats;
+    hl_rstats_mark(&rec_stats, HL_RS_START);
     record_ctx_t c;
     memset(&c, 0, sizeof c);
     c.reaper.fd = -1;
     char marker[128];
     if (record_setup(&a, &c, marker, sizeof marker)) return record_finish(&c, HL_EXIT_TOOL);
+    hl_rstats_mark(&rec_stats, HL_RS_SESSIOND);
 
     hl_session_t s;
     hl_session_init(&s, c.trace, a.lossy);
@@ -857,6 +875,7 @@ int hl_cmd_record(int argc, char **argv)
         hl_session_destroy(&s);
         return record_finish(&c, HL_EXIT_TOOL);
     }
+    hl_rstats_mark(&rec_stats, HL_RS_SESSION);
 
     if (rec_pending) {
         fprintf(stderr, "heapledger record: interrupted by signal %d before '%s' started\n",
@@ -898,7 +917,12 @@ int hl_cmd_record(int argc, char **argv)
     uint64_t discarded = 0, lost = 0;
     char unclean[600] = ""; /* the session did not end with its whole trace on disk */
     if (!w.died) {
-        if (hl_session_stop(&s, &discarded, &lost) || hl_session_destroy(&s)) {
+        int e = hl_session_stop(&s, &discarded, &lost);
+        hl_rstats_mark(&rec_stats, HL_RS_STOPPED);
+        if (!e) e = hl_session_destroy(&s);
+        hl_rstats_mark(&rec_stats, HL_RS_DESTROYED);
+        hl_rstats_daemons(&rec_stats, c.sessiond.pid);
+        if (e) {
             fprintf(stderr, "heapledger record: %s\n", s.err);
             if (a.relay) w.died = "session (not ended cleanly)";
             snprintf(unclean, sizeof unclean, "%.500s", s.err);
