@@ -290,8 +290,11 @@ static int record_wait(pid_t pid, int *status, record_watch_t *w)
     unsigned waiting = 0; /* closed trace chunks not stored yet */
     while (pfd >= 0 && !w->died) {
         struct pollfd fds[3] = {{pfd, POLLIN, 0}, {sfd, POLLIN, 0}, {cfd, POLLIN, 0}};
-        int n = poll(fds, 3, !w->rotor ? -1 : waiting ? 0 : HL_RECORD_POLL_MS);
-        if (n == 0 && w->rotor) waiting = hl_rotor_poll(w->rotor);
+        /* The rotor's store thread stores the chunks; without it (it could not start) this
+         * thread does, between looks at the program. */
+        int self = w->rotor && !w->rotor->store_ok;
+        int n = poll(fds, 3, !w->rotor ? -1 : waiting && self ? 0 : HL_RECORD_POLL_MS);
+        if (n == 0 && self) waiting = hl_rotor_poll(w->rotor);
         /* A signal forwarded to the program (also while a chunk was being stored): it must
          * be running to receive it. */
         if (w->rotor && rec_signals) hl_rotor_resume(w->rotor, 1);
@@ -487,9 +490,10 @@ struct record_out_s {
     char cmdline[4096];
     char options[4096];
     hl_ingest_opts_t io;
-    hl_rotor_t rotor; /* used when chunked */
-    int chunked;      /* the trace is stored chunk by chunk while the program runs */
-    double end;       /* record_now() when the program ended */
+    hl_rotor_t rotor;       /* used when chunked */
+    int chunked;            /* the trace is stored chunk by chunk while the program runs */
+    unsigned stored_during; /* chunks stored when the program ended */
+    double end;             /* record_now() when the program ended */
 };
 
 static double record_now(void)
@@ -532,9 +536,8 @@ static int record_ingest(record_out_t *o, const char *trace, int exit_status, ui
     unsigned stored_during = 0, chunks = 0;
     uint64_t stored_events = 0;
     if (o->chunked) {
-        stored_during = hl_ingest_chunks_count(o->rotor.ing);
-        hl_ingest_chunks_signals(o->rotor.ing, 1); /* the program ended: signals are ours */
-        record_hold_ingest(o->rotor.ing);
+        stored_during = o->stored_during;
+        hl_rotor_join(&o->rotor); /* it stored the closed chunks meanwhile */
         hl_rotor_finish(&o->rotor);
         hl_rstats_mark(&rec_stats, HL_RS_STORED);
         chunks = hl_ingest_chunks_count(o->rotor.ing);
@@ -644,7 +647,9 @@ static void record_out_start(record_out_t *o, const record_args_t *a, pid_t pid,
     o->rotor.arg = w;
     o->rotor.pid = pid;
     o->rotor.backlog_max = rec_backlog_max;
+    o->rotor.before_final = record_hold_ingest;
     w->rotor = &o->rotor;
+    hl_rotor_start(&o->rotor); /* else record_wait stores them itself */
 }
 
 /* Can the database be written? Refused before anything runs: a missing or unwritable
@@ -912,6 +917,10 @@ int hl_cmd_record(int argc, char **argv)
         record_run(&a, &libs, &status, &pid, &kernel, &w, a.relay ? NULL : &out, c.trace) == 0;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     out.end = record_now();
+    if (out.chunked && out.rotor.ing) {
+        out.stored_during = hl_rotor_stored(&out.rotor);
+        hl_rotor_signals(&out.rotor); /* the program ended: signals stop the ingest */
+    }
     if (kernel) hl_kernel_stop(kernel);
 
     uint64_t discarded = 0, lost = 0;
@@ -933,6 +942,7 @@ int hl_cmd_record(int argc, char **argv)
     if (!ran) {
         if (kernel) hl_kernel_free(kernel);
         if (out.chunked && out.rotor.ing) { /* finish what was stored (usually nothing) */
+            hl_rotor_join(&out.rotor);
             hl_ingest_result_t r;
             hl_ingest_chunks_close(out.rotor.ing, HL_EXIT_UNKNOWN, c.trace, 0, &r);
         }
@@ -951,6 +961,7 @@ int hl_cmd_record(int argc, char **argv)
 
     if (a.relay) return record_finish(&c, record_relay_end(&s, code, discarded, w.died));
     uint64_t events = 0;
+    if (out.chunked && out.rotor.ing) hl_rotor_join(&out.rotor);
     int stored = out.chunked && out.rotor.ing && hl_ingest_chunks_count(out.rotor.ing) > 0;
     if (!stored && !record_trace_written(c.trace)) {
         fprintf(stderr,

@@ -8,7 +8,7 @@
  * session daemon and each of its descendants (lttng-consumerd, run-as helpers: their
  * /proc/PID/stat, read once the session is destroyed, when they have nothing left to write),
  * the decoder children (summed over the chunks), record's store thread (the ledger and
- * SQLite, on record's main thread), and record as a whole (getrusage: every
+ * SQLite: the rotor's store thread, record_rotate.h), and record as a whole (getrusage: every
  * thread of record, and the final commit and summary). Nothing is measured when --stats is not
  * given but the few clock reads of the marks.
  */
