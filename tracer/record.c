@@ -621,6 +621,7 @@ static int record_ingest(record_out_t *o, const char *trace, int exit_status, ui
 static void record_keep_trace(void *arg)
 {
     record_watch_t *w = arg;
+    hl_rstats_mark(&rec_stats, HL_RS_FIRST_CHUNK); /* on the store thread: read once joined */
     hl_reaper_note(w->reaper, "kept", w->rotor->dir);
 }
 

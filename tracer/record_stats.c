@@ -108,21 +108,39 @@ void hl_rstats_print(FILE *f, const hl_rstats_t *s, const char *db, const hl_ing
 {
     if (!s->on) return;
     static const char *const name[HL_RS_N] = {
-        [HL_RS_START] = "record started",        [HL_RS_SESSIOND] = "session daemon ready",
-        [HL_RS_SESSION] = "session started",     [HL_RS_FORK] = "program forked",
-        [HL_RS_END] = "program ended",           [HL_RS_STOPPED] = "session stopped",
-        [HL_RS_DESTROYED] = "session destroyed", [HL_RS_STORED] = "last chunk stored",
-        [HL_RS_READY] = "database ready",        [HL_RS_SUMMARY] = "summary printed",
+        [HL_RS_START] = "record started",
+        [HL_RS_SESSIOND] = "session daemon ready",
+        [HL_RS_SESSION] = "session started",
+        [HL_RS_FORK] = "program forked",
+        [HL_RS_FIRST_CHUNK] = "first chunk to store",
+        [HL_RS_END] = "program ended",
+        [HL_RS_STOPPED] = "session stopped",
+        [HL_RS_DESTROYED] = "session destroyed",
+        [HL_RS_STORED] = "last chunk stored",
+        [HL_RS_READY] = "database ready",
+        [HL_RS_SUMMARY] = "summary printed",
     };
     double t0 = s->mark[HL_RS_START], first, last;
     run_times(db, &first, &last);
+    /* The moments and the run's first and last events, in the order they happened. */
+    struct {
+        const char *name;
+        double t;
+    } m[HL_RS_N + 2];
+    unsigned n = 0;
+    for (int i = 0; i < HL_RS_N; i++)
+        if (s->mark[i]) m[n].name = name[i], m[n++].t = s->mark[i];
+    if (first > 0) m[n].name = "first event", m[n++].t = first;
+    if (last > 0) m[n].name = "last event", m[n++].t = last;
+    for (unsigned i = 1; i < n; i++) /* insertion sort, stable: a few entries */
+        for (unsigned j = i; j > 0 && m[j].t < m[j - 1].t; j--) {
+            __typeof__(m[0]) x = m[j];
+            m[j] = m[j - 1];
+            m[j - 1] = x;
+        }
     fprintf(f, "heapledger record: stats: time line (s from record's start)\n");
-    for (int i = 0; i < HL_RS_N; i++) {
-        if (!s->mark[i]) continue;
-        fprintf(f, "  %-22s %8.3f\n", name[i], s->mark[i] - t0);
-        if (i == HL_RS_FORK && first > 0) fprintf(f, "  %-22s %8.3f\n", "first event", first - t0);
-        if (i == HL_RS_FORK && last > 0) fprintf(f, "  %-22s %8.3f\n", "last event", last - t0);
-    }
+    for (unsigned i = 0; i < n; i++)
+        fprintf(f, "  %-22s %8.3f\n", m[i].name, m[i].t - t0);
     struct rusage self;
     getrusage(RUSAGE_SELF, &self);
     fprintf(f, "heapledger record: stats: CPU seconds (user + system)\n");

@@ -23,16 +23,17 @@
 
 /* The moments, in the order they happen. */
 enum {
-    HL_RS_START,     /* record's command line parsed, its checks done */
-    HL_RS_SESSIOND,  /* the private session daemon answers */
-    HL_RS_SESSION,   /* the session is created and started */
-    HL_RS_FORK,      /* the program is forked (released to exec) */
-    HL_RS_END,       /* the program ended (reaped) */
-    HL_RS_STOPPED,   /* the session is stopped: every event on disk */
-    HL_RS_DESTROYED, /* the session is destroyed: the last chunk archived */
-    HL_RS_STORED,    /* every chunk is stored */
-    HL_RS_READY,     /* the database is finished (run row, indexes, committed) */
-    HL_RS_SUMMARY,   /* the summary is printed */
+    HL_RS_START,       /* record's command line parsed, its checks done */
+    HL_RS_SESSIOND,    /* the private session daemon answers */
+    HL_RS_SESSION,     /* the session is created and started */
+    HL_RS_FORK,        /* the program is forked (released to exec) */
+    HL_RS_FIRST_CHUNK, /* the store begins the first chunk (the session rotated once) */
+    HL_RS_END,         /* the program ended (reaped) */
+    HL_RS_STOPPED,     /* the session is stopped: every event on disk */
+    HL_RS_DESTROYED,   /* the session is destroyed: the last chunk archived */
+    HL_RS_STORED,      /* every chunk is stored */
+    HL_RS_READY,       /* the database is finished (run row, indexes, committed) */
+    HL_RS_SUMMARY,     /* the summary is printed */
     HL_RS_N
 };
 

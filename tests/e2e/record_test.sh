@@ -368,13 +368,19 @@ t_stats() {
     local d=$WORK/stats
     real_record --stats -o "$d.db" -- "$KNOWN" >"$d.out" 2>"$d.err" || { note "$(cat "$d.err")"; return 1; }
     have_ingest "$d.err" || { SKIPPED_PART="no ingest in this build"; return 0; }
-    local names times
-    names=$(sed -n '/stats: time line/,/stats: CPU/p' "$d.err" | grep '^  ' | sed 's/ *[0-9.-]*$//; s/^ *//' | tr '\n' ',')
-    check "time line moments" "record started,session daemon ready,session started,program forked,first event,last event,program ended,session stopped,session destroyed,last chunk stored,database ready,summary printed," "$names" || return 1
-    # Non-decreasing, except that the first and last events lie between the fork and the end.
-    times=$(sed -n '/stats: time line/,/stats: CPU/p' "$d.err" | grep '^  ' | awk '{ print $NF }' | tr '\n' ' ')
-    check "time line in order" 1 "$(echo "$times" | awk '{ ok = 1; for (i = 2; i <= NF; i++) if (i != 5 && i != 6 && i != 7 && $i < $(i - 1)) ok = 0;
-        if ($5 < $4 || $6 < $5 || $7 < $6) ok = 0; print ok }')" || return 1
+    local tl
+    tl=$(sed -n '/stats: time line/,/stats: CPU/p' "$d.err" | grep '^  ' | sed 's/^ *//; s/  *\([0-9.-]*\)$/=\1/')
+    check "time line moments" "database ready,first chunk to store,first event,last chunk stored,last event,program ended,program forked,record started,session daemon ready,session destroyed,session started,session stopped,summary printed," \
+        "$(echo "$tl" | sed 's/=.*//' | sort | tr '\n' ',')" || return 1
+    # Printed in the order they happened, and in the order of record's sequence.
+    check "time line sorted" "$(echo "$tl" | sed 's/.*=//' | sort -g | tr '\n' ' ')" "$(echo "$tl" | sed 's/.*=//' | tr '\n' ' ')" || return 1
+    local prev=-1 m t
+    for m in "record started" "session daemon ready" "session started" "program forked" "first event" "last event" \
+             "program ended" "session stopped" "session destroyed" "last chunk stored" "database ready" "summary printed"; do
+        t=$(echo "$tl" | sed -n "s/^$m=//p")
+        [ "$(echo "$t >= $prev" | bc)" = 1 ] || { note "FAIL: '$m' at $t before the moment before it ($prev): $tl"; return 1; }
+        prev=$t
+    done
     local cpu
     for cpu in program lttng-sessiond lttng-consumerd "decoder processes" "store (ledger, SQLite)" record; do
         grep -qE "^  $(echo "$cpu" | sed 's/[()]/\\&/g') +[0-9]+\.[0-9]{3}" "$d.err" || { note "FAIL: no CPU line for $cpu: $(cat "$d.err")"; return 1; }
