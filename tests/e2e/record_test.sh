@@ -378,7 +378,7 @@ t_stats() {
     for m in "record started" "session daemon ready" "session started" "program forked" "first event" "last event" \
              "program ended" "session stopped" "session destroyed" "last chunk stored" "database ready" "summary printed"; do
         t=$(echo "$tl" | sed -n "s/^$m=//p")
-        [ "$(echo "$t >= $prev" | bc)" = 1 ] || { note "FAIL: '$m' at $t before the moment before it ($prev): $tl"; return 1; }
+        [ -n "$t" ] && awk -v a="$t" -v b="$prev" 'BEGIN { exit !(a >= b) }' || { note "FAIL: '$m' at $t before the moment before it ($prev): $tl"; return 1; }
         prev=$t
     done
     local cpu
