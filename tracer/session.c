@@ -29,12 +29,6 @@
 #define HL_METADATA_SWITCH_US 200000
 #define HL_META_SWITCH_US     1000000
 
-/* How often the consumer daemon samples the main channel's buffers; a size rotation
- * (hl_session_rotate_on_size) is decided on these samples. LTTng's default, 1 s, let chunks
- * overshoot the threshold by up to a second of trace (97 and 86 MB chunks at a 16 MiB threshold,
- * 2026-12-01) and delayed the first chunk, before which the store has nothing to do. */
-#define HL_MONITOR_US 100000
-
 /* Live sessions (--relay): how often the consumer sends what the buffers hold to the relay
  * daemon, i.e. the latency of collectd's view. */
 #define HL_LIVE_TIMER_US 200000
@@ -137,8 +131,7 @@ static void session_domain(struct lttng_domain *dom)
 
 /* One channel: count × size per CPU, discard mode (never overwrite), blocking unless lossy. */
 static int session_channel(hl_session_t *s, struct lttng_handle *h, struct lttng_domain *dom,
-                           const char *name, uint64_t size, uint64_t count, unsigned switch_us,
-                           unsigned monitor_us)
+                           const char *name, uint64_t size, uint64_t count, unsigned switch_us)
 {
     struct lttng_channel *ch = lttng_channel_create(dom);
     if (!ch) {
@@ -153,7 +146,6 @@ static int session_channel(hl_session_t *s, struct lttng_handle *h, struct lttng
     ch->attr.output = LTTNG_EVENT_MMAP;
     ch->attr.switch_timer_interval = switch_us;
     int rc = lttng_channel_set_blocking_timeout(ch, s->lossy ? 0 : HL_BLOCKING_TIMEOUT_US);
-    if (rc >= 0 && monitor_us) rc = lttng_channel_set_monitor_timer_interval(ch, monitor_us);
     if (rc >= 0) rc = lttng_enable_channel(h, ch);
     lttng_channel_destroy(ch);
     if (rc < 0)
@@ -167,11 +159,10 @@ static int session_setup(hl_session_t *s, struct lttng_handle *h, struct lttng_d
 {
     /* A channel named "metadata" sets the attributes of the trace's metadata channel; it
      * must come first. */
-    if (session_channel(s, h, dom, "metadata", 1u << 20, 2, HL_METADATA_SWITCH_US, 0) != 0 ||
-        session_channel(s, h, dom, HL_SESSION_CHANNEL, s->subbuf_size, s->subbuf_count, 0,
-                        HL_MONITOR_US) != 0 ||
+    if (session_channel(s, h, dom, "metadata", 1u << 20, 2, HL_METADATA_SWITCH_US) != 0 ||
+        session_channel(s, h, dom, HL_SESSION_CHANNEL, s->subbuf_size, s->subbuf_count, 0) != 0 ||
         session_channel(s, h, dom, HL_SESSION_META_CHANNEL, HL_META_SUBBUF_SIZE,
-                        HL_META_SUBBUF_COUNT, HL_META_SWITCH_US, 0) != 0)
+                        HL_META_SUBBUF_COUNT, HL_META_SWITCH_US) != 0)
         return -1;
     int rc;
     for (size_t i = 0; i < sizeof hl_meta_contexts / sizeof *hl_meta_contexts; i++) {
