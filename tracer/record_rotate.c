@@ -342,8 +342,6 @@ static size_t scan_open(const char *dir, chunk_t *v, size_t max)
  * archives one at most every second: its size check). */
 #define HL_ROTOR_LOOK_MS 100
 
-/* The store thread: the oldest closed chunk, again at once while more wait, else a look
- * every HL_ROTOR_LOOK_MS; once finishing, until none waits. */
 /* The program ended (hl_rotor_signals): signals stop the ingest from now on, and the test
  * hook runs, once, on the thread that owns r->ing. Called and returns with r->mu held. */
 static void program_ended_locked(hl_rotor_t *r)
@@ -359,6 +357,8 @@ static void program_ended_locked(hl_rotor_t *r)
     pthread_mutex_lock(&r->mu);
 }
 
+/* The store thread: the oldest closed chunk, again at once while more wait, else a look
+ * every HL_ROTOR_LOOK_MS; once finishing, until none waits. */
 static void *store_main(void *arg)
 {
     hl_rotor_t *r = arg;
