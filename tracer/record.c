@@ -25,6 +25,7 @@
 #include "record_ns.h"
 #include "record_reaper.h"
 #include "record_rotate.h"
+#include "record_stats.h"
 #include "record_summary.h"
 #include "session.h"
 #include "suggest.h"
@@ -80,6 +81,7 @@ typedef struct record_args_s {
     int force;           /* --force */
     const char *keep;    /* --keep-trace DIR */
     const char *relay;   /* --relay net://HOST[:PORT]: stream to a relay daemon (-o: session) */
+    int stats;           /* --stats: time line and CPU per process (record_stats.h) */
     char **argv;         /* the program and its arguments */
 } record_args_t;
 
@@ -87,6 +89,7 @@ static volatile sig_atomic_t rec_child;   /* pid of the program once forked */
 static uint64_t rec_backlog_max;          /* the backlog that pauses the program (0: never) */
 static volatile sig_atomic_t rec_signals; /* forwarded signals so far */
 static volatile sig_atomic_t rec_pending; /* signal received before the fork */
+static hl_rstats_t rec_stats;             /* --stats */
 
 static void record_usage(FILE *f)
 {
@@ -108,6 +111,7 @@ static void record_usage(FILE *f)
             "  -f, --force        overwrite FILE.db if it exists\n"
             "  --relay URL        stream the recording to lttng-relayd at URL (for heapledger\n"
             "                     collectd) instead of writing a database; -o names the session\n"
+            "  --stats            print the time line and the CPU of every process at the end\n"
             "\n"
             "Exit status: CMD's (128+N if killed by signal N); 125 if recording failed,\n"
             "126/127 if CMD cannot be run / is not found. See heapledger-record(1).\n");
@@ -124,6 +128,7 @@ static int record_parse(int argc, char **argv, record_args_t *a)
         {"kernel", no_argument, NULL, 'K'},
         {"force", no_argument, NULL, 'f'},
         {"relay", required_argument, NULL, 'R'},
+        {"stats", no_argument, NULL, 'S'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -153,6 +158,9 @@ static int record_parse(int argc, char **argv, record_args_t *a)
             break;
         case 'R':
             a->relay = optarg;
+            break;
+        case 'S':
+            a->stats = 1;
             break;
         case 'h':
             record_usage(stdout);
@@ -285,8 +293,11 @@ static int record_wait(pid_t pid, int *status, record_watch_t *w)
     unsigned waiting = 0; /* closed trace chunks not stored yet */
     while (pfd >= 0 && !w->died) {
         struct pollfd fds[3] = {{pfd, POLLIN, 0}, {sfd, POLLIN, 0}, {cfd, POLLIN, 0}};
-        int n = poll(fds, 3, !w->rotor ? -1 : waiting ? 0 : HL_RECORD_POLL_MS);
-        if (n == 0 && w->rotor) waiting = hl_rotor_poll(w->rotor);
+        /* The rotor's store thread stores the chunks; without it (it could not start) this
+         * thread does, between looks at the program. */
+        int self = w->rotor && !w->rotor->store_ok;
+        int n = poll(fds, 3, !w->rotor ? -1 : waiting && self ? 0 : HL_RECORD_POLL_MS);
+        if (n == 0 && self) waiting = hl_rotor_poll(w->rotor);
         /* A signal forwarded to the program (also while a chunk was being stored): it must
          * be running to receive it. */
         if (w->rotor && rec_signals) hl_rotor_resume(w->rotor, 1);
@@ -313,11 +324,13 @@ static int record_wait(pid_t pid, int *status, record_watch_t *w)
     if (pfd >= 0) close(pfd);
     if (sfd >= 0) close(sfd);
     if (cfd >= 0) close(cfd);
-    while (waitpid(pid, status, 0) < 0)
+    while (wait4(pid, status, 0, &rec_stats.program) < 0)
         if (errno != EINTR) {
             perror("heapledger record: waitpid");
             return -1;
         }
+    rec_stats.have_program = 1;
+    hl_rstats_mark(&rec_stats, HL_RS_END);
     return 0;
 }
 
@@ -360,6 +373,7 @@ static int record_run(const record_args_t *a, const hl_record_libs_t *libs, int 
             fprintf(stderr, "heapledger record: --kernel: %s; recording without kernel events\n",
                     err);
     }
+    hl_rstats_mark(&rec_stats, HL_RS_FORK);
     if (write(go[1], "g", 1) != 1) { /* the child died before exec: its status tells */
     }
     close(go[1]);
@@ -479,9 +493,10 @@ struct record_out_s {
     char cmdline[4096];
     char options[4096];
     hl_ingest_opts_t io;
-    hl_rotor_t rotor; /* used when chunked */
-    int chunked;      /* the trace is stored chunk by chunk while the program runs */
-    double end;       /* record_now() when the program ended */
+    hl_rotor_t rotor;       /* used when chunked */
+    int chunked;            /* the trace is stored chunk by chunk while the program runs */
+    unsigned stored_during; /* chunks stored when the program ended */
+    double end;             /* record_now() when the program ended */
 };
 
 static double record_now(void)
@@ -524,10 +539,10 @@ static int record_ingest(record_out_t *o, const char *trace, int exit_status, ui
     unsigned stored_during = 0, chunks = 0;
     uint64_t stored_events = 0;
     if (o->chunked) {
-        stored_during = hl_ingest_chunks_count(o->rotor.ing);
-        hl_ingest_chunks_signals(o->rotor.ing, 1); /* the program ended: signals are ours */
-        record_hold_ingest(o->rotor.ing);
+        stored_during = o->stored_during;
+        hl_rotor_join(&o->rotor); /* it stored the closed chunks meanwhile */
         hl_rotor_finish(&o->rotor);
+        hl_rstats_mark(&rec_stats, HL_RS_STORED);
         chunks = hl_ingest_chunks_count(o->rotor.ing);
         stored_events = hl_ingest_chunks_events(o->rotor.ing);
         rc = hl_ingest_chunks_close(o->rotor.ing, exit_status, trace, o->rotor.deleted > 0, &r);
@@ -541,6 +556,7 @@ static int record_ingest(record_out_t *o, const char *trace, int exit_status, ui
     } else {
         snprintf(r.error, sizeof r.error, "this build of heapledger has no ingest");
     }
+    hl_rstats_mark(&rec_stats, HL_RS_READY);
     if (rc < 0) {
         fprintf(stderr, "heapledger record: ingest failed: %s\n", r.error);
         if (chunks)
@@ -598,6 +614,8 @@ static int record_ingest(record_out_t *o, const char *trace, int exit_status, ui
     }
     hl_record_summary(stderr, db);
     fprintf(stderr, "  %-12s heapledger report %s\n", "next", db);
+    hl_rstats_mark(&rec_stats, HL_RS_SUMMARY);
+    hl_rstats_print(stderr, &rec_stats, db, &r);
     return 0;
 }
 
@@ -606,6 +624,7 @@ static int record_ingest(record_out_t *o, const char *trace, int exit_status, ui
 static void record_keep_trace(void *arg)
 {
     record_watch_t *w = arg;
+    hl_rstats_mark(&rec_stats, HL_RS_FIRST_CHUNK); /* on the store thread: read once joined */
     hl_reaper_note(w->reaper, "kept", w->rotor->dir);
 }
 
@@ -632,7 +651,9 @@ static void record_out_start(record_out_t *o, const record_args_t *a, pid_t pid,
     o->rotor.arg = w;
     o->rotor.pid = pid;
     o->rotor.backlog_max = rec_backlog_max;
+    o->rotor.before_final = record_hold_ingest;
     w->rotor = &o->rotor;
+    hl_rotor_start(&o->rotor); /* else record_wait stores them itself */
 }
 
 /* Can the database be written? Refused before anything runs: a missing or unwritable
@@ -958,6 +979,8 @@ int hl_cmd_record(int argc, char **argv)
     /* From here on a Ctrl-C must not leave a session behind: it is noted, and forwarded to
      * the program once it runs. */
     record_signals();
+    rec_stats.on = a.stats;
+    hl_rstats_mark(&rec_stats, HL_RS_START);
     record_ctx_t c;
     memset(&c, 0, sizeof c);
     c.reaper.fd = -1;
@@ -969,6 +992,7 @@ int hl_cmd_record(int argc, char **argv)
     int setup = record_setup(&a, &c, marker, sizeof marker);
     if (set_sock_timeout) unsetenv("LTTNG_NETWORK_SOCKET_TIMEOUT"); /* not the program's */
     if (setup) return record_finish(&c, HL_EXIT_TOOL);
+    hl_rstats_mark(&rec_stats, HL_RS_SESSIOND);
 
     hl_session_t s;
     hl_session_init(&s, c.trace, a.lossy);
@@ -979,6 +1003,7 @@ int hl_cmd_record(int argc, char **argv)
         hl_session_destroy(&s);
         return record_finish(&c, HL_EXIT_TOOL);
     }
+    hl_rstats_mark(&rec_stats, HL_RS_SESSION);
 
     if (rec_pending) {
         fprintf(stderr, "heapledger record: interrupted by signal %d before '%s' started\n",
@@ -1015,6 +1040,10 @@ int hl_cmd_record(int argc, char **argv)
         record_run(&a, &libs, &status, &pid, &kernel, &w, a.relay ? NULL : &out, c.trace) == 0;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     out.end = record_now();
+    if (out.chunked && out.rotor.ing) {
+        out.stored_during = hl_rotor_stored(&out.rotor);
+        hl_rotor_signals(&out.rotor); /* the program ended: signals stop the ingest */
+    }
     if (kernel) hl_kernel_stop(kernel);
 
     uint64_t discarded = 0, lost = 0;
@@ -1022,6 +1051,7 @@ int hl_cmd_record(int argc, char **argv)
     int relay_late = 0;     /* --relay: the session did not end within relay_timeout */
     if (!w.died && a.relay) {
         int e = record_relay_end_session(&s, &c, relay_timeout, &discarded, &lost);
+        hl_rstats_mark(&rec_stats, HL_RS_DESTROYED);
         if (e < 0) {
             fprintf(stderr, "heapledger record: %s\n", s.err);
             w.died = "session (not ended cleanly)";
@@ -1030,7 +1060,12 @@ int hl_cmd_record(int argc, char **argv)
             w.died = "relay daemon";
         }
     } else if (!w.died) {
-        if (hl_session_stop(&s, &discarded, &lost) || hl_session_destroy(&s)) {
+        int e = hl_session_stop(&s, &discarded, &lost);
+        hl_rstats_mark(&rec_stats, HL_RS_STOPPED);
+        if (!e) e = hl_session_destroy(&s);
+        hl_rstats_mark(&rec_stats, HL_RS_DESTROYED);
+        hl_rstats_daemons(&rec_stats, c.sessiond.pid);
+        if (e) {
             fprintf(stderr, "heapledger record: %s\n", s.err);
             if (a.relay) w.died = "session (not ended cleanly)";
             snprintf(unclean, sizeof unclean, "%.500s", s.err);
@@ -1041,6 +1076,7 @@ int hl_cmd_record(int argc, char **argv)
     if (!ran) {
         if (kernel) hl_kernel_free(kernel);
         if (out.chunked && out.rotor.ing) { /* finish what was stored (usually nothing) */
+            hl_rotor_join(&out.rotor);
             hl_ingest_result_t r;
             hl_ingest_chunks_close(out.rotor.ing, HL_EXIT_UNKNOWN, c.trace, 0, &r);
         }
@@ -1060,6 +1096,7 @@ int hl_cmd_record(int argc, char **argv)
     if (relay_late) return record_finish(&c, record_relay_late(&s, code, relay_timeout));
     if (a.relay) return record_finish(&c, record_relay_end(&s, code, discarded, w.died));
     uint64_t events = 0;
+    if (out.chunked && out.rotor.ing) hl_rotor_join(&out.rotor);
     int stored = out.chunked && out.rotor.ing && hl_ingest_chunks_count(out.rotor.ing) > 0;
     if (!stored && !record_trace_written(c.trace)) {
         fprintf(stderr,

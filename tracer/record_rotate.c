@@ -165,7 +165,6 @@ static void *throttle_main(void *arg)
 static void throttle_start(hl_rotor_t *r)
 {
     r->throttling = 1;
-    pthread_mutex_init(&r->mu, NULL);
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old); /* signals stay record's main thread's */
@@ -195,6 +194,8 @@ void hl_rotor_init(hl_rotor_t *r, const char *dir, hl_ingest_chunks_t *ing, int 
     snprintf(r->dir, sizeof r->dir, "%s", dir);
     r->ing = ing;
     r->keep = keep;
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_cond_init(&r->wake, NULL);
 }
 
 typedef struct chunk_s {
@@ -289,6 +290,9 @@ static void store(hl_rotor_t *r, const char *path)
         r->deleted++;
     else
         atomic_fetch_add(&r->retained, du(path));
+    pthread_mutex_lock(&r->mu);
+    r->stored++;
+    pthread_mutex_unlock(&r->mu);
 }
 
 enum { MAX_SCAN = 4096 };
@@ -334,8 +338,97 @@ static size_t scan_open(const char *dir, chunk_t *v, size_t max)
     return n;
 }
 
+/* How often the store thread looks for closed chunks when none waits (the session daemon
+ * archives one at most every second: its size check). */
+#define HL_ROTOR_LOOK_MS 100
+
+/* The program ended (hl_rotor_signals): signals stop the ingest from now on, and the test
+ * hook runs, once, on the thread that owns r->ing. Called and returns with r->mu held. */
+static void program_ended_locked(hl_rotor_t *r)
+{
+    if (!r->want_signals || (r->signals_on && (r->final_done || !r->before_final))) return;
+    pthread_mutex_unlock(&r->mu);
+    if (!r->signals_on) hl_ingest_chunks_signals(r->ing, 1);
+    r->signals_on = 1;
+    if (r->before_final && !r->final_done) {
+        r->final_done = 1;
+        r->before_final(r->ing);
+    }
+    pthread_mutex_lock(&r->mu);
+}
+
+/* The store thread: the oldest closed chunk, again at once while more wait, else a look
+ * every HL_ROTOR_LOOK_MS; once finishing, until none waits. */
+static void *store_main(void *arg)
+{
+    hl_rotor_t *r = arg;
+    pthread_mutex_lock(&r->mu);
+    for (;;) {
+        program_ended_locked(r);
+        int finishing = r->finishing;
+        pthread_mutex_unlock(&r->mu);
+        unsigned before = hl_rotor_stored(r);
+        unsigned waiting = hl_rotor_poll(r);
+        int stored = hl_rotor_stored(r) != before;
+        pthread_mutex_lock(&r->mu);
+        if (waiting || (stored && !r->failed && !r->stopped)) continue;
+        if (finishing || r->failed || r->stopped) break;
+        struct timespec t;
+        clock_gettime(CLOCK_REALTIME, &t);
+        t.tv_nsec += HL_ROTOR_LOOK_MS * 1000000L;
+        if (t.tv_nsec >= 1000000000L) t.tv_sec++, t.tv_nsec -= 1000000000L;
+        if (!r->finishing) pthread_cond_timedwait(&r->wake, &r->mu, &t);
+    }
+    pthread_mutex_unlock(&r->mu);
+    return NULL;
+}
+
+int hl_rotor_start(hl_rotor_t *r)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old); /* signals stay record's main thread's */
+    r->store_ok = pthread_create(&r->store_thread, NULL, store_main, r) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return r->store_ok ? 0 : -1;
+}
+
+unsigned hl_rotor_stored(hl_rotor_t *r)
+{
+    pthread_mutex_lock(&r->mu);
+    unsigned n = r->stored;
+    pthread_mutex_unlock(&r->mu);
+    return n;
+}
+
+void hl_rotor_signals(hl_rotor_t *r)
+{
+    pthread_mutex_lock(&r->mu);
+    r->want_signals = 1;
+    if (r->store_ok)
+        pthread_cond_signal(&r->wake);
+    else
+        program_ended_locked(r);
+    pthread_mutex_unlock(&r->mu);
+}
+
+void hl_rotor_join(hl_rotor_t *r)
+{
+    if (!r->store_ok) return;
+    pthread_mutex_lock(&r->mu);
+    r->finishing = 1;
+    pthread_cond_signal(&r->wake);
+    pthread_mutex_unlock(&r->mu);
+    pthread_join(r->store_thread, NULL);
+    r->store_ok = 0;
+    pthread_mutex_lock(&r->mu);
+    program_ended_locked(r); /* when the thread ended before it saw the request */
+    pthread_mutex_unlock(&r->mu);
+}
+
 void hl_rotor_finish(hl_rotor_t *r)
 {
+    hl_rotor_join(r);
     hl_rotor_resume(r, 1);
     while (hl_rotor_poll(r) > 0)
         ;

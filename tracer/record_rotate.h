@@ -6,10 +6,13 @@
  * The rotor stores each closed chunk in index order into the run database
  * (ingest_chunks.h) and deletes it (unless --keep-trace), so the disk holds the database,
  * the chunk being filled and the closed chunks not stored yet (the backlog), never the whole
- * trace. record calls hl_rotor_poll from its wait loop (the program's exit and the daemons'
- * deaths are still seen between two chunks) and hl_rotor_finish once the session is
- * destroyed (LTTng archives the last chunk then; a session that never rotated left its
- * trace at <trace> itself, stored as one chunk).
+ * trace. A store thread of the rotor's (hl_rotor_start) calls hl_rotor_poll while record's
+ * main thread watches the program and the daemons, so that the program's end is seen at once
+ * and the session's stop and destroy (about 0.5 s in the session daemon) overlap the storing
+ * of the chunks still waiting; record calls hl_rotor_finish once the session is destroyed
+ * (LTTng archives the last chunk then; a session that never rotated left its trace at
+ * <trace> itself, stored as one chunk). Without the thread (it could not start) record's
+ * wait loop calls hl_rotor_poll itself, between looks at the program.
  *
  * Throttling. When the program makes events faster than they are stored, the backlog would
  * grow with the run (599 MiB above the database at 100 M events, docs/PERFORMANCE.md). When
@@ -71,7 +74,21 @@ typedef struct hl_rotor_s {
     _Atomic uint64_t retained;
     _Atomic int drained_no_more;
     pthread_t thread;
-    pthread_mutex_t mu; /* the pause state, between the throttle and record's thread */
+    pthread_mutex_t mu; /* the pause state, between the throttle and record's thread; the
+                           store thread's requests and counts below */
+    /* The store thread (hl_rotor_start): stores closed chunks while record's main thread
+     * watches the program, and goes on while the session is stopped and destroyed. */
+    pthread_t store_thread;
+    pthread_cond_t wake; /* the store thread waits on it between looks (with mu) */
+    int store_ok;        /* the store thread runs (else record calls hl_rotor_poll) */
+    int finishing;       /* store what is closed, then end (hl_rotor_finish) */
+    int want_signals;    /* turn on the ingest's signal handling before the next chunk */
+    int signals_on;      /* done (by the thread that owns r->ing) */
+    /* Called once by the thread that owns r->ing, after the program ended and before the
+     * next chunk is stored (record's test hook HEAPLEDGER_TEST_HOLD_INGEST); NULL: none. */
+    void (*before_final)(hl_ingest_chunks_t *ing);
+    int final_done;
+    unsigned stored; /* chunks stored so far (read with mu) */
 } hl_rotor_t;
 
 /* The chunk size to rotate at: HEAPLEDGER_CHUNK_BYTES (bytes; K, M, G suffixes) or the
@@ -88,7 +105,19 @@ void hl_rotor_resume(hl_rotor_t *r, int forever);
 /* Store the oldest closed chunk waiting below dir/archives, if any. Returns how many more
  * wait (call again at once), 0 when none (or storing failed). */
 unsigned hl_rotor_poll(hl_rotor_t *r);
-/* After the session was destroyed: store what is left. */
+/* Start the store thread: from now on it calls hl_rotor_poll (and so everything of r->ing)
+ * until hl_rotor_finish or hl_rotor_join; record's thread only watches. Returns 0, or -1
+ * (then record keeps calling hl_rotor_poll itself). */
+int hl_rotor_start(hl_rotor_t *r);
+/* Chunks stored so far (any thread). */
+unsigned hl_rotor_stored(hl_rotor_t *r);
+/* The program ended: SIGINT/SIGTERM stop the ingest from the next chunk on
+ * (hl_ingest_chunks_signals, applied by the thread that owns r->ing). */
+void hl_rotor_signals(hl_rotor_t *r);
+/* Let the store thread store what is closed and end; wait for it. r->ing is the caller's
+ * again afterwards. Safe without a store thread, and twice. */
+void hl_rotor_join(hl_rotor_t *r);
+/* After the session was destroyed: store what is left (joins the store thread first). */
 void hl_rotor_finish(hl_rotor_t *r);
 
 #endif

@@ -9,6 +9,8 @@
 #   heaptrack_print; file sizes; peak RSS (/usr/bin/time, the largest process of each).
 # Prints a markdown table on stdout (and to OUTDIR/heaptrack_vs.md); scratch files in OUTDIR
 # (default a mktemp directory, removed at the end).
+# HT_VS_STATS=1 runs `record --stats` and keeps each run's time line and CPU per process in
+# OUTDIR/hl.stats.N (docs/record.md, "Where the time goes"; a build without --stats refuses it).
 set -u
 hl=$1
 prog=$2
@@ -50,7 +52,10 @@ median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] 
 : >"$out/hl.rrss" && : >"$out/hl.rcpu" && : >"$out/hl.pcpu" && : >"$out/ht.rcpu" && : >"$out/ht.pcpu"
 for r in $(seq 1 "$reps"); do
     rm -f "$out/run.db" "$out/run.db-wal" "$out/run.db-shm" "$out"/ht.*.zst "$out"/ht.*.gz
-    t "$out/t.hl" "$hl" record -o "$out/run.db" -- "$prog" "$iters"
+    stats=()
+    [ "${HT_VS_STATS:-}" = 1 ] && stats=(--stats)
+    t "$out/t.hl" "$hl" record "${stats[@]}" -o "$out/run.db" -- "$prog" "$iters"
+    [ "${HT_VS_STATS:-}" = 1 ] && sed -n '/stats: time line/,$p' "$out/t.hl.err" >"$out/hl.stats.$r"
     read -r w m c <"$out/t.hl"
     echo "$c" >>"$out/hl.rcpu"
     echo "$w" >>"$out/hl.rec"

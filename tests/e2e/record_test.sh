@@ -360,6 +360,38 @@ t_known() {
     [ ! -e "$d.db-wal" ] && [ ! -e "$d.db-shm" ] || { note "FAIL: report left -wal/-shm next to the db"; return 1; }
 }
 
+# --stats: the time line in order (the first and last events between the fork and the
+# program's end), and the CPU of the program, the private daemons, the decoder and the store;
+# nothing of it without --stats.
+t_stats() {
+    need_real || return 0
+    local d=$WORK/stats
+    real_record --stats -o "$d.db" -- "$KNOWN" >"$d.out" 2>"$d.err" || { note "$(cat "$d.err")"; return 1; }
+    have_ingest "$d.err" || { SKIPPED_PART="no ingest in this build"; return 0; }
+    local tl
+    tl=$(sed -n '/stats: time line/,/stats: CPU/p' "$d.err" | grep '^  ' | sed 's/^ *//; s/  *\([0-9.-]*\)$/=\1/')
+    check "time line moments" "database ready,first chunk to store,first event,last chunk stored,last event,program ended,program forked,record started,session daemon ready,session destroyed,session started,session stopped,summary printed," \
+        "$(echo "$tl" | sed 's/=.*//' | sort | tr '\n' ',')" || return 1
+    # Printed in the order they happened, and in the order of record's sequence.
+    check "time line sorted" "$(echo "$tl" | sed 's/.*=//' | sort -g | tr '\n' ' ')" "$(echo "$tl" | sed 's/.*=//' | tr '\n' ' ')" || return 1
+    local prev=-1 m t
+    for m in "record started" "session daemon ready" "session started" "program forked" "first event" "last event" \
+             "program ended" "session stopped" "session destroyed" "last chunk stored" "database ready" "summary printed"; do
+        t=$(echo "$tl" | sed -n "s/^$m=//p")
+        [ -n "$t" ] && awk -v a="$t" -v b="$prev" 'BEGIN { exit !(a >= b) }' || { note "FAIL: '$m' at $t before the moment before it ($prev): $tl"; return 1; }
+        prev=$t
+    done
+    local cpu
+    for cpu in program lttng-sessiond lttng-consumerd "decoder processes" "store (ledger, SQLite)" record; do
+        grep -qE "^  $(echo "$cpu" | sed 's/[()]/\\&/g') +[0-9]+\.[0-9]{3}" "$d.err" || { note "FAIL: no CPU line for $cpu: $(cat "$d.err")"; return 1; }
+    done
+    check "the program's CPU is counted" 1 "$(awk '$1 == "program" && $2 > 0 { print 1; exit }' "$d.err")" || return 1
+    contains "$d.err" "live at exit" || return 1
+    # Without --stats: none of it.
+    real_record -o "$d.2.db" -- "$KNOWN" >/dev/null 2>"$d.2.err" || { note "$(cat "$d.2.err")"; return 1; }
+    ! grep -q "stats:" "$d.2.err" || { note "FAIL: stats printed without --stats"; return 1; }
+}
+
 # Trace layout 2 (named fields vpid, vtid, ptr, size, usable, tier_cls_path, cycles, stack;
 # before 2026-11-30 evening) must stay readable: tests/e2e/layout2 is `record --stacks 4
 # --keep-trace` of record_known by the layout-2 build (pid 6540), collected and checked like
@@ -475,7 +507,7 @@ t_kernel() {
 
 # --- runner -------------------------------------------------------------------------------
 all=(t_usage t_not_found t_not_executable t_untraced t_env t_counts_fork t_no_stacks t_exit_status
-     t_crash t_killed t_ctrl_c t_error_event t_lossy t_no_sessiond t_sessiond_user t_disk_full t_known t_layout2 t_layout_refused t_harden_stacks t_fork_real t_fork_exec t_python t_kernel)
+     t_crash t_killed t_ctrl_c t_error_event t_lossy t_no_sessiond t_sessiond_user t_disk_full t_known t_stats t_layout2 t_layout_refused t_harden_stacks t_fork_real t_fork_exec t_python t_kernel)
 tests=("$@")
 [ ${#tests[@]} -gt 0 ] || tests=("${all[@]}")
 echo "record-check: ${#tests[@]} tests (work dir $WORK)"
