@@ -934,17 +934,15 @@ static void release_cached(hl_heap_t *h, hl_hcache_t *c)
  * c's reuse cache (or back to the heap). */
 static void flush_qbuf(hl_heap_t *h, hstate_t *st, hl_hcache_t *c, int keep)
 {
-    void *q[HL_HCACHE_QBUF];
-    uint32_t sz[HL_HCACHE_QBUF];
+    /* Pushed straight from the buffer: nothing below frees into it (the releases run with
+     * `releasing` set, hl_harden_free returns at once). */
     uint32_t n = c->nq;
-    memcpy(q, c->q, n * sizeof q[0]);
-    memcpy(sz, c->qsz, n * sizeof sz[0]);
-    c->nq = 0;
-    c->qbytes = 0;
     live_flush(st, c);
     if (keep && ++c->epoch % HL_HCACHE_EPOCH == 0) release_cached(h, c);
     void *out[2 * HL_HCACHE_QBUF];
-    size_t k = hl_quarantine_push_batch(&st->q, q, sz, n, out, 2 * HL_HCACHE_QBUF);
+    size_t k = hl_quarantine_push_batch(&st->q, c->q, c->qsz, n, out, 2 * HL_HCACHE_QBUF);
+    c->nq = 0;
+    c->qbytes = 0;
     release_all(h, out, k, keep && !h->opt.zero_on_free ? c : NULL, NULL);
 }
 
@@ -1009,8 +1007,11 @@ int hl_harden_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
         }
     }
     info->usable = m->req;
-    hl_hcache_t *lc = hl_hcache_peek(h);
-    if (lc) lc->live -= (int64_t)b.usable;
+    /* The thread's buffers, looked up once: the live-bytes count and the quarantine buffer
+     * below (bound to h; NULL when unbound or exiting, or in a fixed arena). */
+    hl_hcache_t *c = hl_hcache_peek(h);
+    if (hl_unlikely(!c)) c = hl_hcache_of(h, hcache_flush);
+    if (c) c->live -= (int64_t)b.usable;
     if (h->opt.canary) check_canary(h, &b, "free"); /* before ftid: no "freed by" stack */
     m->fstack = capture(h);
     m->ftid = self_tid();
@@ -1033,7 +1034,6 @@ int hl_harden_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
     if (st && st->q.ring) {
         /* The thread's quarantine buffer when the thread may keep one (bound to h), else
          * the shared quarantine at once. */
-        hl_hcache_t *c = hl_hcache_of(h, hcache_flush);
         int kept = c && hl_hcache_qpush(c, p, b.usable);
         if (c && !kept) { /* full: one batch to the shared quarantine, then this block */
             flush_qbuf(h, st, c, 1);
