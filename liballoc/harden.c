@@ -302,7 +302,7 @@ static inline void copy_put(const hl_heap_t *h, const hblk_t *b, const hl_hmeta_
         hl_hmeta_t *c = hl_metacopy_slot(b->slab, slab_lg(h), b->idx, 1);
         if (c) *c = *m;
     } else if (b->tier == HL_TIER_MID && !b->side) {
-        hl_metacopy_put(b->p, m);
+        hl_metacopy_put(b->p, b->usable, m);
     }
 }
 
@@ -313,14 +313,14 @@ static inline int copy_get(const hl_heap_t *h, const hblk_t *b, hl_hmeta_t *out)
         if (c) *out = *c;
         return c != NULL;
     }
-    return b->tier == HL_TIER_MID && !b->side && hl_metacopy_get(b->p, out);
+    return b->tier == HL_TIER_MID && !b->side && hl_metacopy_get(b->p, b->usable, out);
 }
 
 /* The block is really released: a mid block's copy goes (a tiny slot's stays until the slot's
  * next allocation rewrites it: reports read copies of live slots only). */
 static inline void copy_del(const hblk_t *b)
 {
-    if (b->tier == HL_TIER_MID && !b->side) hl_metacopy_del(b->p);
+    if (b->tier == HL_TIER_MID && !b->side) hl_metacopy_del(b->p, b->usable);
 }
 
 /* Thread id for trailers (a syscall once per thread; reset in a forked child). */

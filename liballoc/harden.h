@@ -147,12 +147,13 @@ const char *hl_report_where(const void *addr);
 /* ---- out-of-line copies of trailers (metacopy.c) --------------------------------------- */
 /* Map the table once (hardened heap set-up); 0 or -1 (then no block has a copy). */
 int hl_metacopy_init(void);
-/* Mirror block p's trailer (every trailer write of a tiny or mid block). */
-void hl_metacopy_put(const void *p, const hl_hmeta_t *m);
+/* Mirror the trailer of block p of `size` usable bytes (every trailer write of a mid block;
+ * the size picks the table's start index: the same for every call on one block). */
+void hl_metacopy_put(const void *p, size_t size, const hl_hmeta_t *m);
 /* The copy of block p's trailer into out: 1, or 0 when there is none. */
-int hl_metacopy_get(const void *p, hl_hmeta_t *out);
+int hl_metacopy_get(const void *p, size_t size, hl_hmeta_t *out);
 /* Block p is really released: forget its copy. */
-void hl_metacopy_del(const void *p);
+void hl_metacopy_del(const void *p, size_t size);
 /* Tiny slots keep their copies apart (not in the table of the three functions above): the
  * copy of slot idx of the slab at `slab` (2^lg bytes), its slab's array made on first use
  * when create is set; NULL when there is none (no table, a slot index beyond 2^lg / 64, no
