@@ -43,9 +43,11 @@
 #define HL_DEFAULT_QUARANTINE ((size_t)1 << 20)
 /* quarantine=auto (HL_QUARANTINE_AUTO, harden=1's default) follows the heap: 1/HL_QUARANTINE_DIV
  * of its live bytes, at least HL_QUARANTINE_FLOOR, at most HL_DEFAULT_QUARANTINE; an explicit
- * quarantine=SIZE is held as given (docs/hardening.md, "Quarantine"). */
+ * quarantine=SIZE is held as given (docs/hardening.md, "Quarantine"). The floor is what a
+ * small program pays whatever it holds: 128 KiB cost tiny.128 (64 KiB live) 136 KiB of its
+ * 3.5 MiB peak RSS against 64 KiB (docs/PERFORMANCE.md, "hthread"). */
 #define HL_QUARANTINE_DIV   4
-#define HL_QUARANTINE_FLOOR ((size_t)128 << 10)
+#define HL_QUARANTINE_FLOOR ((size_t)64 << 10)
 #define HL_META_LIVE        0x4556494cu /* "LIVE" */
 #define HL_META_FREED       0x45455246u /* "FREE" */
 #define HL_HARDEN_PAD       48u         /* canary byte + trailer + alignment slack */
@@ -147,12 +149,13 @@ const char *hl_report_where(const void *addr);
 /* ---- out-of-line copies of trailers (metacopy.c) --------------------------------------- */
 /* Map the table once (hardened heap set-up); 0 or -1 (then no block has a copy). */
 int hl_metacopy_init(void);
-/* Mirror block p's trailer (every trailer write of a tiny or mid block). */
-void hl_metacopy_put(const void *p, const hl_hmeta_t *m);
+/* Mirror the trailer of block p of `size` usable bytes (every trailer write of a mid block;
+ * the size picks the table's start index: the same for every call on one block). */
+void hl_metacopy_put(const void *p, size_t size, const hl_hmeta_t *m);
 /* The copy of block p's trailer into out: 1, or 0 when there is none. */
-int hl_metacopy_get(const void *p, hl_hmeta_t *out);
+int hl_metacopy_get(const void *p, size_t size, hl_hmeta_t *out);
 /* Block p is really released: forget its copy. */
-void hl_metacopy_del(const void *p);
+void hl_metacopy_del(const void *p, size_t size);
 /* Tiny slots keep their copies apart (not in the table of the three functions above): the
  * copy of slot idx of the slab at `slab` (2^lg bytes), its slab's array made on first use
  * when create is set; NULL when there is none (no table, a slot index beyond 2^lg / 64, no

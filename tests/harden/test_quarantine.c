@@ -52,6 +52,18 @@ Test(quarantine, small_heap_holds_the_floor)
     hl_heap_destroy(h);
 }
 
+/* A small program (about 100 KB live) holds 64 KiB of freed blocks, not more: a block freed
+ * leaves the quarantine within 100 KB of later frees (the floor was 128 KiB). */
+Test(quarantine, small_program_holds_64k)
+{
+    hl_heap_t *h = heap_with("harden=1,stacks=0");
+    size_t freed = bytes_until_out(h, 100, 700);
+    cr_assert_neq(freed, SIZE_MAX, "the block left the quarantine within 100 KB of frees");
+    cr_assert_geq(freed, (size_t)48 << 10, "held for about 64 KiB: %zu bytes", freed);
+    cr_assert_eq(hl_heap_check(h, 1), 0);
+    hl_heap_destroy(h);
+}
+
 /* A big heap (8 MB live) gets the full 1 MiB: a freed block is still held after 600 KB. */
 Test(quarantine, big_heap_holds_the_full_size)
 {
