@@ -185,7 +185,8 @@ Test(gather, decay_zero_gathers_nothing)
     hl_heap_free(h, q);
     cr_assert_eq(h->large.cache_count, 0);
     char *g = hl_heap_malloc(h, 15 * MIB);
-    cr_assert_leq(resident_pages(g, 15 * MIB), 1, "a fresh mapping (its header page only)");
+    /* its header page only (a huge page where THP is "always"): most of it untouched */
+    cr_assert_lt(resident_pages(g, 15 * MIB), 1024, "a fresh mapping");
     hl_heap_free(h, g);
     hl_heap_destroy(h);
 }
