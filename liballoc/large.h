@@ -9,7 +9,7 @@
  *   user-8        HL_TAG_LARGE << 56 | off       (byte user-1 is the tag)
  *   user = base+off   user data, usable = length - off
  *
- * realloc of a block with off == 48 uses mremap.
+ * realloc of a block with off == 48 uses mremap (of a gathered block, below: a copy).
  *
  * The cache of freed mappings (blocks with off == 48; hardened blocks are never cached). A
  * freed mapping is kept, merged with a cached neighbour of the same origin (below), and handed out
@@ -25,15 +25,17 @@
  * Gathering: when no cached mapping holds a request, the largest smaller one is grown and the
  * growth is filled with up to HL_LARGE_GATHER_MAX other cached pieces, moved there with
  * mremap(MREMAP_FIXED) — page tables move, the pages stay resident, nothing faults in or is
- * copied; a piece longer than the rest of the hole gives its tail and stays cached. Only the
+ * copied; a piece longer than the rest of the hole gives its tail and stays cached (pieces and
+ * what they leave are at least HL_LARGE_PIECE_MIN: smaller ones cost the 4-thread churn more
+ * system time and evictions than they saved, docs/PERFORMANCE.md). Only the
  * part no piece covers faults in. The gathered block spans several kernel mappings: its origin
  * is HL_LARGE_MIXED, it is handed out again whole or split like any cached range,
  * but never merged or resized by mremap (realloc copies it); it is a piece of a later gather
  * itself where the kernel moves ranges over several mappings (Linux 6.17 on; older kernels
- * refuse with EFAULT and the cache then uses single-mapping pieces only). Gathers stop while
- * the process has HL_LARGE_MAX_VMAS mappings (counted every HL_LARGE_MOVES_CHECK moves). So steady
- * large-block churn of any size mix costs few system calls and few page faults: what the program
- * filled once is reused as long as the cache keeps it. Keeping memory honest:
+ * refuse with EFAULT, the piece is unmapped and later gathers use single-mapping pieces only).
+ * Gathers stop while the process has HL_LARGE_MAX_VMAS mappings (counted every HL_LARGE_MOVES_CHECK
+ * moves). So steady large-block churn of any size mix costs few system calls and few page faults:
+ * what the program filled once is reused as long as the cache keeps it. Keeping memory honest:
  *   - budget: the cache holds at most the large bytes the program had live in the current
  *     decay period (high-water mark), within [HL_LARGE_CACHE_MIN, HL_LARGE_CACHE_BYTES]; the
  *     oldest entries make room, and a mapping beyond the budget is unmapped at once;
@@ -60,8 +62,8 @@ typedef struct hl_large_link_s {
 /* Cached pieces moved into one block by a gather (below); the process's kernel mappings are
  * counted every HL_LARGE_MOVES_CHECK moves, and gathers stop at HL_LARGE_MAX_VMAS of them (an
  * eighth of the usual vm.max_map_count). */
-#define HL_LARGE_GATHER_MAX  4u
-#ifndef HL_LARGE_PIECE_MIN
+#define HL_LARGE_GATHER_MAX 4u
+#ifndef HL_LARGE_PIECE_MIN /* -D for measurements */
 #define HL_LARGE_PIECE_MIN (1u << 20)
 #endif
 #define HL_LARGE_MOVES_CHECK 256u
