@@ -37,7 +37,15 @@ static inline size_t mapping_len(const void *p, size_t off)
 }
 static uint32_t new_origin(hl_heap_t *h)
 {
-    return __atomic_add_fetch(&h->large.origins, 1, __ATOMIC_RELAXED);
+    uint32_t o;
+    do
+        o = __atomic_add_fetch(&h->large.origins, 1, __ATOMIC_RELAXED) & ~HL_LARGE_MIXED;
+    while (!o);
+    return o;
+}
+static inline int is_mixed(uint32_t origin)
+{
+    return (origin & HL_LARGE_MIXED) != 0;
 }
 
 size_t hl_large_usable(const void *p)
@@ -143,10 +151,73 @@ static void unmap_all(hl_large_cached_t *v, unsigned n)
         hl_os_unmap(v[i].base, v[i].len, "large");
 }
 
+/* A cached piece on its way into a gathered block (cache_take). */
+typedef struct piece_s {
+    char *src;
+    size_t len;
+    uint32_t origin;
+} piece_t;
+
+/* Gathers split kernel mappings (VMAs), and a process has at most vm.max_map_count of them:
+ * every HL_LARGE_MOVES_CHECK moves the process's mappings are counted (/proc/self/maps), and
+ * gathers stop while there are HL_LARGE_MAX_VMAS or more, or when they cannot be counted.
+ * Caller holds the lock. */
+static int gather_allowed(hl_heap_t *h)
+{
+    hl_large_t *l = &h->large;
+    uint32_t moves = __atomic_load_n(&l->moves, __ATOMIC_RELAXED);
+    if (moves - l->moves_checked >= HL_LARGE_MOVES_CHECK || !l->vmas_checked) {
+        size_t n = hl_os_map_count();
+        l->gather_ok = n && n < HL_LARGE_MAX_VMAS;
+        l->moves_checked = moves;
+        l->vmas_checked = 1;
+    }
+    return l->gather_ok;
+}
+
+/* Take pieces of the cached ranges, the largest first, to fill up to `hole` bytes: a piece
+ * longer than what is left gives its tail (its head stays cached, at least HL_LARGE_PIECE_MIN
+ * long). Gathered ranges are pieces too while the kernel moves ranges that span several
+ * mappings (Linux 6.17 and later; l->no_multi_move once a move said it cannot). Each piece is
+ * told to the trace as a range of its own. Caller holds the lock; returns how many pieces. */
+static unsigned gather_pieces(hl_heap_t *h, size_t hole, piece_t *pc)
+{
+    hl_large_t *l = &h->large;
+    unsigned np = 0;
+    int mixed_ok = !__atomic_load_n(&l->no_multi_move, __ATOMIC_RELAXED);
+    while (np < HL_LARGE_GATHER_MAX && hole >= HL_LARGE_PIECE_MIN) {
+        unsigned best = HL_LARGE_CACHE_SLOTS;
+        for (unsigned i = 0; i < l->cache_count; i++)
+            if ((mixed_ok || !is_mixed(l->cache[i].origin)) &&
+                (best == HL_LARGE_CACHE_SLOTS || l->cache[i].len > l->cache[best].len))
+                best = i;
+        if (best == HL_LARGE_CACHE_SLOTS) break;
+        hl_large_cached_t *e = &l->cache[best];
+        size_t m = e->len < hole ? e->len : hole;
+        if (m < e->len && e->len - m < HL_LARGE_PIECE_MIN) m = e->len - HL_LARGE_PIECE_MIN;
+        if (m < HL_LARGE_PIECE_MIN || m > e->len) break; /* the largest is too short: all are */
+        char *src = e->base + e->len - m;
+        pc[np].origin = e->origin;
+        if (m == e->len) {
+            cache_remove(l, best);
+        } else {
+            retrace(e->base, e->len, NULL, 0, e->base, e->len - m);
+            hl_trace_emit_os(1, src, m, "large");
+            e->len -= m;
+            l->cache_bytes -= m;
+        }
+        pc[np].src = src;
+        pc[np++].len = m;
+        hole -= m;
+    }
+    return np;
+}
+
 /* The smallest cached mapping of at least len bytes, split when it is larger (its tail stays
- * cached); else the largest smaller one, grown with mremap (its pages stay, only the
- * growth faults in). NULL when the cache is empty or the growth fails. */
-static void *cache_take(hl_heap_t *h, size_t len, size_t *got, uint64_t *origin)
+ * cached); else a gathered block (large.h): the largest smaller single-mapping range grown with
+ * mremap (or a new mapping when there is none), its growth filled from the end with cached
+ * pieces moved there. NULL when the cache has nothing to give or the mapping fails. */
+static void *cache_take(hl_heap_t *h, size_t len, size_t *got, uint32_t *origin)
 {
     hl_large_t *l = &h->large;
     if (!__atomic_load_n(&l->cache_count, __ATOMIC_RELAXED)) return NULL;
@@ -156,7 +227,8 @@ static void *cache_take(hl_heap_t *h, size_t len, size_t *got, uint64_t *origin)
         size_t c = l->cache[i].len;
         if (c >= len) {
             if (fit == HL_LARGE_CACHE_SLOTS || c < l->cache[fit].len) fit = i;
-        } else if (below == HL_LARGE_CACHE_SLOTS || c > l->cache[below].len) {
+        } else if (!is_mixed(l->cache[i].origin) &&
+                   (below == HL_LARGE_CACHE_SLOTS || c > l->cache[below].len)) {
             below = i;
         }
     }
@@ -181,27 +253,56 @@ static void *cache_take(hl_heap_t *h, size_t len, size_t *got, uint64_t *origin)
         hl_unlock(&l->lock);
         return base;
     }
-    if (below == HL_LARGE_CACHE_SLOTS) { /* emptied meanwhile, or nothing can grow */
-        hl_unlock(&l->lock);
+    hl_large_cached_t grow = {0};
+    if (below != HL_LARGE_CACHE_SLOTS) {
+        grow = l->cache[below];
+        cache_remove(l, below);
+    }
+    piece_t pc[HL_LARGE_GATHER_MAX];
+    unsigned np = 0;
+    if (gather_allowed(h)) np = gather_pieces(h, len - grow.len, pc);
+    hl_unlock(&l->lock);
+    if (!grow.len && !np) return NULL; /* emptied meanwhile, or nothing can serve */
+    char *nb;
+    if (grow.len) {
+        nb = hl_os_remap(grow.base, grow.len, len, "large");
+        if (!nb) /* cannot happen for one kernel mapping (large.h); give it up */
+            hl_os_unmap(grow.base, grow.len, "large");
+    } else {
+        nb = hl_os_map(len, hl_page_size, "large");
+    }
+    if (!nb) {
+        for (unsigned i = 0; i < np; i++)
+            hl_os_unmap(pc[i].src, pc[i].len, "large");
         return NULL;
     }
-    hl_large_cached_t e = l->cache[below];
-    cache_remove(l, below);
-    hl_unlock(&l->lock);
-    char *nb = hl_os_remap(e.base, e.len, len, "large");
-    if (!nb) { /* cannot happen for one kernel mapping (large.h); give it up */
-        hl_os_unmap(e.base, e.len, "large");
-        return NULL;
+    size_t at = len;
+    unsigned moved = 0;
+    for (unsigned i = 0; i < np; i++) {
+        at -= pc[i].len;
+        if (hl_os_move(pc[i].src, pc[i].len, nb + at) == 0) {
+            hl_trace_emit_os(0, pc[i].src, pc[i].len, "large"); /* now part of nb's range */
+            moved++;
+        } else {                        /* its place in nb stays fresh (faults in) */
+            if (is_mixed(pc[i].origin)) /* an older kernel: single mappings only */
+                __atomic_store_n(&h->large.no_multi_move, 1, __ATOMIC_RELAXED);
+            hl_os_unmap(pc[i].src, pc[i].len, "large");
+        }
     }
     *got = len;
-    *origin = new_origin(h); /* the kernel made it a mapping of its own */
+    if (moved) {
+        *origin = HL_LARGE_MIXED;
+        __atomic_add_fetch(&h->large.moves, moved, __ATOMIC_RELAXED);
+    } else {
+        *origin = new_origin(h); /* the kernel made it a mapping of its own */
+    }
     return nb;
 }
 
 /* Keep a freed mapping; returns 1 if it was cached. It merges with a cached neighbour (the
  * tail of a split, for instance); the oldest entries make room when the cache is full or over
  * its budget and are unmapped after the lock is dropped (expiry is the decay pass's job). */
-static int cache_put(hl_heap_t *h, char *base, size_t len, uint64_t origin)
+static int cache_put(hl_heap_t *h, char *base, size_t len, uint32_t origin)
 {
     hl_large_t *l = &h->large;
     hl_large_cached_t evict[HL_LARGE_CACHE_SLOTS + 1];
@@ -215,7 +316,7 @@ static int cache_put(hl_heap_t *h, char *base, size_t len, uint64_t origin)
     }
     for (unsigned i = 0; i < l->cache_count;) {
         hl_large_cached_t *e = &l->cache[i];
-        if (len + e->len > budget || e->origin != origin) { /* keep them apart */
+        if (len + e->len > budget || e->origin != origin || is_mixed(origin)) { /* apart */
             i++;
             continue;
         }
@@ -290,7 +391,7 @@ void *hl_large_alloc(hl_heap_t *h, size_t n, size_t align, hl_opinfo_t *info)
     size_t len = hl_align_up(n + off, hl_page_size);
     hl_path_t path = HL_PATH_LARGE_REUSE;
     size_t got = 0;
-    uint64_t origin = 0;
+    uint32_t origin = 0;
     char *base = off == LARGE_OFF ? cache_take(h, len, &got, &origin) : NULL;
     if (base) /* a split piece or a grown one: its first page is a block head again */
         hl_pagemap_set(base, hl_page_size, HL_PAGE_LARGE_HEAD, HL_PAGE_LARGE_HEAD);
@@ -324,7 +425,8 @@ void hl_large_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
     __atomic_sub_fetch(&h->large.bytes, len, __ATOMIC_RELAXED);
     __atomic_sub_fetch(&h->large.blocks, 1, __ATOMIC_RELAXED);
     hl_path_t path = HL_PATH_LARGE_CACHE;
-    if (off != LARGE_OFF || !cache_put(h, base, len, *origin_of(base))) {
+    uint32_t origin = *origin_of(base);
+    if (off != LARGE_OFF || !cache_put(h, base, len, origin)) {
         hl_os_unmap(base, len, "large");
         path = HL_PATH_LARGE_MUNMAP;
     }
@@ -338,6 +440,7 @@ void *hl_large_realloc(hl_heap_t *h, void *p, size_t n, hl_opinfo_t *info)
     if (off != LARGE_OFF || n > PTRDIFF_MAX - off - hl_page_size) return NULL;
     size_t nlen = hl_align_up(n + off, hl_page_size);
     char *base = (char *)p - off;
+    if (nlen != len && is_mixed(*origin_of(base))) return NULL; /* several mappings: copied */
     hl_path_t path = HL_PATH_REALLOC_INPLACE;
     if (nlen != len) {
         len = mapping_len(p, off);

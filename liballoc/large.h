@@ -9,7 +9,7 @@
  *   user-8        HL_TAG_LARGE << 56 | off       (byte user-1 is the tag)
  *   user = base+off   user data, usable = length - off
  *
- * realloc of a block with off == 48 uses mremap.
+ * realloc of a block with off == 48 uses mremap (of a gathered block, below: a copy).
  *
  * The cache of freed mappings (blocks with off == 48; hardened blocks are never cached). A
  * freed mapping is kept, merged with a cached neighbour of the same origin (below), and handed out
@@ -21,9 +21,21 @@
  * needs a range inside one kernel mapping (VMA), so every range carries an *origin*: a new id
  * for each mmap and each successful mremap (the kernel then splits it off), inherited by the
  * pieces of a split (base+24, between the link and the header, for live blocks); only
- * neighbours of one origin merge — adjacent ranges of two mmaps do not. So
- * steady large-block churn of any size mix costs few system calls and few page faults.
- * Keeping memory honest:
+ * neighbours of one origin merge — adjacent ranges of two mmaps do not.
+ * Gathering: when no cached mapping holds a request, the largest smaller one is grown and the
+ * growth is filled with up to HL_LARGE_GATHER_MAX other cached pieces, moved there with
+ * mremap(MREMAP_FIXED) — page tables move, the pages stay resident, nothing faults in or is
+ * copied; a piece longer than the rest of the hole gives its tail and stays cached (pieces and
+ * what they leave are at least HL_LARGE_PIECE_MIN: smaller ones cost the 4-thread churn more
+ * system time and evictions than they saved, docs/PERFORMANCE.md). Only the
+ * part no piece covers faults in. The gathered block spans several kernel mappings: its origin
+ * is HL_LARGE_MIXED, it is handed out again whole or split like any cached range,
+ * but never merged or resized by mremap (realloc copies it); it is a piece of a later gather
+ * itself where the kernel moves ranges over several mappings (Linux 6.17 on; older kernels
+ * refuse with EFAULT, the piece is unmapped and later gathers use single-mapping pieces only).
+ * Gathers stop while the process has HL_LARGE_MAX_VMAS mappings (counted every HL_LARGE_MOVES_CHECK
+ * moves). So steady large-block churn of any size mix costs few system calls and few page faults:
+ * what the program filled once is reused as long as the cache keeps it. Keeping memory honest:
  *   - budget: the cache holds at most the large bytes the program had live in the current
  *     decay period (high-water mark), within [HL_LARGE_CACHE_MIN, HL_LARGE_CACHE_BYTES]; the
  *     oldest entries make room, and a mapping beyond the budget is unmapped at once;
@@ -47,11 +59,23 @@ typedef struct hl_large_link_s {
 #define HL_LARGE_CACHE_BYTES (64u << 20)
 #define HL_LARGE_CACHE_MIN   (1u << 20)
 #define HL_LARGE_SPLIT_MIN   (256u << 10)
+/* Cached pieces moved into one block by a gather (below); the process's kernel mappings are
+ * counted every HL_LARGE_MOVES_CHECK moves, and gathers stop at HL_LARGE_MAX_VMAS of them (an
+ * eighth of the usual vm.max_map_count). */
+#define HL_LARGE_GATHER_MAX 4u
+#ifndef HL_LARGE_PIECE_MIN /* -D for measurements */
+#define HL_LARGE_PIECE_MIN (1u << 20)
+#endif
+#define HL_LARGE_MOVES_CHECK 256u
+#define HL_LARGE_MAX_VMAS    8192u
+/* The origin of a range that spans several kernel mappings (a gathered block): it is never
+ * resized by mremap, and moved only by kernels that move such ranges. */
+#define HL_LARGE_MIXED 0x80000000u
 
 typedef struct hl_large_cached_s {
     char *base;
     size_t len;
-    uint64_t origin; /* kernel mapping it lies in (see above) */
+    uint32_t origin; /* kernel mapping it lies in (see above) */
     uint32_t stamp;  /* hl_decay_now() when it was freed (or merged) */
 } hl_large_cached_t;
 
@@ -61,11 +85,15 @@ typedef struct hl_large_s {
     hl_large_cached_t cache[HL_LARGE_CACHE_SLOTS]; /* unordered; the oldest by stamp */
     unsigned cache_count;
     size_t cache_bytes;
-    size_t live_hw;    /* high-water mark of `bytes` in this decay period: the cache budget */
-    uint32_t hw_stamp; /* start of that period */
-    uint64_t origins;  /* last origin id handed out (atomic) */
-    size_t bytes;      /* mapped bytes of live blocks (atomic) */
-    size_t blocks;     /* live blocks (atomic) */
+    size_t live_hw;         /* high-water mark of `bytes` in this decay period: the cache budget */
+    uint32_t hw_stamp;      /* start of that period */
+    uint32_t origins;       /* last origin id handed out (atomic) */
+    uint32_t moves;         /* pieces moved by gathers (atomic) */
+    uint32_t moves_checked; /* `moves` when the mappings were last counted */
+    uint8_t vmas_checked, gather_ok; /* counted once; room for more mappings */
+    uint32_t no_multi_move;          /* the kernel refused to move a range over several mappings */
+    size_t bytes;                    /* mapped bytes of live blocks (atomic) */
+    size_t blocks;                   /* live blocks (atomic) */
 } hl_large_t;
 
 struct hl_heap_s;

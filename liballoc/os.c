@@ -3,6 +3,7 @@
 #include "pagemap.h" /* ownership map, kept by purpose (hardened mode reads it) */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -115,6 +116,33 @@ void *hl_os_remap(void *addr, size_t old_len, size_t new_len, const char *purpos
     hl_pagemap_unregister(addr, old_len);
     hl_pagemap_register(p, new_len, purpose); /* after the events: may map a leaf */
     return p;
+}
+
+int hl_os_move(void *src, size_t len, void *dst)
+{
+    int saved = errno;
+    void *p = mremap(src, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+    errno = saved;
+    if (p != dst) return -1;
+    hl_pagemap_unregister(src, len);
+    return 0;
+}
+
+size_t hl_os_map_count(void)
+{
+    int saved = errno;
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    size_t lines = 0;
+    if (fd >= 0) {
+        char buf[4096];
+        long n;
+        while ((n = syscall(SYS_read, fd, buf, sizeof buf)) > 0)
+            for (long i = 0; i < n; i++)
+                lines += buf[i] == '\n';
+        syscall(SYS_close, fd);
+    }
+    errno = saved;
+    return lines;
 }
 
 unsigned hl_os_ncpu(void)

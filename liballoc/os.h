@@ -27,6 +27,15 @@ void hl_region_unreport(void *addr, size_t len, const char *purpose, uint32_t *r
 void hl_os_decommit(void *addr, size_t len);
 /* Resize a mapping, possibly moving it. NULL on failure (the old mapping stays). */
 void *hl_os_remap(void *addr, size_t old_len, size_t new_len, const char *purpose);
+/* Move the pages of [src, src+len) (one kernel mapping) to [dst, dst+len), which must be a
+ * mapping of ours already (registered): mremap with MREMAP_FIXED, so resident pages move
+ * without being faulted in again or copied, and whatever was at dst is replaced. The source
+ * range is unregistered; no trace event (the caller tells the trace). 0, or -1 with the
+ * source untouched (errno kept). */
+int hl_os_move(void *src, size_t len, void *dst);
+/* The process's kernel mappings (lines of /proc/self/maps, raw system calls, no allocation);
+ * 0 when they cannot be counted. */
+size_t hl_os_map_count(void);
 /* Number of CPUs this process may run on (no allocation). */
 unsigned hl_os_ncpu(void);
 /* Thread id (gettid) without libc caching concerns. */
