@@ -27,7 +27,9 @@
 
 #include <stdint.h>
 
+#ifndef HL_TCAP_BIN_BYTES /* -D at build time for measurements (docs/PERFORMANCE.md) */
 #define HL_TCAP_BIN_BYTES (64u << 10)
+#endif
 #define HL_TCAP_BIN_SLOTS 1024u
 #ifndef HL_TCAP_THREAD_BYTES /* -D at build time for measurements (docs/PERFORMANCE.md) */
 #define HL_TCAP_THREAD_BYTES (384u << 10)
