@@ -363,10 +363,10 @@ void *hl_malloc_slow(hl_heap_t *h, size_t n, hl_opinfo_t *info)
     return alloc_slow(h, n, HL_ALIGN, info);
 }
 
-/* Detach all but the newest cap/2 slots of a full bin and return them to their slabs. */
-static void bin_flush_half(hl_heap_t *h, hl_tbin_t *b, unsigned cls)
+/* Detach all but the newest keep slots of a full bin (hl_tcap_flush_keep) and hand them to the
+ * transfer cache. */
+static void bin_flush_half(hl_heap_t *h, hl_tbin_t *b, unsigned cls, uint32_t keep)
 {
-    uint32_t keep = b->cap / 2;
     void *cut = b->head;
     for (uint32_t i = 1; i < keep && cut; i++)
         cut = *(void **)cut;
@@ -408,10 +408,11 @@ void hl_free_slow(hl_heap_t *h, void *p, hl_opinfo_t *info)
         hl_path_t path;
         if (t->heap == h && b->cap) {
             path = HL_PATH_TINY_CACHE_PUSH; /* first free of a thread: just bound */
+            unsigned prev = HL_TCAP_NONE;
             if (b->avail <= 0)
-                hl_tcap_event(h, &t->tcap, cls, HL_TCAP_FLUSH); /* the bin may grow (tcap.h) */
+                prev = hl_tcap_event(h, &t->tcap, cls, HL_TCAP_FLUSH); /* may grow (tcap.h) */
             if (b->avail <= 0) {
-                bin_flush_half(h, b, cls);
+                bin_flush_half(h, b, cls, hl_tcap_flush_keep(b->cap, prev));
                 path = HL_PATH_TINY_FLUSH;
             }
             *(void **)p = b->head;

@@ -27,7 +27,9 @@
 
 #include <stdint.h>
 
+#ifndef HL_TCAP_BIN_BYTES /* -D at build time for measurements (docs/PERFORMANCE.md) */
 #define HL_TCAP_BIN_BYTES (64u << 10)
+#endif
 #define HL_TCAP_BIN_SLOTS 1024u
 #ifndef HL_TCAP_THREAD_BYTES /* -D at build time for measurements (docs/PERFORMANCE.md) */
 #define HL_TCAP_THREAD_BYTES (384u << 10)
@@ -62,14 +64,27 @@ void hl_tcap_slow(struct hl_heap_s *h, hl_tcap_t *a, unsigned cls, int alternate
 /* A slow event of bin cls of the thread cache that holds a (kind HL_TCAP_REFILL: the empty bin
  * is about to be refilled; HL_TCAP_FLUSH: a free found the bin full, which may have room
  * afterwards because its cap grew). A few instructions unless something is to be done. */
-static inline __attribute__((always_inline)) void hl_tcap_event(struct hl_heap_s *h, hl_tcap_t *a,
-                                                                unsigned cls, unsigned kind)
+static inline __attribute__((always_inline)) unsigned
+hl_tcap_event(struct hl_heap_s *h, hl_tcap_t *a, unsigned cls, unsigned kind)
 {
     unsigned prev = a->last[cls];
     a->last[cls] = (uint8_t)kind;
     int alternated = prev != kind && prev != HL_TCAP_NONE;
     if (__builtin_expect(alternated || ++a->events % HL_TCAP_CHECK_EVERY == 0, 0))
         hl_tcap_slow(h, a, cls, alternated);
+    return prev;
+}
+
+/* Slots a full bin of cap slots keeps when a free flushes it, given the bin's slow event before
+ * this flush (prev, HL_TCAP_*). After a refill: half the cap, so that a phase of up to cap/2
+ * allocations and their frees stays in the bin. After another flush (the bin filled up again
+ * without emptying: a thread that frees more than it allocates, a consumer): none — the kept
+ * half would only wait there, and finding where to cut it walks it link by link through blocks
+ * other threads wrote. */
+static inline __attribute__((always_inline)) uint32_t hl_tcap_flush_keep(uint32_t cap,
+                                                                         unsigned prev)
+{
+    return prev == HL_TCAP_FLUSH ? 0 : cap / 2;
 }
 
 /* How many slots a refill of bin cls (slots of slot bytes) takes, from the want of its cap:

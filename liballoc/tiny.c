@@ -27,7 +27,7 @@ void hl_tiny_setup(hl_heap_t *h)
     for (unsigned c = 0; c < HL_CLASS_MAX; c++) {
         uint32_t cap = 0;
         if (c < HL_CLASS_COUNT && h->opt.tcache) {
-            cap = (uint32_t)((16u << 10) / hl_class_slot(c));
+            cap = (uint32_t)(HL_TINY_CAP_BYTES / hl_class_slot(c));
             cap = cap < 16 ? 16 : cap > 128 ? 128 : cap;
             cap *= h->opt.tcache;
         }

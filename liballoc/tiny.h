@@ -71,7 +71,14 @@ struct hl_segment_s {
  * bin hands its older half over as one chain in O(1), and an empty bin takes one back in
  * O(1), so blocks that move between threads (freed by one, allocated by another) never go
  * back to their slabs one by one. */
+#ifndef HL_XFER_SLOTS /* -D at build time for measurements (docs/PERFORMANCE.md) */
 #define HL_XFER_SLOTS 8u
+#endif
+
+/* A thread bin's base cap: about HL_TINY_CAP_BYTES of slots, 16 to 128 slots (tiny.c). */
+#ifndef HL_TINY_CAP_BYTES /* -D at build time for measurements (docs/PERFORMANCE.md) */
+#define HL_TINY_CAP_BYTES (16u << 10)
+#endif
 
 typedef struct hl_tiny_class_s {
     hl_lock_t lock;

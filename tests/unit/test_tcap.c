@@ -340,3 +340,43 @@ Test(tcap, a_new_thread_warms_its_own_bins)
     cr_assert_eq(hl_heap_check(h, 1), 0);
     hl_heap_destroy(h);
 }
+
+/* A free that finds its bin full keeps half the bin after a refill (a phase fits), but hands
+ * the whole bin over after another flush: a thread that only frees (a consumer) keeps nothing
+ * waiting, and the flush walks no kept half (tcap.h, hl_tcap_flush_keep). */
+Test(tcap, second_flush_in_a_row_hands_over_the_whole_bin)
+{
+    hl_heap_t *h = make("decay=60000");
+    uint32_t cap = base_cap(h, SIZE), keep = cap / 2;
+    static void *v[1024];
+    unsigned n = 2 * cap + 2;
+    for (unsigned i = 0; i < n; i++)
+        v[i] = hl_heap_malloc(h, SIZE);
+    hl_heap_flush_thread(h); /* empty bin, no slow event yet */
+    hl_tiny_trim(h, 0);      /* empty transfer cache */
+    hl_tbin_t *b = bin_of(h, SIZE);
+    hl_tiny_class_t *c = &h->tiny.cls[hl_size_class[(SIZE + 16) >> 4]];
+    unsigned i = 0;
+    while (i < cap) /* the bin fills */
+        hl_heap_free(h, v[i++]);
+    cr_assert_eq(hl_bin_count(b), cap);
+    hl_heap_free(h, v[i++]); /* first flush: half stays */
+    cr_assert_eq(hl_bin_count(b), keep + 1);
+    cr_assert_eq(c->nxfer, 1);
+    cr_assert_eq(c->xfer_n[0], cap - keep);
+    while (hl_bin_count(b) < cap) /* full again without a refill in between */
+        hl_heap_free(h, v[i++]);
+    hl_heap_free(h, v[i++]); /* a flush after a flush: all of it goes */
+    cr_assert_eq(hl_bin_count(b), 1, "the bin kept %u slots", hl_bin_count(b) - 1);
+    cr_assert_eq(c->nxfer, 2);
+    cr_assert_eq(c->xfer_n[1], cap, "a batch of the whole bin");
+    cr_assert_eq(b->cap, cap, "one-way traffic does not grow the bin");
+    while (i < n)
+        hl_heap_free(h, v[i++]);
+    hl_heap_flush_thread(h);
+    cr_assert_eq(hl_heap_check(h, 1), 0);
+    hl_heap_info_t info;
+    hl_heap_info(h, &info);
+    cr_assert_eq(info.used, 0);
+    hl_heap_destroy(h);
+}
