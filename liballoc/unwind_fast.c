@@ -63,7 +63,13 @@
 /* ---- rules ------------------------------------------------------------------------------ */
 
 /* Packed rule (32 bits): kind (2), CFA from rbp (1), rbp saved (1), CFA offset in bytes (16),
- * rbp's offset below the CFA in bytes (12). */
+ * rbp's offset below the CFA in bytes (12). Kind P_FAST is the rule of almost every frame,
+ * whose step needs no check but the top of the checked pages: the CFA is rsp + N with N >= 8
+ * (it grows, by less than 64 KiB: the step check holds by construction) and a saved rbp lies
+ * inside the frame (CFA - rbp_off >= rsp), so every word the step reads lies in [rsp, CFA),
+ * above pages already checked. P_STD (CFA from rbp, odd offsets) takes the checked step. A
+ * fast rule is never 0 (its offset is not): 0 is "not cached". */
+enum { P_FAST = 0, P_STD = 1, P_LAST = 2, P_FALLBACK = 3 };
 #define R_KIND(r)    ((r)&3u)
 #define R_CFA_RBP    (1u << 2)
 #define R_RBP_SAVED  (1u << 3)
@@ -72,9 +78,12 @@
 
 static uint32_t rule_pack(const hl_uwf_rule_t *r)
 {
-    if (r->kind != HL_UWF_STD) return (uint32_t)r->kind;
-    return HL_UWF_STD | (r->cfa_rbp ? R_CFA_RBP : 0) | (r->rbp_saved ? R_RBP_SAVED : 0) |
-           ((uint32_t)r->cfa_off << 4) | ((uint32_t)r->rbp_off << 20);
+    if (r->kind == HL_UWF_LAST) return P_LAST;
+    if (r->kind != HL_UWF_STD) return P_FALLBACK;
+    int fast = !r->cfa_rbp && r->cfa_off >= 8 && (!r->rbp_saved || r->rbp_off <= r->cfa_off);
+    return (fast ? P_FAST : P_STD) | (r->cfa_rbp ? R_CFA_RBP : 0) |
+           (r->rbp_saved ? R_RBP_SAVED : 0) | ((uint32_t)r->cfa_off << 4) |
+           ((uint32_t)r->rbp_off << 20);
 }
 
 static void rule_fallback(hl_uwf_rule_t *r, const char *why)
@@ -590,7 +599,7 @@ void hl_uwf_rule(uintptr_t ra, hl_uwf_rule_t *r)
 #define UWF_SETS 8192u /* power of two; 2 ways of 16 bytes: 256 KiB reserved */
 typedef struct uwf_entry_s {
     _Atomic uint64_t key;  /* return address | generation << 48; 0 = empty */
-    _Atomic uint64_t rule; /* the packed rule | a check of the key << 32 */
+    _Atomic uint64_t rule; /* the packed rule << 32 | a check of the key */
 } uwf_entry_t;
 
 static struct {
@@ -627,10 +636,13 @@ static inline uwf_entry_t *uwf_set(uintptr_t ra)
 }
 
 /* The check stored beside a rule: an entry read while another thread rewrites it (the key of
- * one write, the rule of another) fails it. */
-static inline uint64_t uwf_check(uint64_t key)
+ * one write, the rule of another) fails it unless the two keys fold to the same 32 bits
+ * (return addresses 4 GiB apart with matching differences in their high bits, in the same
+ * set, during that race). Folding costs three instructions a frame where a multiplicative
+ * hash cost six. */
+static inline uint32_t uwf_check(uint64_t key)
 {
-    return ((key * 0xff51afd7ed558ccdull) >> 32) << 32;
+    return (uint32_t)key ^ (uint32_t)(key >> 32);
 }
 
 /* The entry's rule if it holds key, else 0. */
@@ -638,14 +650,14 @@ static inline uint32_t uwf_probe(uwf_entry_t *e, uint64_t key)
 {
     uint64_t k = atomic_load_explicit(&e->key, memory_order_relaxed);
     uint64_t r = atomic_load_explicit(&e->rule, memory_order_relaxed);
-    if (k != key || (r & ~0xffffffffull) != uwf_check(key)) return 0;
-    return (uint32_t)r;
+    if (k != key || (uint32_t)r != uwf_check(key)) return 0;
+    return (uint32_t)(r >> 32);
 }
 
 static void uwf_store(uwf_entry_t *e, uint64_t key, uint32_t rule)
 {
     atomic_store_explicit(&e->key, 0, memory_order_relaxed);
-    atomic_store_explicit(&e->rule, uwf_check(key) | rule, memory_order_relaxed);
+    atomic_store_explicit(&e->rule, (uint64_t)rule << 32 | uwf_check(key), memory_order_relaxed);
     atomic_store_explicit(&e->key, key, memory_order_release);
 }
 
@@ -672,14 +684,17 @@ static __attribute__((noinline)) uint32_t uwf_miss(uwf_entry_t *set, uintptr_t r
     return packed;
 }
 
+/* The rule of ra (a stored rule is never 0, so a matching key and check is a hit). */
 static inline uint32_t uwf_lookup(uintptr_t ra, uint64_t gen)
 {
     uint64_t key = (uint64_t)ra | gen;
+    uint32_t check = uwf_check(key);
     uwf_entry_t *set = uwf_set(ra);
-    uint32_t r = uwf_probe(&set[0], key);
-    if (r) return r;
-    r = uwf_probe(&set[1], key);
-    if (r) return r;
+    for (int w = 0; w < 2; w++) {
+        uint64_t k = atomic_load_explicit(&set[w].key, memory_order_relaxed);
+        uint64_t r = atomic_load_explicit(&set[w].rule, memory_order_relaxed);
+        if (k == key && (uint32_t)r == check) return (uint32_t)(r >> 32);
+    }
     return uwf_miss(set, ra);
 }
 
@@ -740,42 +755,164 @@ static __attribute__((noinline, cold)) int uwf_defer(void)
     return -1;
 }
 
-/* Called by hl_uwf_backtrace with the caller's state at the call: ip = return address,
- * sp = the stack pointer after the return, rbp. */
+/* The walk from the cursor's frame: buf[d..n) receives the return addresses of the frames
+ * above it. Returns the new count, or -1 (a frame needs libunwind). With a trail, each step's
+ * CFA - sp is kept (for the chain cache of stack_cache.c: a step of a fast rule moves by that
+ * constant alone). Per frame on a rule-cache hit with a fast rule: the set's address (4),
+ * the probe (9), the step (3), the top of the checked pages (2), the two reads (4), the
+ * store and the loop (6). */
+static inline __attribute__((always_inline)) int walk(hl_uwf_cursor_t *c, void **buf, int d, int n,
+                                                      hl_uwf_trail_t *t)
+{
+    if (c->end) return d;
+    uintptr_t ip = c->ip, sp = c->sp, rbp = c->rbp;
+    uint64_t gen = atomic_load_explicit(&uwf.gen, memory_order_relaxed) << 48;
+    uintptr_t lo = uwf_lo, hi = uwf_hi;
+    if (__builtin_expect(sp < lo || sp >= hi, 0)) {
+        /* Below every fast step lies the stack pointer: make it part of the checked pages. */
+        if (sp < UWF_PAGE || !uwf_extend(sp, sp + 8)) return uwf_defer();
+        lo = uwf_lo;
+        hi = uwf_hi;
+    }
+    int steps = t ? t->steps : 0, end = HL_UWF_END_LIMIT;
+    while (d < n) {
+        uint32_t r = uwf_lookup(ip, gen);
+        uintptr_t cfa;
+        if (__builtin_expect(R_KIND(r) == P_FAST, 1)) {
+            cfa = sp + R_CFA_OFF(r);
+            if (__builtin_expect(cfa > hi, 0)) {
+                if (!uwf_extend(sp, cfa)) return uwf_defer();
+                lo = uwf_lo;
+                hi = uwf_hi;
+            }
+        } else {
+            if (R_KIND(r) == P_LAST) {
+                end = HL_UWF_END_LAST;
+                break;
+            }
+            if (R_KIND(r) != P_STD) return uwf_defer();
+            cfa = ((r & R_CFA_RBP) ? rbp : sp) + R_CFA_OFF(r);
+            uintptr_t low = cfa - ((r & R_RBP_SAVED) && R_RBP_OFF(r) > 8 ? R_RBP_OFF(r) : 8);
+            /* A frame address that does not grow, or jumps by more than UWF_STEP_MAX, comes
+             * from a corrupted stack or a rule we got wrong: libunwind decides. */
+            if (cfa <= sp || cfa - sp > UWF_STEP_MAX) return uwf_defer();
+            if (low < lo || cfa > hi) {
+                if (cfa < UWF_PAGE || low > cfa || !uwf_extend(low, cfa)) return uwf_defer();
+                lo = uwf_lo;
+                hi = uwf_hi;
+            }
+        }
+        ip = *(const volatile uintptr_t *)(cfa - 8);
+        if (r & R_RBP_SAVED) rbp = *(const volatile uintptr_t *)(cfa - R_RBP_OFF(r));
+        if (t) {
+            if (steps < HL_UWF_TRAIL)
+                t->rule[steps] = r;
+            else
+                t->lost = 1;
+        }
+        steps++;
+        sp = cfa;
+        if (ip < 0x4000) {
+            end = HL_UWF_END_LOW;
+            break;
+        }
+        buf[d++] = (void *)ip;
+    }
+    if (t) {
+        t->steps = steps;
+        t->end = end;
+    }
+    c->end = end != HL_UWF_END_LIMIT;
+    c->ip = ip;
+    c->sp = sp;
+    c->rbp = rbp;
+    c->lo = lo;
+    c->hi = hi;
+    return d;
+}
+
+/* Called by hl_uwf_backtrace and hl_uwf_begin with the caller's state at the call: ip =
+ * return address, sp = the stack pointer after the return, rbp. */
 __attribute__((used, visibility("hidden"))) int hl_uwf_walk(void **buf, int n, uintptr_t ip,
                                                             uintptr_t sp, uintptr_t rbp)
 {
     if (n <= 0) return 0;
     if (!uwf_ready()) return uwf_defer();
-    uint64_t gen = atomic_load_explicit(&uwf.gen, memory_order_relaxed) << 48;
-    uintptr_t lo = uwf_lo, hi = uwf_hi;
-    int d = 0;
-    buf[d++] = (void *)ip;
-    while (d < n) {
-        uint32_t r = uwf_lookup(ip, gen);
-        if (R_KIND(r) == HL_UWF_LAST) break;
-        if (R_KIND(r) != HL_UWF_STD) return uwf_defer();
-        uintptr_t cfa = ((r & R_CFA_RBP) ? rbp : sp) + R_CFA_OFF(r);
-        uintptr_t low = cfa - ((r & R_RBP_SAVED) && R_RBP_OFF(r) > 8 ? R_RBP_OFF(r) : 8);
-        /* A frame address that does not grow, or jumps by more than UWF_STEP_MAX, comes from
-         * a corrupted stack or a rule we got wrong: libunwind decides. */
-        if (__builtin_expect(cfa <= sp || cfa - sp > UWF_STEP_MAX, 0)) return uwf_defer();
-        if (__builtin_expect(low < lo || cfa > hi, 0)) {
-            if (cfa < UWF_PAGE || low > cfa || !uwf_extend(low, cfa)) return uwf_defer();
-            lo = uwf_lo;
-            hi = uwf_hi;
+    hl_uwf_cursor_t c = {.ip = ip, .sp = sp, .rbp = rbp};
+    buf[0] = (void *)ip;
+    return walk(&c, buf, 1, n, NULL);
+}
+
+__attribute__((used, visibility("hidden"))) int
+hl_uwf_begin_at(hl_uwf_cursor_t *c, int unused, uintptr_t ip, uintptr_t sp, uintptr_t rbp)
+{
+    (void)unused;
+    c->ip = ip;
+    c->sp = sp;
+    c->rbp = rbp;
+    c->hi = 0;
+    c->end = 0;
+    return uwf_ready() ? 0 : uwf_defer();
+}
+
+int hl_uwf_continue(hl_uwf_cursor_t *c, void **buf, int d, int n)
+{
+    return walk(c, buf, d, n, NULL);
+}
+
+int hl_uwf_continue_trail(hl_uwf_cursor_t *c, void **buf, int d, int n, hl_uwf_trail_t *t)
+{
+    return walk(c, buf, d, n, t);
+}
+
+/* The walk's steps with given rules, minus the rule lookups: from c, steps steps, each return
+ * address read compared with want[i] (i < frames) or, for a step past them, below 0x4000.
+ * Per frame with a fast rule: the rule's load and kind (3), the step (3), the top of the
+ * checked pages (2), the two reads (4), the compare and the loop (5). On a match, 1 and *c
+ * is the state after the last step; else 0. */
+static inline __attribute__((always_inline)) int replay(hl_uwf_cursor_t *c, const uint32_t *rules,
+                                                        int steps, const uint64_t *want, int frames)
+{
+    uintptr_t sp = c->sp, rbp = c->rbp, lo = c->lo, hi = c->hi, ip = c->ip;
+    for (int i = 0; i < steps; i++) {
+        uint32_t r = rules[i];
+        uintptr_t cfa;
+        if (__builtin_expect(R_KIND(r) == P_FAST, 1)) {
+            cfa = sp + R_CFA_OFF(r);
+            if (cfa > hi) return 0;
+        } else {
+            if (R_KIND(r) != P_STD) return 0;
+            cfa = ((r & R_CFA_RBP) ? rbp : sp) + R_CFA_OFF(r);
+            uintptr_t low = cfa - ((r & R_RBP_SAVED) && R_RBP_OFF(r) > 8 ? R_RBP_OFF(r) : 8);
+            if (cfa <= sp || cfa - sp > UWF_STEP_MAX || low < lo || low > cfa || cfa > hi) return 0;
         }
         ip = *(const volatile uintptr_t *)(cfa - 8);
         if (r & R_RBP_SAVED) rbp = *(const volatile uintptr_t *)(cfa - R_RBP_OFF(r));
         sp = cfa;
-        if (ip < 0x4000) break;
-        buf[d++] = (void *)ip;
+        if (i < frames ? ip != want[i] : ip >= 0x4000) return 0;
     }
-    return d;
+    c->ip = ip;
+    c->sp = sp;
+    c->rbp = rbp;
+    return 1;
+}
+
+int hl_uwf_replay(const hl_uwf_cursor_t *c, const uint32_t *rules, int steps, const uint64_t *want,
+                  int frames, int end)
+{
+    hl_uwf_cursor_t x = *c;
+    if (steps != frames + (end == HL_UWF_END_LOW) || steps > HL_UWF_TRAIL) return 0;
+    return replay(&x, rules, steps, want, frames);
+}
+
+int hl_uwf_advance(hl_uwf_cursor_t *c, const uint32_t *rules, const uint64_t *want, int frames)
+{
+    if (c->end) return 0;
+    return replay(c, rules, frames, want, frames);
 }
 
 #if defined(__x86_64__)
-/* The entry: the caller's return address, stack pointer after the return and rbp, as they
+/* The entries: the caller's return address, stack pointer after the return and rbp, as they
  * are at the call; then a tail jump, so that hl_uwf_walk returns to the caller. */
 __asm__(".text\n"
         ".p2align 4\n"
@@ -789,7 +926,19 @@ __asm__(".text\n"
         "movq %rbp, %r8\n"
         "jmp hl_uwf_walk\n"
         ".cfi_endproc\n"
-        ".size hl_uwf_backtrace, .-hl_uwf_backtrace\n");
+        ".size hl_uwf_backtrace, .-hl_uwf_backtrace\n"
+        ".p2align 4\n"
+        ".globl hl_uwf_begin\n"
+        ".hidden hl_uwf_begin\n"
+        ".type hl_uwf_begin, @function\n"
+        "hl_uwf_begin:\n"
+        ".cfi_startproc\n"
+        "movq (%rsp), %rdx\n"
+        "leaq 8(%rsp), %rcx\n"
+        "movq %rbp, %r8\n"
+        "jmp hl_uwf_begin_at\n"
+        ".cfi_endproc\n"
+        ".size hl_uwf_begin, .-hl_uwf_begin\n");
 #else
 int hl_uwf_backtrace(void **buf, int n)
 {
@@ -797,7 +946,17 @@ int hl_uwf_backtrace(void **buf, int n)
     (void)n;
     return -1;
 }
+int hl_uwf_begin(hl_uwf_cursor_t *c)
+{
+    (void)c;
+    return -1;
+}
 #endif
+
+uint32_t hl_uwf_generation(void)
+{
+    return (uint32_t)atomic_load_explicit(&uwf.gen, memory_order_relaxed);
+}
 
 void hl_uwf_stats(hl_uwf_stats_t *s)
 {
