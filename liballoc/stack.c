@@ -64,6 +64,10 @@ _Static_assert(HL_STACK_SLOTS == 1u << STACK_ID_BITS, "an id fits its index entr
 #define HL_STACK_MAX_PROBE 256
 /* Frames unw_backtrace may return above the ones kept (skip + allocator frames). */
 #define HL_STACK_EXTRA 32
+/* Frames of our own module hl_stack_capture_user expects above the user's (capture, emit,
+ * traced path, malloc entry, aligned helpers): the walk stops at max + this, since every
+ * frame walked costs ~10 ns. More allocator frames only shorten the user's stack. */
+#define HL_STACK_SELF_SLACK 8
 
 /* The default heap's options (unwind=): weak, so that programs linking this file without the
  * allocator (tests/e2e's tp_emit and record_stack_test) walk with the default. */
@@ -255,11 +259,6 @@ int hl_stack_init(void)
 void hl_stack_set_unwind(int mode)
 {
     hl_stk.unwind = mode;
-}
-
-int hl_stack_unwind_mode(void)
-{
-    return hl_stk.unwind;
 }
 
 /* Text for unwind=check's message. */

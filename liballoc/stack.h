@@ -55,26 +55,11 @@ size_t hl_stack_capture_user(uint64_t *ips, size_t max, size_t skip);
 /* Text of the module holding this file (empty when it is the main program). */
 void hl_stack_self_range(uintptr_t *lo, uintptr_t *hi);
 
-/* Frames of our own module hl_stack_capture_user expects above the user's (capture, emit,
- * traced path, malloc entry, aligned helpers): the walk stops at max + this, since every
- * frame walked costs. More allocator frames only shorten the user's stack. */
-#define HL_STACK_SELF_SLACK 8
-
 /* Id of the calling thread's stack as hl_stack_capture_user(.., max, skip) would capture and
- * hl_stack_intern would intern it, through the chain cache (stack_cache.c): the walk covers
- * our frames and the program's first three, the rest of a chain seen before (at any stack
- * depth) is replayed from its recorded frame sizes and compared word for word. 0: none.
- * Needs hl_stack_init(); the caller guards reentrancy as for capture. With unwind=check the
- * cached id is compared with a full capture's (abort at a difference); unwind=libunwind does
- * not use the cache. */
+ * hl_stack_intern would intern it, through a cache of verified call sites (stack_cache.c):
+ * ~10x cheaper when the call site and stack depth were seen before. 0: none. Needs
+ * hl_stack_init(); the caller guards reentrancy as for capture. */
 uint32_t hl_stack_capture_id(size_t max, size_t skip);
-
-/* This thread's chain-cache counts: captures answered by a replay, walked on and stored (or
- * not storable), walked whole (nothing left to replay after the prefix). */
-typedef struct hl_stack_cache_stats_s {
-    uint64_t hits, misses, uncached;
-} hl_stack_cache_stats_t;
-void hl_stack_cache_stats(hl_stack_cache_stats_t *s);
 
 /* Id of the stack ips[0..depth) (1..), interning it on first sight. *is_new is set to 1 when
  * this call inserted the stack, 0 when it was known. Returns 0 (and *is_new = 0) when depth
@@ -111,7 +96,6 @@ int hl_stack_in_tracer(const uint64_t *ips, size_t n);
  * this sets it (tests). */
 enum { HL_UNWIND_FAST = 0, HL_UNWIND_LIBUNWIND = 1, HL_UNWIND_CHECK = 2 };
 void hl_stack_set_unwind(int mode);
-int hl_stack_unwind_mode(void);
 
 /* Distinct stacks interned so far. */
 uint32_t hl_stack_count(void);

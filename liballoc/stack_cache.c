@@ -1,261 +1,362 @@
-/* liballoc/stack_cache.c — the chain cache: stack ids of hardened mode's allocation and free
- * stacks without a full walk.
+/* liballoc/stack_cache.c — call-site cache for stack capture (hardened mode's allocation and
+ * free stacks).
  *
- * A program allocates from few call sites through a limited set of call chains, over and
- * over (gcc compiling a file: ~670 k captures, ~27 k distinct stacks), but at many stack
- * depths: the same chain of return addresses sits at a different stack pointer whenever the
- * program's own recursion above it is deeper or shallower. So the cache keys a chain by what
- * a walk sees, not by where: the walk (unwind_fast.c) runs through heapledger's own frames and
- * the program's first SC_PRE frames, then the chain's remaining frames are looked up by those
- * return addresses and replayed instead of walked.
+ * A program allocates from few call sites, each at few stack depths, over and over. A full
+ * unwind (libunwind, ~600 instructions at shallow depth, far more deep) per malloc and per
+ * free was half of a hardened heap's cost. The cache remembers the frames of a full unwind
+ * together with the stack words their return addresses were read from; a later capture from
+ * the same place reads those words again and compares: when every one still holds the same
+ * return address, the call chain is the one unwound before and its interned id is returned
+ * without unwinding (a few dozen loads and compares).
  *
- * Why a replay is the walk. A step of the walk from a frame uses the unwind rule of the
- * frame's return address (CFA = rsp + N or rbp + N, the return address at CFA - 8, rbp
- * restored from CFA - k or kept) and reads the next return address and perhaps rbp. An entry
- * keeps, for a chain walked once, the rule of each step (hl_uwf_continue_trail) and the
- * interned id, whose frames the stack table keeps. A replay (hl_uwf_replay) from the same
- * return address makes the same steps with those rules instead of looking them up, and
- * compares each return address read with the id's next frame: by induction, while every one
- * matches, every rule is the one the walk would look up and every read the one it would
- * make, so a verified chain is exactly what the walk returns (same frames, same depth, same
- * end: the depth limit, the last frame, or a return address below 0x4000, which the replay
- * reads too). This holds for frames whose size is known only at run time (CFA from rbp:
- * alloca, VLAs, realigned stacks; cc1 has one in nearly every stack): the replay follows
- * rbp as the walk does. Reads stay inside the pages the walk has checked for this thread (the
- * cursor's [lo, hi)): a step that would leave them, or one the walk would defer at, ends the
- * replay as a miss and the walk goes on (it checks pages, or asks libunwind). A chain through
- * a signal frame (the walk defers) or of more than SC_STEPS steps is never cached.
+ * The key is the stack pointer at the capture, the return address into our caller (both
+ * inside heapledger) and the program's three innermost return addresses — the words where
+ * the first three frames outside heapledger keep them (three, because programs allocate
+ * through wrappers: in gcc every malloc comes from xmalloc, whose caller tells the sites
+ * apart). Where those words lie depends only on heapledger's own frames (malloc, calloc,
+ * realloc, free… each have theirs) and the wrappers', so a small shape table remembers, per
+ * (stack pointer, return address), the offsets at which they were found (two sets).
  *
- * Cost, measured on cc1 (docs/PERFORMANCE.md, "The chain cache"): a hit walks the prefix (our
- * frames and SC_PRE of the program's), hashes its return addresses, compares one or more ways
- * and replays ~17 instructions a frame instead of ~40; a miss walks on from the prefix (no
- * frame is walked twice), interns and writes the entry.
+ * Where the words are: after a full unwind (unw_backtrace), each return address is looked
+ * for on the stack, upward from the stack pointer, each after the previous one's word
+ * (sc_place). Every return address of a call lives in such a word, so the scan never passes
+ * its real slot; it could stop early only at a word inside a frame that holds a copy of the
+ * next frame's return address (code that keeps return addresses in locals).
  *
- * The table: SC_SETS sets of SC_WAYS 128-byte entries, mapped once with MAP_NORESERVE (pages
- * are touched as chains appear), shared by all threads (a chain verified against the
- * reader's own stack is valid in any thread). Entries are written under a per-entry sequence
- * number (odd while written; a writer that finds it odd skips the update) and read
- * optimistically: a reader that sees the number change discards what it read; a torn entry
- * can only fail its compare, since its frames come from the stack table (immutable once
- * published) and its reads are bounded by the reader's own checked pages. Nothing here
- * allocates, locks or calls stdio.
+ * Why the compare is enough: unwinding is deterministic in (instruction pointer, stack
+ * pointer) for frames whose canonical frame address is the stack pointer plus a constant,
+ * which is what compilers emit without alloca or variable-length arrays. Starting from the
+ * same stack pointer and the same return address, each verified return address fixes the
+ * next frame's size, hence where its own return address lies: the words compared are exactly
+ * the ones a new unwind would read, so the stack is the same frame for frame. A frame whose
+ * frame address is computed from a frame pointer (alloca, VLAs, stack realignment) may move
+ * between calls with the same addresses; then the word read is not its return address, the
+ * compare fails (it would take a stale copy of the same address at the old place to pass,
+ * and that copy names the same frame), and the capture unwinds in full. A stack through a
+ * signal frame (the interrupted frame's address comes from the saved context) is never
+ * cached.
+ *
+ * Policy: the first capture from a (stack pointer, return address) with no known shape, and
+ * the third miss of a key, unwind and place the words (sc_walk: the scan adds about half an
+ * unwind's cost); a key's first misses take the plain unwind and count in a mark, so stacks
+ * seen once or twice never pay for the scan; a key whose two entries both hold other chains
+ * takes the plain unwind too (one walk in 64 replaces the second entry), so a site reached
+ * through many chains costs the plain unwind, not the slow one.
+ *
+ * Safety of the reads: every word read lies between the current stack pointer and the
+ * highest stack word this thread's own scans have reached (kept per thread), i.e. inside
+ * this thread's live stack, so no read can fault.
+ *
+ * The tables: mapped once (MAP_NORESERVE: pages are touched as call sites appear); the stack
+ * table has sets of two entries (a site reached through two chains keeps both), a conflict
+ * overwrites. Entries are written under a per-entry sequence number (odd while written; a
+ * writer that finds it odd skips the update) and read optimistically: a reader that sees the
+ * number change discards what it read. A torn shape only sends a lookup to the wrong key,
+ * which then fails its compare. Nothing here allocates, locks or calls stdio.
  */
 #include "stack.h"
-#include "unwind_fast.h"
 
 #include <stdatomic.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
-#define SC_SETS  4096u /* power of two */
-#define SC_WAYS  4u
-#define SC_PRE   3  /* the program's frames walked before the lookup (part of the key) */
-#define SC_STEPS 26 /* steps an entry replays */
-/* Frames our walk stores: heapledger's own, then the program's (at most HL_STACK_MAX_DEPTH),
- * as in hl_stack_capture_user. */
-#define SC_WALK (HL_STACK_MAX_DEPTH + 40)
+#define SC_ENTRIES 4096u /* stack entries (384 B each), power of two, sets of two */
+#define SC_SHAPES  4096u /* (stack pointer, return address) shapes, power of two */
+#define SC_FRAMES  28u   /* stack words verified per entry (default depth 16 + ours) */
+/* Frames above the caller of hl_stack_capture_id a walk covers beyond max: as in
+ * hl_stack_capture_user (stack.c), so that both return the same stack. */
+#define SC_SELF_SLACK 8u
+#define SC_WALK       (HL_STACK_MAX_DEPTH + 40)
 
 typedef struct sc_entry_s {
     _Atomic uint32_t seq; /* 0 = empty, odd = being written */
-    uint32_t id;          /* interned stack: the prefix's frames, then the replayed ones */
-    uint64_t hash;        /* of the key: from, pre, generation, the prefix's return addresses */
-    uint8_t from, pre;    /* key: frames of ours before the program's; the program's walked */
-    uint8_t frames, end;  /* frames the replay adds; why the walk stopped (HL_UWF_END_*) */
-    uint16_t gen;         /* the rule cache's generation when walked */
-    uint8_t steps, pad;   /* rules kept */
-    uint32_t rule[SC_STEPS];
+    uint32_t n;           /* words to verify; SC_N_SEEN / SC_N_NOCACHE: a mark */
+    uint32_t id;          /* interned stack id */
+    uint32_t top;         /* highest word offset (bytes from sp) + 8 */
+    uint64_t sp, ret;     /* key: stack pointer and return address at the capture */
+    uint64_t uret;        /* key: the program's return address */
+    uint32_t max, skip;   /* key: the capture's parameters */
+    uint32_t off[SC_FRAMES];
+    uint64_t ip[SC_FRAMES];
 } sc_entry_t;
 
-_Static_assert(sizeof(sc_entry_t) == 128, "an entry is two cache lines");
-_Static_assert(SC_STEPS <= HL_UWF_TRAIL, "a trail holds an entry's rules");
+/* Offsets (in 8-byte units, 0 = none) of the program's three innermost return addresses,
+ * 16 bits each, in two tuples. */
+typedef struct sc_shape_s {
+    uint64_t sp, ret, offs[2];
+    uint32_t misses; /* captures here that found no shape (a walk at SC_SIGHTS) */
+    uint32_t pad;
+} sc_shape_t;
 
 static struct {
     _Atomic int state; /* 0 = not mapped, 1 = mapping, 2 = ready, -1 = failed */
-    sc_entry_t *tab;   /* [SC_SETS * SC_WAYS] */
+    sc_entry_t *tab;
+    sc_shape_t *shapes;
 } sc;
 
-/* Where this thread's own frames usually end (the walk's first guess), the next way to
- * replace, and this thread's counters (hl_stack_cache_stats). */
-static __thread uint32_t sc_from_hint __attribute__((tls_model("initial-exec")));
-static __thread uint32_t sc_tick __attribute__((tls_model("initial-exec")));
-static __thread hl_stack_cache_stats_t sc_count __attribute__((tls_model("initial-exec")));
+/* Highest stack word this thread has unwound through: reads stay below it. */
+static __thread uintptr_t sc_top __attribute__((tls_model("initial-exec")));
+/* Keys whose both entries held other chains (every 64th walks). */
+static __thread uint32_t sc_crowded __attribute__((tls_model("initial-exec")));
+/* The cache's hit rate on this thread: captures and hits in the current window, and the
+ * captures still to take without the cache (sc_pays). */
+static __thread uint32_t sc_seen __attribute__((tls_model("initial-exec")));
+static __thread uint32_t sc_hits __attribute__((tls_model("initial-exec")));
+static __thread uint32_t sc_bypass __attribute__((tls_model("initial-exec")));
+
+/* Since stacks are walked by unwind_fast.c, a miss here (lookup, then the walk anyway, and
+ * now and then the scan) costs more than the walk saves on a hit unless most captures hit:
+ * on gcc (27 k distinct stacks, most captures miss) the cache made harden=1 slower; on a
+ * loop with a few call sites (tiny.mixed) it still halves the price of a stack. So each
+ * thread measures its hit rate over SC_WINDOW captures; below one half, the next SC_SKIP
+ * captures go straight to the walk, then it measures again. */
+#define SC_WINDOW 4096u
+#define SC_SKIP   32768u
+
+static inline int sc_pays(void)
+{
+    if (sc_bypass) {
+        sc_bypass--;
+        return 0;
+    }
+    if (++sc_seen == SC_WINDOW) {
+        if (sc_hits < SC_WINDOW / 2) sc_bypass = SC_SKIP;
+        sc_seen = sc_hits = 0;
+    }
+    return 1;
+}
 
 static int sc_ready(void)
 {
     int st = atomic_load_explicit(&sc.state, memory_order_acquire);
     if (st == 2) return 1;
     if (st == 0 && atomic_compare_exchange_strong(&sc.state, &st, 1)) {
-        void *m = mmap(NULL, (size_t)SC_SETS * SC_WAYS * sizeof(sc_entry_t), PROT_READ | PROT_WRITE,
+        size_t tb = SC_ENTRIES * sizeof(sc_entry_t), sb = SC_SHAPES * sizeof(sc_shape_t);
+        char *m = mmap(NULL, tb + sb, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (m != MAP_FAILED) sc.tab = m;
+        if (m != MAP_FAILED) {
+            sc.tab = (sc_entry_t *)m;
+            sc.shapes = (sc_shape_t *)(m + tb);
+        }
         atomic_store_explicit(&sc.state, m != MAP_FAILED ? 2 : -1, memory_order_release);
         return m != MAP_FAILED;
     }
     return 0; /* failed, or another thread is mapping it: capture without the cache */
 }
 
+static inline uint64_t sc_mix(uint64_t x)
+{
+    x ^= x >> 29;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 32;
+    return x;
+}
+
+static inline sc_shape_t *sc_shape(uintptr_t sp, uintptr_t ret)
+{
+    return &sc.shapes[sc_mix(sp ^ (ret * 0x9e3779b97f4a7c15ull)) & (SC_SHAPES - 1)];
+}
+
+static inline sc_entry_t *sc_set(uintptr_t sp, uintptr_t ret, uintptr_t uret)
+{
+    uint64_t x = sc_mix(sp ^ (ret * 0x9e3779b97f4a7c15ull) ^ (uret * 0xc2b2ae3d27d4eb4full));
+    return &sc.tab[x & (SC_ENTRIES - 2)];
+}
+
 #define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 
-static inline uint64_t sc_key(void *const *ips, uint32_t from, uint32_t pre, uint32_t gen)
-{
-    uint64_t h =
-        ((uint64_t)from | (uint64_t)pre << 8 | (uint64_t)gen << 16) + 0x9e3779b97f4a7c15ull;
-    for (uint32_t i = 0; i < pre; i++) {
-        h = (h ^ (uint64_t)(uintptr_t)ips[from + i]) * 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
-    }
-    return h | 1;
-}
+/* What an entry says about a capture with this key. */
+enum {
+    SC_OTHER,   /* empty, being written, or another key */
+    SC_HIT,     /* verified: *id is the stack */
+    SC_MARKED,  /* this key missed before, *id times: not yet worth a walk */
+    SC_SEEN,    /* this key missed SC_SIGHTS - 1 times before: worth a walk with the words */
+    SC_NOCACHE, /* this key's stack cannot be verified (a signal frame, too deep) */
+    SC_STALE,   /* this key, another chain (or words this thread has not unwound) */
+};
+#define SC_N_SEEN    0u
+#define SC_SIGHTS    3u /* a key's third miss walks with the words */
+#define SC_N_NOCACHE 0xffffffffu
 
-/* The id of entry e if it replays from the cursor: the prefix ips[from, from + pre) equals
- * the id's first frames, the replay reads its next frames and ends the same way under the
- * walk's limit n; else 0. */
-static uint32_t sc_replay(const sc_entry_t *e, uint64_t h, const hl_uwf_cursor_t *c,
-                          void *const *ips, uint32_t from, uint32_t pre, int n, uint32_t gen)
+typedef struct sc_key_s {
+    uintptr_t sp, ret, uret;
+    uint32_t max, skip;
+} sc_key_t;
+
+static int sc_lookup(sc_entry_t *e, const sc_key_t *k, uint32_t *id)
 {
     uint32_t s1 = atomic_load_explicit(&e->seq, memory_order_acquire);
-    if (!s1 || (s1 & 1) || LOAD(e->hash) != h) return 0;
-    uint32_t frames = LOAD(e->frames), end = LOAD(e->end), steps = LOAD(e->steps);
-    uint32_t id = LOAD(e->id);
-    if (LOAD(e->from) != from || LOAD(e->pre) != pre || LOAD(e->gen) != (uint16_t)gen) return 0;
-    /* The walk stops at its limit n, or before it at the last frame or a low word. */
-    uint32_t d = from + pre + frames;
-    if (end == HL_UWF_END_LIMIT ? d != (uint32_t)n : d >= (uint32_t)n) return 0;
-    size_t depth;
-    const uint64_t *want = hl_stack_lookup(id, &depth);
-    if (!want || depth != pre + frames || steps > SC_STEPS) return 0;
-    for (uint32_t i = 0; i < pre; i++)
-        if (want[i] != (uint64_t)(uintptr_t)ips[from + i]) return 0;
-    /* The rules as they are: a torn entry only fails the compare (its reads stay inside the
-     * checked pages), and a changed sequence number discards the answer. */
-    int ok = hl_uwf_replay(c, e->rule, (int)steps, want + pre, (int)frames, (int)end);
+    if (!s1 || (s1 & 1) || LOAD(e->uret) != k->uret || LOAD(e->sp) != k->sp ||
+        LOAD(e->ret) != k->ret || LOAD(e->max) != k->max || LOAD(e->skip) != k->skip)
+        return SC_OTHER;
+    uint32_t n = LOAD(e->n), top = LOAD(e->top);
+    *id = LOAD(e->id);
+    int res = SC_HIT;
+    if (n == SC_N_SEEN)
+        res = *id + 1 >= SC_SIGHTS ? SC_SEEN : SC_MARKED; /* a mark's id: its misses */
+    else if (n > SC_FRAMES)
+        res = SC_NOCACHE;
+    else if (k->sp + top > sc_top)
+        res = SC_STALE;
+    else
+        for (uint32_t i = 0; i < n && res == SC_HIT; i++)
+            if (*(const volatile uint64_t *)(k->sp + LOAD(e->off[i])) != LOAD(e->ip[i]))
+                res = SC_STALE;
     atomic_thread_fence(memory_order_acquire);
-    return ok && atomic_load_explicit(&e->seq, memory_order_relaxed) == s1 ? id : 0;
+    return atomic_load_explicit(&e->seq, memory_order_relaxed) == s1 ? res : SC_OTHER;
 }
 
-/* Keep the walked chain of id in set (at most SC_STEPS steps). */
-static void sc_store(sc_entry_t *set, uint64_t h, uint32_t id, uint32_t from, uint32_t pre,
-                     uint32_t frames, const hl_uwf_trail_t *t, uint32_t gen)
+/* Write an entry: n words (or n = SC_N_SEEN / SC_N_NOCACHE: a mark without words). */
+static void sc_store(sc_entry_t *e, const sc_key_t *k, const uint64_t *ips, const uintptr_t *slots,
+                     uint32_t n, uint32_t id)
 {
-    if (t->lost || t->steps > SC_STEPS) return;
-    sc_entry_t *e = NULL;
-    for (uint32_t w = 0; w < SC_WAYS && !e; w++)
-        if (atomic_load_explicit(&set[w].seq, memory_order_relaxed) == 0) e = &set[w];
-    if (!e) e = &set[sc_tick++ & (SC_WAYS - 1)];
     uint32_t s = atomic_load_explicit(&e->seq, memory_order_relaxed);
     if ((s & 1) || !atomic_compare_exchange_strong(&e->seq, &s, s + 1))
         return; /* another thread is writing it */
     atomic_thread_fence(memory_order_release);
-    for (int i = 0; i < t->steps; i++)
-        __atomic_store_n(&e->rule[i], t->rule[i], __ATOMIC_RELAXED);
-    __atomic_store_n(&e->hash, h, __ATOMIC_RELAXED);
+    uint32_t top = 0;
+    for (uint32_t i = 0; n <= SC_FRAMES && i < n; i++) {
+        uint32_t off = (uint32_t)(slots[i] - k->sp);
+        __atomic_store_n(&e->off[i], off, __ATOMIC_RELAXED);
+        __atomic_store_n(&e->ip[i], ips[i], __ATOMIC_RELAXED);
+        if (off > top) top = off;
+    }
+    __atomic_store_n(&e->n, n, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->top, top + 8, __ATOMIC_RELAXED);
     __atomic_store_n(&e->id, id, __ATOMIC_RELAXED);
-    __atomic_store_n(&e->from, (uint8_t)from, __ATOMIC_RELAXED);
-    __atomic_store_n(&e->pre, (uint8_t)pre, __ATOMIC_RELAXED);
-    __atomic_store_n(&e->frames, (uint8_t)frames, __ATOMIC_RELAXED);
-    __atomic_store_n(&e->end, (uint8_t)t->end, __ATOMIC_RELAXED);
-    __atomic_store_n(&e->steps, (uint8_t)t->steps, __ATOMIC_RELAXED);
-    __atomic_store_n(&e->gen, (uint16_t)gen, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->sp, (uint64_t)k->sp, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->ret, (uint64_t)k->ret, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->uret, (uint64_t)k->uret, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->max, k->max, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->skip, k->skip, __ATOMIC_RELAXED);
     atomic_store_explicit(&e->seq, s + 2 ? s + 2 : 2, memory_order_release);
 }
 
-/* The stack as hl_stack_capture_user(.., max, skip + 1) from here would capture it, interned. */
-static __attribute__((noinline)) uint32_t sc_plain(size_t max, size_t skip)
+/* The way of set to write: one without a verified stack, else the second. */
+static sc_entry_t *sc_victim(sc_entry_t *set)
 {
-    uint64_t ips[HL_STACK_MAX_DEPTH];
-    size_t d = hl_stack_capture_user(ips, max, skip + 2);
-    int is_new;
-    return hl_stack_intern(ips, d, &is_new);
+    uint32_t n0 = LOAD(set[0].n);
+    return LOAD(set[0].seq) == 0 || n0 == SC_N_SEEN || n0 > SC_FRAMES ? &set[0] : &set[1];
 }
 
-/* The chain cache's capture (hl_stack_capture_id with unwind=fast): 0 when the walk deferred
- * (*deferred = 1: libunwind must answer) or the stack is empty. */
-static __attribute__((noinline)) uint32_t sc_capture(size_t max, size_t skip, int *deferred)
+/* The way a key's miss marks: its own mark, else one holding no verified stack of it. */
+static sc_entry_t *sc_mark_way(sc_entry_t *set, int r0, int r1)
 {
-    void *buf[SC_WALK];
-    hl_uwf_cursor_t c;
-    *deferred = 1;
-    uint32_t gen = hl_uwf_generation(); /* before the walk: its rules are this generation's */
-    if (hl_uwf_begin(&c) != 0) return 0;
-    /* buf[0] is in sc_capture, buf[1] in hl_stack_capture_id, buf[2] in its caller: the
-     * frames of hl_stack_capture_user's walk from there, two further in (stack_walk's). */
-    buf[0] = (void *)c.ip;
+    if (r0 == SC_MARKED) return &set[0];
+    if (r1 == SC_MARKED) return &set[1];
+    if (r0 == SC_STALE) return &set[1];
+    if (r1 == SC_STALE) return &set[0];
+    return sc_victim(set);
+}
+
+/* Note that the program's return addresses of captures at (sp, ret) sit at the offsets of
+ * tuple t (three 16-bit fields). */
+static void sc_shape_add(uintptr_t sp, uintptr_t ret, uint64_t t)
+{
+    sc_shape_t *s = sc_shape(sp, ret);
+    uint64_t o0 = 0, o1 = 0;
+    if (LOAD(s->sp) == sp && LOAD(s->ret) == ret) {
+        o0 = LOAD(s->offs[0]);
+        o1 = LOAD(s->offs[1]);
+    }
+    if (o0 == t || o1 == t) return;
+    __atomic_store_n(&s->offs[0], 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->offs[1], 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->sp, (uint64_t)sp, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->ret, (uint64_t)ret, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->offs[1], o0, __ATOMIC_RELAXED); /* the older of two goes */
+    __atomic_store_n(&s->offs[0], t, __ATOMIC_RELEASE);
+}
+
+/* The key's program part: the words at tuple t's offsets; 0 when one is out of reach. */
+static inline uint64_t sc_uret(uintptr_t sp, uint64_t t)
+{
+    uint64_t x = 0;
+    for (int i = 0; i < 3; i++) {
+        uintptr_t off = ((t >> (16 * i)) & 0xffff) * 8;
+        if (!off) break;
+        if (sp + off + 8 > sc_top) return 0; /* not reached by this thread's scans yet */
+        x = (x ^ *(const volatile uint64_t *)(sp + off)) * 0x9e3779b97f4a7c15ull;
+    }
+    return x | 1;
+}
+
+/* The signal trampoline (rt_sigreturn: mov $15, %rax; syscall): frames past it were
+ * interrupted, their addresses come from the saved context, not from return-address words. */
+static int sc_is_sigreturn(uint64_t ip)
+{
+#if defined(__x86_64__)
+    static const uint8_t code[9] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
+    if ((ip & 4095) > 4096 - sizeof code) return 1; /* the bytes could cross into no page */
+    return memcmp((const void *)(uintptr_t)ip, code, sizeof code) == 0;
+#else
+    (void)ip;
+    return 1; /* elsewhere: never cache */
+#endif
+}
+
+/* Where the return addresses ips[0..n) lie: scan upward from sp for each in turn (each word
+ * after the previous one's). The scan stops at the first word equal to the address, which is
+ * at or below its real slot: every word read lies in the live stack. A word inside a frame
+ * that held the next frame's return address (code that stores return addresses in locals)
+ * would be taken for its slot; the compare on later captures then reads that word. Returns
+ * the number of frames placed (stops at a signal frame or after 1 MiB of stack). */
+static size_t sc_place(uintptr_t sp, const uint64_t *ips, size_t n, uintptr_t *slots)
+{
+    const uint64_t *w = (const uint64_t *)(sp & ~(uintptr_t)7);
+    const uint64_t *end = w + (1u << 17);
+    size_t k = 0;
+    for (; k < n; k++) {
+        if (sc_is_sigreturn(ips[k])) break;
+        while (w < end && *(const volatile uint64_t *)w != ips[k])
+            w++;
+        if (w == end) break;
+        slots[k] = (uintptr_t)w++;
+    }
+    return k;
+}
+
+/* The capture with the words: the id; the entry (into `into`, or the key's set) and the
+ * shape. */
+static __attribute__((noinline)) uint32_t sc_walk(sc_key_t *k, sc_entry_t *into)
+{
+    /* buf[0] is in sc_walk, 1 in hl_stack_capture_id, 2 in its caller. */
+    uint64_t ips[HL_STACK_MAX_DEPTH + 2 * SC_SELF_SLACK + 34];
+    uintptr_t slots[HL_STACK_MAX_DEPTH + 2 * SC_SELF_SLACK + 34];
     uintptr_t lo, hi;
     hl_stack_self_range(&lo, &hi);
-    int self = lo < hi;
-    /* sc_plain's walk (stack_walk, hl_stack_capture_user, sc_plain, hl_stack_capture_id, its
-     * caller) stores two frames more before our caller's: its limit, max + HL_STACK_SELF_SLACK
-     * with our module known, else max + (skip + 2) + 2, is two less here, and its first frame
-     * kept without our module, buf[skip + 4] there, is buf[skip + 2]. */
-    int cap = self ? (int)(max + HL_STACK_SELF_SLACK - 2) : (int)(max + skip + 2);
-    int from = self ? -1 : (int)skip + 2;
-    int d = 1;
-    /* First to where our frames ended last time on this thread (plus the first of the
-     * program's), then on to SC_PRE frames of the program's. */
-    int guess = self ? (int)(sc_from_hint ? sc_from_hint : 5) + 1 : from + SC_PRE;
-    while (from < 0 || d < from + SC_PRE) {
-        int want = from < 0 ? guess : from + SC_PRE;
-        if (want > cap) want = cap;
-        if (want <= d) break;
-        d = hl_uwf_continue(&c, buf, d, want);
-        if (d < 0) return 0;
-        if (from < 0) {
-            for (int i = 0; i < d; i++)
-                if ((uintptr_t)buf[i] < lo || (uintptr_t)buf[i] >= hi) {
-                    from = i;
-                    break;
-                }
-            guess = d + 8;
-        }
-        if (c.end) break;
+    size_t want = k->max + (lo < hi ? SC_SELF_SLACK : k->skip + 2);
+    size_t n = hl_stack_capture(ips, want, 0);
+    __asm__ volatile("" ::: "memory"); /* no tail call: this frame is frame 0 */
+    if (n <= 2) return 0;
+    size_t from = k->skip + 2;
+    if (lo < hi) {
+        from = 2;
+        while (from < n && ips[from] >= lo && ips[from] < hi)
+            from++;
     }
-    *deferred = 0;
-    if (from < 0) return 0; /* only our frames within the limit */
-    if (self) sc_from_hint = (uint32_t)from;
-    int n = from + (int)max < cap ? from + (int)max : cap; /* the walk's limit */
-    if (d > n) d = n;
+    size_t to = from + k->max < n ? from + k->max : n;
+    if (from >= to) return 0;
     int is_new;
-    if (d <= from) return 0;
-    uint32_t pre = (uint32_t)(d - from);
-    if (c.end || d == n) { /* the walk is complete: nothing to replay */
-        sc_count.uncached++;
-        return hl_stack_intern((const uint64_t *)&buf[from], (size_t)(d - from), &is_new);
+    uint32_t id = hl_stack_intern(&ips[from], to - from, &is_new);
+    if (!id || ips[2] != k->ret) return id;
+    /* Verifiable when every frame from our caller's to the last one kept has its word. */
+    size_t placed = sc_place(k->sp, ips + 2, to - 2, slots + 2);
+    if (placed && slots[1 + placed] + 8 > sc_top) sc_top = slots[1 + placed] + 8;
+    int ok = placed == to - 2 && to - 2 <= SC_FRAMES;
+    uint64_t t = 0;
+    for (size_t i = 0; i < 3 && from + i < 2 + placed; i++) {
+        uintptr_t off = slots[from + i] - k->sp;
+        if (off / 8 > 0xffff) break;
+        t |= (uint64_t)(off / 8) << (16 * i);
     }
-    uint64_t h = sc_key(buf, (uint32_t)from, pre, gen);
-    sc_entry_t *set = &sc.tab[(h >> 20) & (SC_SETS - 1)];
-    for (uint32_t w = 0; w < SC_WAYS; w++) {
-        uint32_t id = sc_replay(&set[w], h, &c, buf, (uint32_t)from, pre, n, gen);
-        if (id) {
-            sc_count.hits++;
-            return id;
-        }
-    }
-    hl_uwf_trail_t t;
-    t.steps = t.lost = 0;
-    int d2 = hl_uwf_continue_trail(&c, buf, d, n, &t);
-    if (d2 < 0) {
-        *deferred = 1;
-        return 0;
-    }
-    uint32_t id = hl_stack_intern((const uint64_t *)&buf[from], (size_t)(d2 - from), &is_new);
-    sc_count.misses++;
-    if (id && hl_uwf_generation() == gen)
-        sc_store(set, h, id, (uint32_t)from, pre, (uint32_t)(d2 - d), &t, gen);
+    if (!t) return id; /* no key for it */
+    k->uret = sc_uret(k->sp, t);
+    if (!k->uret) return id;
+    sc_shape_add(k->sp, k->ret, t);
+    if (!into) into = sc_victim(sc_set(k->sp, k->ret, k->uret));
+    sc_store(into, k, ips + 2, slots + 2, ok ? (uint32_t)(to - 2) : SC_N_NOCACHE, id);
     return id;
-}
-
-/* unwind=check: the chain cache's id against a full capture's. */
-static void sc_check(uint32_t cached, uint32_t full)
-{
-    if (cached == full) return;
-    static const char msg[] = "heapledger: unwind=check: the chain cache's stack differs from a "
-                              "full walk's (please report this with the program; unwind=libunwind "
-                              "avoids the cache)\n";
-    ssize_t r = write(2, msg, sizeof msg - 1);
-    (void)r;
-    abort();
 }
 
 __attribute__((noinline)) uint32_t hl_stack_capture_id(size_t max, size_t skip)
@@ -263,21 +364,87 @@ __attribute__((noinline)) uint32_t hl_stack_capture_id(size_t max, size_t skip)
     if (max == 0) return 0;
     if (max > HL_STACK_MAX_DEPTH) max = HL_STACK_MAX_DEPTH;
     if (skip > 30) skip = 30;
-    int mode = hl_stack_unwind_mode();
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+#if defined(__x86_64__)
+    __asm__ volatile("mov %%rsp, %0" : "=r"(sp));
+#endif
+    sc_key_t k = {sp, (uintptr_t)__builtin_return_address(0), 0, (uint32_t)max, (uint32_t)skip};
     uint32_t id = 0;
-    int deferred = 1;
-    if (mode != HL_UNWIND_LIBUNWIND && sc_ready()) id = sc_capture(max, skip, &deferred);
-    __asm__ volatile("" ::: "memory"); /* no tail call: this frame is frame 1 */
-    if (deferred || mode == HL_UNWIND_CHECK) {
-        uint32_t full = sc_plain(max, skip);
-        if (!deferred) sc_check(id, full);
-        id = full;
+    if (sc_pays() && sc_ready()) {
+        sc_shape_t *shape = sc_shape(sp, k.ret);
+        uint64_t offs[2] = {0, 0};
+        if (LOAD(shape->sp) == sp && LOAD(shape->ret) == k.ret) {
+            offs[0] = __atomic_load_n(&shape->offs[0], __ATOMIC_ACQUIRE);
+            offs[1] = LOAD(shape->offs[1]);
+        }
+        sc_entry_t *walk_into = NULL, *mark = NULL;
+        uint32_t misses = 0;
+        int known = 0, nocache = 0;
+        sc_key_t mk = k;
+        for (int i = 0; i < 2 && offs[i]; i++) {
+            k.uret = sc_uret(sp, offs[i]);
+            if (!k.uret) continue;
+            known = 1;
+            sc_entry_t *set = sc_set(sp, k.ret, k.uret);
+            uint32_t id0 = 0, id1 = 0;
+            int r0 = sc_lookup(&set[0], &k, &id0);
+            if (r0 == SC_HIT) {
+                sc_hits++;
+                return id0;
+            }
+            int r1 = sc_lookup(&set[1], &k, &id1);
+            if (r1 == SC_HIT) {
+                sc_hits++;
+                return id1;
+            }
+            nocache |= r0 == SC_NOCACHE || r1 == SC_NOCACHE;
+            if (walk_into || mark || nocache) continue;
+            /* A key missed SC_SIGHTS - 1 times: walk with the words into its mark; earlier
+             * misses count in the mark (beside a chain the set holds, in the other way);
+             * both ways holding other chains: one miss in 64 walks over the second. */
+            if (r0 == SC_SEEN || r1 == SC_SEEN)
+                walk_into = r0 == SC_SEEN ? &set[0] : &set[1];
+            else if (r0 == SC_STALE && r1 == SC_STALE) {
+                if ((++sc_crowded & 63) == 0) walk_into = &set[1];
+            } else {
+                mark = sc_mark_way(set, r0, r1);
+                misses = mark == &set[0] && r0 == SC_MARKED   ? id0 + 1
+                         : mark == &set[1] && r1 == SC_MARKED ? id1 + 1
+                                                              : 1;
+                mk = k;
+            }
+        }
+        if (!known && !walk_into) {
+            /* No shape here yet: the plain unwind, until the site proves frequent. */
+            if (LOAD(shape->sp) != sp || LOAD(shape->ret) != k.ret) {
+                __atomic_store_n(&shape->offs[0], 0, __ATOMIC_RELAXED);
+                __atomic_store_n(&shape->offs[1], 0, __ATOMIC_RELAXED);
+                __atomic_store_n(&shape->misses, 0, __ATOMIC_RELAXED);
+                __atomic_store_n(&shape->sp, (uint64_t)sp, __ATOMIC_RELAXED);
+                __atomic_store_n(&shape->ret, (uint64_t)k.ret, __ATOMIC_RELAXED);
+            }
+            uint32_t m = LOAD(shape->misses) + 1;
+            __atomic_store_n(&shape->misses, m, __ATOMIC_RELAXED);
+            if (m < SC_SIGHTS) nocache = 1; /* below: the plain unwind */
+        }
+        if (walk_into || (!known && !nocache)) {
+            id = sc_walk(&k, walk_into);
+            __asm__ volatile("" ::: "memory"); /* no tail call: this frame is frame 1 */
+            return id;
+        }
+        if (!nocache && mark) {
+            /* A key's first miss: the plain unwind, and a mark. */
+            uint64_t ips[HL_STACK_MAX_DEPTH];
+            size_t d = hl_stack_capture_user(ips, max, skip + 1);
+            int is_new;
+            id = hl_stack_intern(ips, d, &is_new);
+            if (id) sc_store(mark, &mk, NULL, NULL, SC_N_SEEN, misses);
+            return id;
+        }
     }
-    __asm__ volatile("" ::: "memory");
+    uint64_t ips[HL_STACK_MAX_DEPTH];
+    size_t d = hl_stack_capture_user(ips, max, skip + 1);
+    int is_new;
+    id = hl_stack_intern(ips, d, &is_new);
     return id;
-}
-
-void hl_stack_cache_stats(hl_stack_cache_stats_t *s)
-{
-    *s = sc_count;
 }

@@ -850,8 +850,7 @@ hl_uwf_begin_at(hl_uwf_cursor_t *c, int unused, uintptr_t ip, uintptr_t sp, uint
     c->ip = ip;
     c->sp = sp;
     c->rbp = rbp;
-    c->lo = uwf_lo;
-    c->hi = uwf_hi;
+    c->hi = 0;
     c->end = 0;
     return uwf_ready() ? 0 : uwf_defer();
 }
@@ -875,7 +874,6 @@ static inline __attribute__((always_inline)) int replay(hl_uwf_cursor_t *c, cons
                                                         int steps, const uint64_t *want, int frames)
 {
     uintptr_t sp = c->sp, rbp = c->rbp, lo = c->lo, hi = c->hi, ip = c->ip;
-    if (sp < lo || sp >= hi) return 0; /* not inside the checked pages: walk */
     for (int i = 0; i < steps; i++) {
         uint32_t r = rules[i];
         uintptr_t cfa;
@@ -905,6 +903,12 @@ int hl_uwf_replay(const hl_uwf_cursor_t *c, const uint32_t *rules, int steps, co
     hl_uwf_cursor_t x = *c;
     if (steps != frames + (end == HL_UWF_END_LOW) || steps > HL_UWF_TRAIL) return 0;
     return replay(&x, rules, steps, want, frames);
+}
+
+int hl_uwf_advance(hl_uwf_cursor_t *c, const uint32_t *rules, const uint64_t *want, int frames)
+{
+    if (c->end) return 0;
+    return replay(c, rules, frames, want, frames);
 }
 
 #if defined(__x86_64__)

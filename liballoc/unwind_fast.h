@@ -69,6 +69,12 @@ int hl_uwf_continue_trail(hl_uwf_cursor_t *c, void **buf, int d, int n, hl_uwf_t
 int hl_uwf_replay(const hl_uwf_cursor_t *c, const uint32_t *rules, int steps, const uint64_t *want,
                   int frames, int end);
 
+/* Replay frames steps from c with rules[0..frames), each return address read equal to
+ * want[i]: 1 and the cursor moved to the last of them, as hl_uwf_continue would have moved it
+ * (the frames of our own module before the program's, replayed from a memo: stack_cache.c),
+ * or 0 and the cursor unchanged. */
+int hl_uwf_advance(hl_uwf_cursor_t *c, const uint32_t *rules, const uint64_t *want, int frames);
+
 /* The rule cache's generation (bumped when modules were unloaded: rules found before may
  * describe code that is gone); a walk's rules are those of the generation read before it. */
 uint32_t hl_uwf_generation(void);

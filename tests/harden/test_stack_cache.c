@@ -1,12 +1,10 @@
-/* tests/harden/test_stack_cache.c — the chain cache of hardened stacks (stack_cache.c).
+/* tests/harden/test_stack_cache.c — the call-site cache of hardened stacks (stack_cache.c).
  *
- * A cached chain is reused only when the return-address words at its recorded frame sizes
- * still hold its addresses. These tests reach hl_stack_capture_id at the same stack pointer
- * and return address through different call chains (twin functions with identical frames),
- * differing inside and beyond the walked prefix, the same chain at many stack depths (it must
- * be replayed, not walked), a chain through a frame sized at run time (never replayed), and
- * check that every id equals a full unwind's (hl_stack_capture_user + hl_stack_intern) at the
- * same place.
+ * A cached stack is reused only when the return-address words of its last full unwind still
+ * hold the same addresses. These tests reach hl_stack_capture_id at the same stack pointer and
+ * return address through different call chains (twin functions with identical frames), where
+ * a cache keyed by the call site alone would hand out the first chain's stack, and check that
+ * every id equals a full unwind's (hl_stack_capture_user + hl_stack_intern) at the same place.
  */
 #include "stack.h"
 
@@ -139,125 +137,6 @@ Test(stack_cache, threads_get_exact_stacks)
         expect_exact(got[2], "thread outer_a");
         cr_assert_neq(got[0].cached, mine.cached, "a thread's stack (start_thread) took main's");
     }
-}
-
-/* ---- the chain cache: the same chain at other stack depths, and what it must not reuse -- */
-
-/* A chain of DEPTH frames above leaf (via_a, mid, outer_a, then chain4 .. chain1), called from
- * a recursion of varying depth: the same stack at a different stack pointer each time. */
-static __attribute__((noinline)) pair_t chain1(void)
-{
-    pair_t r = outer_a();
-    BARRIER();
-    return r;
-}
-static __attribute__((noinline)) pair_t chain2(void)
-{
-    pair_t r = chain1();
-    BARRIER();
-    return r;
-}
-static __attribute__((noinline)) pair_t chain3(void)
-{
-    pair_t r = chain2();
-    BARRIER();
-    return r;
-}
-static __attribute__((noinline)) pair_t chain4(void)
-{
-    pair_t r = chain3();
-    BARRIER();
-    return r;
-}
-static __attribute__((noinline)) pair_t chain4_twin(void)
-{
-    pair_t r = chain3();
-    BARRIER();
-    return r;
-}
-static __attribute__((noinline)) pair_t at_depth(int k, int twin)
-{
-    volatile char pad[48];
-    pad[k & 31] = (char)k;
-    pair_t r = k > 0 ? at_depth(k - 1, twin) : twin ? chain4_twin() : chain4();
-    BARRIER();
-    (void)pad[0];
-    return r;
-}
-
-static uint64_t hits(void)
-{
-    hl_stack_cache_stats_t s;
-    hl_stack_cache_stats(&s);
-    return s.hits;
-}
-
-Test(stack_cache, same_chain_at_other_depths_is_replayed)
-{
-    cr_assert_eq(hl_stack_init(), 0);
-    pair_t first = at_depth(0, 0);
-    expect_exact(first, "depth 0");
-    uint64_t h0 = hits();
-    for (int k = 1; k < 40; k++) {
-        pair_t p = at_depth(k, 0);
-        expect_exact(p, "deeper");
-        cr_assert_eq(p.cached, first.cached, "depth %d: id %u, at depth 0 %u", k, p.cached,
-                     first.cached);
-    }
-    cr_assert_geq(hits() - h0, 39, "the chain was walked again at other depths (%llu hits)",
-                  (unsigned long long)(hits() - h0));
-}
-
-/* The twins differ in the eighth frame, beyond the walked prefix: the same key, and the
- * replay must tell them apart word by word. */
-Test(stack_cache, chain_differing_beyond_the_prefix_is_not_reused)
-{
-    cr_assert_eq(hl_stack_init(), 0);
-    for (int k = 0; k < 6; k++) {
-        pair_t a = at_depth(k, 0), b = at_depth(k, 1);
-        expect_exact(a, "chain4");
-        expect_exact(b, "chain4_twin");
-        cr_assert_neq(a.cached, b.cached, "two chains share stack id %u", a.cached);
-    }
-}
-
-/* A frame whose CFA comes from rbp (alloca) in the chain: its size is known only at run
- * time, and the replay follows rbp as the walk does: replayed at every size, always exact. */
-static __attribute__((noinline)) pair_t with_alloca(int n)
-{
-    volatile char *a = __builtin_alloca((size_t)n);
-    a[0] = 1;
-    pair_t r = chain2();
-    BARRIER();
-    (void)a[0];
-    return r;
-}
-
-Test(stack_cache, frame_sized_at_run_time_is_replayed)
-{
-    cr_assert_eq(hl_stack_init(), 0);
-    uint64_t h0 = hits();
-    uint32_t first = 0;
-    for (int i = 0; i < 12; i++) {
-        int n = 16 + 400 * i;
-        pair_t p = with_alloca(n); /* one call site */
-        expect_exact(p, "alloca");
-        if (!first) first = p.cached;
-        cr_assert_eq(p.cached, first, "alloca of %d: id %u, first %u", n, p.cached, first);
-    }
-    cr_assert_geq(hits() - h0, 11, "a chain through an alloca frame was walked again");
-}
-
-/* unwind=check compares every cached id with a full capture's: silent when they agree. */
-Test(stack_cache, check_mode_agrees)
-{
-    cr_assert_eq(hl_stack_init(), 0);
-    hl_stack_set_unwind(HL_UNWIND_CHECK);
-    for (int k = 0; k < 10; k++) {
-        expect_exact(at_depth(k, k & 1), "check mode");
-        expect_exact(via_b(), "check mode via_b");
-    }
-    hl_stack_set_unwind(HL_UNWIND_FAST);
 }
 
 /* ---- the stack table (stack.c) ------------------------------------------------------------ */
