@@ -755,26 +755,25 @@ static __attribute__((noinline, cold)) int uwf_defer(void)
     return -1;
 }
 
-/* The walk from the cursor's frame: buf[d..n) receives the return addresses of the frames
- * above it. Returns the new count, or -1 (a frame needs libunwind). With a trail, each step's
- * CFA - sp is kept (for the chain cache of stack_cache.c: a step of a fast rule moves by that
- * constant alone). Per frame on a rule-cache hit with a fast rule: the set's address (4),
- * the probe (9), the step (3), the top of the checked pages (2), the two reads (4), the
- * store and the loop (6). */
-static inline __attribute__((always_inline)) int walk(hl_uwf_cursor_t *c, void **buf, int d, int n,
-                                                      hl_uwf_trail_t *t)
+/* Called by hl_uwf_backtrace with the caller's state at the call: ip = return address,
+ * sp = the stack pointer after the return, rbp. Per frame on a rule-cache hit with a fast
+ * rule: the set's address (4), the probe (9), the step (3), the top of the checked pages (2),
+ * the two reads (4), the store and the loop (6); other rules take the checked step. */
+__attribute__((used, visibility("hidden"))) int hl_uwf_walk(void **buf, int n, uintptr_t ip,
+                                                            uintptr_t sp, uintptr_t rbp)
 {
-    if (c->end) return d;
-    uintptr_t ip = c->ip, sp = c->sp, rbp = c->rbp;
+    if (n <= 0) return 0;
+    if (!uwf_ready()) return uwf_defer();
     uint64_t gen = atomic_load_explicit(&uwf.gen, memory_order_relaxed) << 48;
     uintptr_t lo = uwf_lo, hi = uwf_hi;
+    int d = 0;
+    buf[d++] = (void *)ip;
     if (__builtin_expect(sp < lo || sp >= hi, 0)) {
         /* Below every fast step lies the stack pointer: make it part of the checked pages. */
         if (sp < UWF_PAGE || !uwf_extend(sp, sp + 8)) return uwf_defer();
         lo = uwf_lo;
         hi = uwf_hi;
     }
-    int steps = t ? t->steps : 0, end = HL_UWF_END_LIMIT;
     while (d < n) {
         uint32_t r = uwf_lookup(ip, gen);
         uintptr_t cfa;
@@ -786,10 +785,7 @@ static inline __attribute__((always_inline)) int walk(hl_uwf_cursor_t *c, void *
                 hi = uwf_hi;
             }
         } else {
-            if (R_KIND(r) == P_LAST) {
-                end = HL_UWF_END_LAST;
-                break;
-            }
+            if (R_KIND(r) == P_LAST) break;
             if (R_KIND(r) != P_STD) return uwf_defer();
             cfa = ((r & R_CFA_RBP) ? rbp : sp) + R_CFA_OFF(r);
             uintptr_t low = cfa - ((r & R_RBP_SAVED) && R_RBP_OFF(r) > 8 ? R_RBP_OFF(r) : 8);
@@ -804,115 +800,15 @@ static inline __attribute__((always_inline)) int walk(hl_uwf_cursor_t *c, void *
         }
         ip = *(const volatile uintptr_t *)(cfa - 8);
         if (r & R_RBP_SAVED) rbp = *(const volatile uintptr_t *)(cfa - R_RBP_OFF(r));
-        if (t) {
-            if (steps < HL_UWF_TRAIL)
-                t->rule[steps] = r;
-            else
-                t->lost = 1;
-        }
-        steps++;
         sp = cfa;
-        if (ip < 0x4000) {
-            end = HL_UWF_END_LOW;
-            break;
-        }
+        if (ip < 0x4000) break;
         buf[d++] = (void *)ip;
     }
-    if (t) {
-        t->steps = steps;
-        t->end = end;
-    }
-    c->end = end != HL_UWF_END_LIMIT;
-    c->ip = ip;
-    c->sp = sp;
-    c->rbp = rbp;
-    c->lo = lo;
-    c->hi = hi;
     return d;
 }
 
-/* Called by hl_uwf_backtrace and hl_uwf_begin with the caller's state at the call: ip =
- * return address, sp = the stack pointer after the return, rbp. */
-__attribute__((used, visibility("hidden"))) int hl_uwf_walk(void **buf, int n, uintptr_t ip,
-                                                            uintptr_t sp, uintptr_t rbp)
-{
-    if (n <= 0) return 0;
-    if (!uwf_ready()) return uwf_defer();
-    hl_uwf_cursor_t c = {.ip = ip, .sp = sp, .rbp = rbp};
-    buf[0] = (void *)ip;
-    return walk(&c, buf, 1, n, NULL);
-}
-
-__attribute__((used, visibility("hidden"))) int
-hl_uwf_begin_at(hl_uwf_cursor_t *c, int unused, uintptr_t ip, uintptr_t sp, uintptr_t rbp)
-{
-    (void)unused;
-    c->ip = ip;
-    c->sp = sp;
-    c->rbp = rbp;
-    c->hi = 0;
-    c->end = 0;
-    return uwf_ready() ? 0 : uwf_defer();
-}
-
-int hl_uwf_continue(hl_uwf_cursor_t *c, void **buf, int d, int n)
-{
-    return walk(c, buf, d, n, NULL);
-}
-
-int hl_uwf_continue_trail(hl_uwf_cursor_t *c, void **buf, int d, int n, hl_uwf_trail_t *t)
-{
-    return walk(c, buf, d, n, t);
-}
-
-/* The walk's steps with given rules, minus the rule lookups: from c, steps steps, each return
- * address read compared with want[i] (i < frames) or, for a step past them, below 0x4000.
- * Per frame with a fast rule: the rule's load and kind (3), the step (3), the top of the
- * checked pages (2), the two reads (4), the compare and the loop (5). On a match, 1 and *c
- * is the state after the last step; else 0. */
-static inline __attribute__((always_inline)) int replay(hl_uwf_cursor_t *c, const uint32_t *rules,
-                                                        int steps, const uint64_t *want, int frames)
-{
-    uintptr_t sp = c->sp, rbp = c->rbp, lo = c->lo, hi = c->hi, ip = c->ip;
-    for (int i = 0; i < steps; i++) {
-        uint32_t r = rules[i];
-        uintptr_t cfa;
-        if (__builtin_expect(R_KIND(r) == P_FAST, 1)) {
-            cfa = sp + R_CFA_OFF(r);
-            if (cfa > hi) return 0;
-        } else {
-            if (R_KIND(r) != P_STD) return 0;
-            cfa = ((r & R_CFA_RBP) ? rbp : sp) + R_CFA_OFF(r);
-            uintptr_t low = cfa - ((r & R_RBP_SAVED) && R_RBP_OFF(r) > 8 ? R_RBP_OFF(r) : 8);
-            if (cfa <= sp || cfa - sp > UWF_STEP_MAX || low < lo || low > cfa || cfa > hi) return 0;
-        }
-        ip = *(const volatile uintptr_t *)(cfa - 8);
-        if (r & R_RBP_SAVED) rbp = *(const volatile uintptr_t *)(cfa - R_RBP_OFF(r));
-        sp = cfa;
-        if (i < frames ? ip != want[i] : ip >= 0x4000) return 0;
-    }
-    c->ip = ip;
-    c->sp = sp;
-    c->rbp = rbp;
-    return 1;
-}
-
-int hl_uwf_replay(const hl_uwf_cursor_t *c, const uint32_t *rules, int steps, const uint64_t *want,
-                  int frames, int end)
-{
-    hl_uwf_cursor_t x = *c;
-    if (steps != frames + (end == HL_UWF_END_LOW) || steps > HL_UWF_TRAIL) return 0;
-    return replay(&x, rules, steps, want, frames);
-}
-
-int hl_uwf_advance(hl_uwf_cursor_t *c, const uint32_t *rules, const uint64_t *want, int frames)
-{
-    if (c->end) return 0;
-    return replay(c, rules, frames, want, frames);
-}
-
 #if defined(__x86_64__)
-/* The entries: the caller's return address, stack pointer after the return and rbp, as they
+/* The entry: the caller's return address, stack pointer after the return and rbp, as they
  * are at the call; then a tail jump, so that hl_uwf_walk returns to the caller. */
 __asm__(".text\n"
         ".p2align 4\n"
@@ -926,19 +822,7 @@ __asm__(".text\n"
         "movq %rbp, %r8\n"
         "jmp hl_uwf_walk\n"
         ".cfi_endproc\n"
-        ".size hl_uwf_backtrace, .-hl_uwf_backtrace\n"
-        ".p2align 4\n"
-        ".globl hl_uwf_begin\n"
-        ".hidden hl_uwf_begin\n"
-        ".type hl_uwf_begin, @function\n"
-        "hl_uwf_begin:\n"
-        ".cfi_startproc\n"
-        "movq (%rsp), %rdx\n"
-        "leaq 8(%rsp), %rcx\n"
-        "movq %rbp, %r8\n"
-        "jmp hl_uwf_begin_at\n"
-        ".cfi_endproc\n"
-        ".size hl_uwf_begin, .-hl_uwf_begin\n");
+        ".size hl_uwf_backtrace, .-hl_uwf_backtrace\n");
 #else
 int hl_uwf_backtrace(void **buf, int n)
 {
@@ -946,17 +830,7 @@ int hl_uwf_backtrace(void **buf, int n)
     (void)n;
     return -1;
 }
-int hl_uwf_begin(hl_uwf_cursor_t *c)
-{
-    (void)c;
-    return -1;
-}
 #endif
-
-uint32_t hl_uwf_generation(void)
-{
-    return (uint32_t)atomic_load_explicit(&uwf.gen, memory_order_relaxed);
-}
 
 void hl_uwf_stats(hl_uwf_stats_t *s)
 {

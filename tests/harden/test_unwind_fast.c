@@ -285,62 +285,6 @@ Test(unwind_fast, rule_of_the_signal_trampoline_falls_back)
     cr_assert(r.why && strstr(r.why, "signal"), "why: %s", r.why ? r.why : "(none)");
 }
 
-/* A walk in steps (hl_uwf_begin, hl_uwf_continue, hl_uwf_continue_trail: the chain cache's
- * walk) gives the frames of one walk, and the trail's replay from the same cursor accepts
- * exactly those frames: not one changed, not one fewer, not another end. */
-typedef struct {
-    walk_t w;
-    void *steps[MAXF];
-    int ns, at;
-    hl_uwf_cursor_t c;
-    hl_uwf_trail_t t;
-} stepped_t;
-
-static __attribute__((noinline)) void walk_in_steps(stepped_t *s)
-{
-    s->w.nf = hl_uwf_backtrace(s->w.fast, MAXF);
-    BARRIER();
-    cr_assert_eq(hl_uwf_begin(&s->c), 0);
-    s->steps[0] = (void *)s->c.ip;
-    int d = 1;
-    for (int k = 2; k <= 4 && d >= 0 && !s->c.end; k++)
-        d = hl_uwf_continue(&s->c, s->steps, d, k); /* one frame at a time */
-    s->at = d;
-    hl_uwf_cursor_t c = s->c;
-    s->t.steps = s->t.lost = 0;
-    if (d >= 0) d = hl_uwf_continue_trail(&c, s->steps, d, MAXF, &s->t);
-    s->ns = d;
-    uint64_t want[MAXF];
-    int frames = d - s->at;
-    for (int i = 0; i < frames; i++)
-        want[i] = (uint64_t)(uintptr_t)s->steps[s->at + i];
-    int steps = s->t.steps;
-    cr_assert_eq(hl_uwf_replay(&s->c, s->t.rule, steps, want, frames, s->t.end), 1,
-                 "the trail's own replay");
-    cr_assert_eq(hl_uwf_replay(&s->c, s->t.rule, steps - 1, want, frames - 1, HL_UWF_END_LIMIT), 1,
-                 "a replay that stops one frame earlier, at its limit");
-    want[frames / 2] ^= 0x10;
-    cr_assert_eq(hl_uwf_replay(&s->c, s->t.rule, steps, want, frames, s->t.end), 0,
-                 "a changed frame");
-    want[frames / 2] ^= 0x10;
-    int other = s->t.end == HL_UWF_END_LAST ? HL_UWF_END_LOW : HL_UWF_END_LAST;
-    cr_assert_eq(hl_uwf_replay(&s->c, s->t.rule, steps, want, frames, other), 0, "another end");
-    BARRIER();
-}
-
-Test(unwind_fast, walk_in_steps_is_one_walk)
-{
-    stepped_t s;
-    walk_in_steps(&s);
-    cr_assert_geq(s.w.nf, 5);
-    cr_assert_eq(s.ns, s.w.nf, "in steps: %d frames, at once: %d", s.ns, s.w.nf);
-    for (int i = 1; i < s.ns; i++)
-        cr_assert_eq(s.steps[i], s.w.fast[i], "frame %d: %p in steps, %p at once", i, s.steps[i],
-                     s.w.fast[i]);
-    cr_assert_eq(s.t.lost, 0);
-    cr_assert_neq(s.t.end, HL_UWF_END_LIMIT, "the walk ends at the outermost frame");
-}
-
 /* A corrupted frame: corrupt_walk(buf, n, rbp) keeps its frame address in rbp (CFI: CFA =
  * rbp + 16) and calls the walker with rbp replaced by a bogus value: a frame address below
  * the stack pointer, or far above it, is not followed (the walker defers to libunwind
@@ -383,4 +327,30 @@ Test(unwind_fast, corrupted_frame_pointer_defers)
     fake[1] = 0x1000;
     cr_assert_eq(corrupt_walk(buf, MAXF, (uintptr_t)fake), -1, "a frame in the heap");
     free(fake);
+}
+
+/* A rule the walk's unchecked step must not take: CFA = rsp + 0 (unwind tables that are
+ * wrong, or a frame caught mid-prologue by a bad table) would put the return address below
+ * the stack pointer. Only rules with CFA = rsp + N, N >= 8, and rbp saved inside the frame
+ * take the unchecked step; this one takes the checked step, whose frame address does not
+ * grow: the walker defers to libunwind instead of reading below the stack. */
+int zero_cfa_walk(void **buf, int n);
+__asm__(".text\n"
+        ".globl zero_cfa_walk\n"
+        ".type zero_cfa_walk, @function\n"
+        "zero_cfa_walk:\n"
+        ".cfi_startproc\n"
+        "sub $8, %rsp\n"
+        ".cfi_def_cfa_offset 0\n"
+        "call hl_uwf_backtrace\n"
+        "add $8, %rsp\n"
+        ".cfi_def_cfa_offset 8\n"
+        "ret\n"
+        ".cfi_endproc\n"
+        ".size zero_cfa_walk, .-zero_cfa_walk\n");
+
+Test(unwind_fast, frame_address_below_the_stack_pointer_defers)
+{
+    void *buf[MAXF];
+    cr_assert_eq(zero_cfa_walk(buf, MAXF), -1, "a CFA of rsp + 0 was walked");
 }
