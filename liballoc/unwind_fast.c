@@ -63,7 +63,13 @@
 /* ---- rules ------------------------------------------------------------------------------ */
 
 /* Packed rule (32 bits): kind (2), CFA from rbp (1), rbp saved (1), CFA offset in bytes (16),
- * rbp's offset below the CFA in bytes (12). */
+ * rbp's offset below the CFA in bytes (12). Kind P_FAST is the rule of almost every frame,
+ * whose step needs no check but the top of the checked pages: the CFA is rsp + N with N >= 8
+ * (it grows, by less than 64 KiB: the step check holds by construction) and a saved rbp lies
+ * inside the frame (CFA - rbp_off >= rsp), so every word the step reads lies in [rsp, CFA),
+ * above pages already checked. P_STD (CFA from rbp, odd offsets) takes the checked step. A
+ * fast rule is never 0 (its offset is not): 0 is "not cached". */
+enum { P_FAST = 0, P_STD = 1, P_LAST = 2, P_FALLBACK = 3 };
 #define R_KIND(r)    ((r)&3u)
 #define R_CFA_RBP    (1u << 2)
 #define R_RBP_SAVED  (1u << 3)
@@ -72,9 +78,12 @@
 
 static uint32_t rule_pack(const hl_uwf_rule_t *r)
 {
-    if (r->kind != HL_UWF_STD) return (uint32_t)r->kind;
-    return HL_UWF_STD | (r->cfa_rbp ? R_CFA_RBP : 0) | (r->rbp_saved ? R_RBP_SAVED : 0) |
-           ((uint32_t)r->cfa_off << 4) | ((uint32_t)r->rbp_off << 20);
+    if (r->kind == HL_UWF_LAST) return P_LAST;
+    if (r->kind != HL_UWF_STD) return P_FALLBACK;
+    int fast = !r->cfa_rbp && r->cfa_off >= 8 && (!r->rbp_saved || r->rbp_off <= r->cfa_off);
+    return (fast ? P_FAST : P_STD) | (r->cfa_rbp ? R_CFA_RBP : 0) |
+           (r->rbp_saved ? R_RBP_SAVED : 0) | ((uint32_t)r->cfa_off << 4) |
+           ((uint32_t)r->rbp_off << 20);
 }
 
 static void rule_fallback(hl_uwf_rule_t *r, const char *why)
@@ -590,7 +599,7 @@ void hl_uwf_rule(uintptr_t ra, hl_uwf_rule_t *r)
 #define UWF_SETS 8192u /* power of two; 2 ways of 16 bytes: 256 KiB reserved */
 typedef struct uwf_entry_s {
     _Atomic uint64_t key;  /* return address | generation << 48; 0 = empty */
-    _Atomic uint64_t rule; /* the packed rule | a check of the key << 32 */
+    _Atomic uint64_t rule; /* the packed rule << 32 | a check of the key */
 } uwf_entry_t;
 
 static struct {
@@ -627,10 +636,13 @@ static inline uwf_entry_t *uwf_set(uintptr_t ra)
 }
 
 /* The check stored beside a rule: an entry read while another thread rewrites it (the key of
- * one write, the rule of another) fails it. */
-static inline uint64_t uwf_check(uint64_t key)
+ * one write, the rule of another) fails it unless the two keys fold to the same 32 bits
+ * (return addresses 4 GiB apart with matching differences in their high bits, in the same
+ * set, during that race). Folding costs three instructions a frame where a multiplicative
+ * hash cost six. */
+static inline uint32_t uwf_check(uint64_t key)
 {
-    return ((key * 0xff51afd7ed558ccdull) >> 32) << 32;
+    return (uint32_t)key ^ (uint32_t)(key >> 32);
 }
 
 /* The entry's rule if it holds key, else 0. */
@@ -638,14 +650,14 @@ static inline uint32_t uwf_probe(uwf_entry_t *e, uint64_t key)
 {
     uint64_t k = atomic_load_explicit(&e->key, memory_order_relaxed);
     uint64_t r = atomic_load_explicit(&e->rule, memory_order_relaxed);
-    if (k != key || (r & ~0xffffffffull) != uwf_check(key)) return 0;
-    return (uint32_t)r;
+    if (k != key || (uint32_t)r != uwf_check(key)) return 0;
+    return (uint32_t)(r >> 32);
 }
 
 static void uwf_store(uwf_entry_t *e, uint64_t key, uint32_t rule)
 {
     atomic_store_explicit(&e->key, 0, memory_order_relaxed);
-    atomic_store_explicit(&e->rule, uwf_check(key) | rule, memory_order_relaxed);
+    atomic_store_explicit(&e->rule, (uint64_t)rule << 32 | uwf_check(key), memory_order_relaxed);
     atomic_store_explicit(&e->key, key, memory_order_release);
 }
 
@@ -672,14 +684,17 @@ static __attribute__((noinline)) uint32_t uwf_miss(uwf_entry_t *set, uintptr_t r
     return packed;
 }
 
+/* The rule of ra (a stored rule is never 0, so a matching key and check is a hit). */
 static inline uint32_t uwf_lookup(uintptr_t ra, uint64_t gen)
 {
     uint64_t key = (uint64_t)ra | gen;
+    uint32_t check = uwf_check(key);
     uwf_entry_t *set = uwf_set(ra);
-    uint32_t r = uwf_probe(&set[0], key);
-    if (r) return r;
-    r = uwf_probe(&set[1], key);
-    if (r) return r;
+    for (int w = 0; w < 2; w++) {
+        uint64_t k = atomic_load_explicit(&set[w].key, memory_order_relaxed);
+        uint64_t r = atomic_load_explicit(&set[w].rule, memory_order_relaxed);
+        if (k == key && (uint32_t)r == check) return (uint32_t)(r >> 32);
+    }
     return uwf_miss(set, ra);
 }
 
@@ -741,7 +756,9 @@ static __attribute__((noinline, cold)) int uwf_defer(void)
 }
 
 /* Called by hl_uwf_backtrace with the caller's state at the call: ip = return address,
- * sp = the stack pointer after the return, rbp. */
+ * sp = the stack pointer after the return, rbp. Per frame on a rule-cache hit with a fast
+ * rule: the set's address (4), the probe (9), the step (3), the top of the checked pages (2),
+ * the two reads (4), the store and the loop (6); other rules take the checked step. */
 __attribute__((used, visibility("hidden"))) int hl_uwf_walk(void **buf, int n, uintptr_t ip,
                                                             uintptr_t sp, uintptr_t rbp)
 {
@@ -751,19 +768,35 @@ __attribute__((used, visibility("hidden"))) int hl_uwf_walk(void **buf, int n, u
     uintptr_t lo = uwf_lo, hi = uwf_hi;
     int d = 0;
     buf[d++] = (void *)ip;
+    if (__builtin_expect(sp < lo || sp >= hi, 0)) {
+        /* Below every fast step lies the stack pointer: make it part of the checked pages. */
+        if (sp < UWF_PAGE || !uwf_extend(sp, sp + 8)) return uwf_defer();
+        lo = uwf_lo;
+        hi = uwf_hi;
+    }
     while (d < n) {
         uint32_t r = uwf_lookup(ip, gen);
-        if (R_KIND(r) == HL_UWF_LAST) break;
-        if (R_KIND(r) != HL_UWF_STD) return uwf_defer();
-        uintptr_t cfa = ((r & R_CFA_RBP) ? rbp : sp) + R_CFA_OFF(r);
-        uintptr_t low = cfa - ((r & R_RBP_SAVED) && R_RBP_OFF(r) > 8 ? R_RBP_OFF(r) : 8);
-        /* A frame address that does not grow, or jumps by more than UWF_STEP_MAX, comes from
-         * a corrupted stack or a rule we got wrong: libunwind decides. */
-        if (__builtin_expect(cfa <= sp || cfa - sp > UWF_STEP_MAX, 0)) return uwf_defer();
-        if (__builtin_expect(low < lo || cfa > hi, 0)) {
-            if (cfa < UWF_PAGE || low > cfa || !uwf_extend(low, cfa)) return uwf_defer();
-            lo = uwf_lo;
-            hi = uwf_hi;
+        uintptr_t cfa;
+        if (__builtin_expect(R_KIND(r) == P_FAST, 1)) {
+            cfa = sp + R_CFA_OFF(r);
+            if (__builtin_expect(cfa > hi, 0)) {
+                if (!uwf_extend(sp, cfa)) return uwf_defer();
+                lo = uwf_lo;
+                hi = uwf_hi;
+            }
+        } else {
+            if (R_KIND(r) == P_LAST) break;
+            if (R_KIND(r) != P_STD) return uwf_defer();
+            cfa = ((r & R_CFA_RBP) ? rbp : sp) + R_CFA_OFF(r);
+            uintptr_t low = cfa - ((r & R_RBP_SAVED) && R_RBP_OFF(r) > 8 ? R_RBP_OFF(r) : 8);
+            /* A frame address that does not grow, or jumps by more than UWF_STEP_MAX, comes
+             * from a corrupted stack or a rule we got wrong: libunwind decides. */
+            if (cfa <= sp || cfa - sp > UWF_STEP_MAX) return uwf_defer();
+            if (low < lo || cfa > hi) {
+                if (cfa < UWF_PAGE || low > cfa || !uwf_extend(low, cfa)) return uwf_defer();
+                lo = uwf_lo;
+                hi = uwf_hi;
+            }
         }
         ip = *(const volatile uintptr_t *)(cfa - 8);
         if (r & R_RBP_SAVED) rbp = *(const volatile uintptr_t *)(cfa - R_RBP_OFF(r));

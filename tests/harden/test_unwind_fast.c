@@ -328,3 +328,29 @@ Test(unwind_fast, corrupted_frame_pointer_defers)
     cr_assert_eq(corrupt_walk(buf, MAXF, (uintptr_t)fake), -1, "a frame in the heap");
     free(fake);
 }
+
+/* A rule the walk's unchecked step must not take: CFA = rsp + 0 (unwind tables that are
+ * wrong, or a frame caught mid-prologue by a bad table) would put the return address below
+ * the stack pointer. Only rules with CFA = rsp + N, N >= 8, and rbp saved inside the frame
+ * take the unchecked step; this one takes the checked step, whose frame address does not
+ * grow: the walker defers to libunwind instead of reading below the stack. */
+int zero_cfa_walk(void **buf, int n);
+__asm__(".text\n"
+        ".globl zero_cfa_walk\n"
+        ".type zero_cfa_walk, @function\n"
+        "zero_cfa_walk:\n"
+        ".cfi_startproc\n"
+        "sub $8, %rsp\n"
+        ".cfi_def_cfa_offset 0\n"
+        "call hl_uwf_backtrace\n"
+        "add $8, %rsp\n"
+        ".cfi_def_cfa_offset 8\n"
+        "ret\n"
+        ".cfi_endproc\n"
+        ".size zero_cfa_walk, .-zero_cfa_walk\n");
+
+Test(unwind_fast, frame_address_below_the_stack_pointer_defers)
+{
+    void *buf[MAXF];
+    cr_assert_eq(zero_cfa_walk(buf, MAXF), -1, "a CFA of rsp + 0 was walked");
+}
