@@ -3,23 +3,13 @@
  * after the decay time once the allocator is active, or by a trim; decay=0 keeps nothing; fixed
  * arenas keep everything in the arena. Mapped or unmapped is asked of the kernel (mincore). */
 #include "internal.h"
+#include "unit_heap.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
-
-static hl_heap_t *make(const char *opts)
-{
-    hl_options_t o;
-    char err[128];
-    hl_options_default(&o);
-    cr_assert_eq(hl_options_parse(&o, opts, err, sizeof err), 0, "%s", err);
-    hl_heap_t *h = hl_heap_create(&o);
-    cr_assert_not_null(h, "create(%s): %s", opts, strerror(errno));
-    return h;
-}
 
 /* Is the page holding p mapped? */
 static int mapped(const void *p)
@@ -59,7 +49,7 @@ static void activity(hl_heap_t *h, int ops)
 
 Test(decay, a_big_block_is_reused)
 {
-    hl_heap_t *h = make("");
+    hl_heap_t *h = unit_heap("");
     char *p = hl_heap_malloc(h, 20 << 20);
     memset(p, 1, 20 << 20);
     hl_heap_free(h, p);
@@ -75,7 +65,7 @@ Test(decay, a_big_block_is_reused)
 
 Test(decay, a_smaller_request_splits_and_a_larger_one_grows)
 {
-    hl_heap_t *h = make("");
+    hl_heap_t *h = unit_heap("");
     char *p = hl_heap_malloc(h, 20 << 20);
     hl_heap_free(h, p);
     char *a = hl_heap_malloc(h, 5 << 20); /* head of the cached mapping */
@@ -101,7 +91,7 @@ Test(decay, a_smaller_request_splits_and_a_larger_one_grows)
 
 Test(decay, the_cache_stays_within_its_budget)
 {
-    hl_heap_t *h = make("");
+    hl_heap_t *h = unit_heap("");
     enum { N = 12 };
     char *p[N];
     for (int i = 0; i < N; i++)
@@ -116,7 +106,7 @@ Test(decay, the_cache_stays_within_its_budget)
 
 Test(decay, cached_memory_goes_back_after_the_decay_time)
 {
-    hl_heap_t *h = make("decay=250");
+    hl_heap_t *h = unit_heap("decay=250");
     char *p = hl_heap_malloc(h, 8 << 20);
     memset(p, 1, 8 << 20);
     hl_heap_free(h, p);
@@ -131,7 +121,7 @@ Test(decay, cached_memory_goes_back_after_the_decay_time)
 
 Test(decay, a_trim_empties_the_cache)
 {
-    hl_heap_t *h = make("");
+    hl_heap_t *h = unit_heap("");
     char *p = hl_heap_malloc(h, 8 << 20);
     hl_heap_free(h, p);
     cr_assert(mapped(p));
@@ -151,7 +141,7 @@ static void fill_and_free(hl_heap_t *h, void **p, int n)
 
 Test(decay, decay_zero_keeps_nothing)
 {
-    hl_heap_t *h = make("decay=0,arenas=2");
+    hl_heap_t *h = unit_heap("decay=0,arenas=2");
     char *p = hl_heap_malloc(h, 8 << 20);
     hl_heap_free(h, p);
     cr_assert_not(mapped(p), "unmapped at once");
@@ -165,7 +155,7 @@ Test(decay, decay_zero_keeps_nothing)
 
 Test(decay, an_empty_pool_is_reused_by_the_next_arena)
 {
-    hl_heap_t *h = make("arenas=2");
+    hl_heap_t *h = unit_heap("arenas=2");
     void *p[40];
     fill_and_free(h, p, 40); /* 8 MiB: pools of 1, 2, 4 and 8 MiB, all empty now */
     hl_tls_t *t = hl_tls_of(h);
@@ -189,7 +179,7 @@ Test(decay, an_empty_pool_is_reused_by_the_next_arena)
 
 Test(decay, empty_pools_go_back_after_the_decay_time_or_a_trim)
 {
-    hl_heap_t *h = make("arenas=1,decay=250");
+    hl_heap_t *h = unit_heap("arenas=1,decay=250");
     hl_arena_t *a = &h->mid.arenas[0];
     void *p[40];
     fill_and_free(h, p, 40);
@@ -210,7 +200,7 @@ Test(decay, empty_pools_go_back_after_the_decay_time_or_a_trim)
 
 Test(decay, a_fixed_arena_keeps_everything_in_the_arena)
 {
-    hl_heap_t *h = make("arena=16M");
+    hl_heap_t *h = unit_heap("arena=16M");
     char *lo = h->arena_base, *hi = lo + h->arena_size;
     for (int round = 0; round < 3; round++) {
         char *p = hl_heap_malloc(h, 6 << 20);
@@ -244,7 +234,7 @@ Test(decay, the_option_parses_and_refuses_bad_values)
 
 Test(decay, a_block_handed_out_whole_keeps_a_fresh_usable_size)
 {
-    hl_heap_t *h = make("");
+    hl_heap_t *h = unit_heap("");
     char *p = hl_heap_malloc(h, 10 << 20);
     hl_heap_free(h, p);
     char *q = hl_heap_malloc(h, 9 << 20); /* 10 MiB cached: within a quarter, taken whole */

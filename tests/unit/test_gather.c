@@ -5,6 +5,7 @@
  * reused, split, copied by realloc, freed and unmapped like any other; a fork child keeps it;
  * and a thread's gathered blocks survive its exit. */
 #include "internal.h"
+#include "unit_heap.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -15,17 +16,6 @@
 #include <unistd.h>
 
 #define MIB ((size_t)1 << 20)
-
-static hl_heap_t *make(const char *opts)
-{
-    hl_options_t o;
-    char err[128];
-    hl_options_default(&o);
-    cr_assert_eq(hl_options_parse(&o, opts, err, sizeof err), 0, "%s", err);
-    hl_heap_t *h = hl_heap_create(&o);
-    cr_assert_not_null(h, "create(%s): %s", opts, strerror(errno));
-    return h;
-}
 
 static uint64_t path_count(hl_heap_t *h, hl_path_t path)
 {
@@ -65,7 +55,7 @@ static char *two_cached(hl_heap_t *h, size_t n, char **a, char **c)
 
 Test(gather, a_larger_request_takes_the_pages_of_two_cached_mappings)
 {
-    hl_heap_t *h = make("");
+    hl_heap_t *h = unit_heap("");
     char *a, *c;
     char *b = two_cached(h, 8 * MIB, &a, &c);
     uint64_t maps = path_count(h, HL_PATH_LARGE_MMAP);
@@ -92,7 +82,7 @@ Test(gather, a_larger_request_takes_the_pages_of_two_cached_mappings)
 
 Test(gather, a_gathered_block_is_reused_split_copied_and_unmapped)
 {
-    hl_heap_t *h = make("");
+    hl_heap_t *h = unit_heap("");
     char *a, *c;
     char *b = two_cached(h, 8 * MIB, &a, &c);
     size_t n = 15 * MIB;
@@ -122,7 +112,7 @@ Test(gather, a_gathered_block_is_reused_split_copied_and_unmapped)
 
 Test(gather, a_fork_child_uses_and_frees_gathered_blocks)
 {
-    hl_heap_t *h = make("");
+    hl_heap_t *h = unit_heap("");
     char *a, *c;
     char *b = two_cached(h, 8 * MIB, &a, &c);
     char *g = hl_heap_malloc(h, 15 * MIB);
@@ -160,7 +150,7 @@ static void *worker(void *arg)
 
 Test(gather, blocks_gathered_by_an_exited_thread_stay_valid)
 {
-    g_heap = make("");
+    g_heap = unit_heap("");
     char *out[2];
     pthread_t t;
     cr_assert_eq(pthread_create(&t, NULL, worker, out), 0);
@@ -179,7 +169,7 @@ Test(gather, blocks_gathered_by_an_exited_thread_stay_valid)
 
 Test(gather, decay_zero_gathers_nothing)
 {
-    hl_heap_t *h = make("decay=0");
+    hl_heap_t *h = unit_heap("decay=0");
     char *p = hl_heap_malloc(h, 8 * MIB), *q = hl_heap_malloc(h, 8 * MIB);
     hl_heap_free(h, p);
     hl_heap_free(h, q);

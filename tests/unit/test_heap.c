@@ -2,23 +2,13 @@
  * arena (mapped, and in a static buffer), threads, and the checker after random sequences. */
 #include "../test_rand.h"
 #include "internal.h"
+#include "unit_heap.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-
-static hl_heap_t *make(const char *opts)
-{
-    hl_options_t o;
-    char err[128];
-    hl_options_default(&o);
-    cr_assert_eq(hl_options_parse(&o, opts, err, sizeof err), 0, "%s", err);
-    hl_heap_t *h = hl_heap_create(&o);
-    cr_assert_not_null(h, "create(%s): %s", opts, strerror(errno));
-    return h;
-}
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint64_t next_rand(void)
@@ -28,7 +18,7 @@ static uint64_t next_rand(void)
 
 Test(heap, tiers_and_headers)
 {
-    hl_heap_t *h = make("");
+    hl_heap_t *h = unit_heap("");
     struct {
         size_t n;
         unsigned tag_mask, tag;
@@ -64,7 +54,7 @@ Test(heap, tiers_and_headers)
 
 Test(heap, class_boundaries_are_exact)
 {
-    hl_heap_t *h = make("");
+    hl_heap_t *h = unit_heap("");
     for (unsigned c = 0; c < HL_CLASS_COUNT; c++) {
         size_t S = hl_class_slot(c);
         size_t n = S - 1 > HL_TINY_MAX ? HL_TINY_MAX : S - 1;
@@ -83,7 +73,7 @@ Test(heap, class_boundaries_are_exact)
 
 Test(heap, malloc_zero_is_unique)
 {
-    hl_heap_t *h = make("");
+    hl_heap_t *h = unit_heap("");
     void *a = hl_heap_malloc(h, 0), *b = hl_heap_malloc(h, 0);
     cr_assert_not_null(a);
     cr_assert_neq(a, b);
@@ -94,7 +84,7 @@ Test(heap, malloc_zero_is_unique)
 
 Test(heap, memalign_up_to_2mib)
 {
-    hl_heap_t *h = make("");
+    hl_heap_t *h = unit_heap("");
     for (size_t a = 1; a <= (2u << 20); a <<= 1) {
         size_t sizes[] = {0, 1, 100, 5000, 300000};
         for (size_t i = 0; i < 5; i++) {
@@ -115,7 +105,7 @@ Test(heap, memalign_up_to_2mib)
 
 Test(heap, calloc_zeroes_and_checks_overflow)
 {
-    hl_heap_t *h = make("");
+    hl_heap_t *h = unit_heap("");
     for (size_t n = 1; n < 600000; n = n * 5 + 1) {
         unsigned char *p = hl_heap_malloc(h, n);
         memset(p, 0xff, n);
@@ -136,7 +126,7 @@ Test(heap, calloc_zeroes_and_checks_overflow)
 
 Test(heap, realloc_preserves_content_across_tiers)
 {
-    hl_heap_t *h = make("");
+    hl_heap_t *h = unit_heap("");
     size_t sizes[] = {1,      10,      100,     1000,   1024,   1025, 4000, 70000, 262144,
                       262145, 1 << 20, 3 << 20, 300000, 100000, 2000, 500,  20,    1};
     unsigned char *p = hl_heap_realloc(h, NULL, 1);
@@ -161,7 +151,7 @@ Test(heap, realloc_preserves_content_across_tiers)
 
 Test(heap, realloc_grows_in_place_when_neighbour_free)
 {
-    hl_heap_t *h = make("arenas=1");
+    hl_heap_t *h = unit_heap("arenas=1");
     void *a = hl_heap_malloc(h, 6000);
     void *b = hl_heap_malloc(h, 6000);
     void *guard = hl_heap_malloc(h, 6000);
@@ -180,7 +170,7 @@ Test(heap, realloc_grows_in_place_when_neighbour_free)
  * blocks then do not stay where large ones were); with no other room it shrinks in place. */
 Test(heap, arena_shrinking_realloc_moves_into_a_hole)
 {
-    hl_heap_t *h = make("arena=64K");
+    hl_heap_t *h = unit_heap("arena=64K");
     char *hole = hl_heap_malloc(h, 500);
     char *p = hl_heap_malloc(h, 4000);
     void *guard = hl_heap_malloc(h, 100);
@@ -210,7 +200,7 @@ Test(heap, arena_shrinking_realloc_moves_into_a_hole)
 
 Test(heap, large_realloc_uses_mremap)
 {
-    hl_heap_t *h = make("");
+    hl_heap_t *h = unit_heap("");
     char *p = hl_heap_malloc(h, 1 << 20);
     memset(p, 3, 1 << 20);
     p = hl_heap_realloc(h, p, 8 << 20);
@@ -224,7 +214,7 @@ Test(heap, large_realloc_uses_mremap)
 
 Test(heap, paths_are_counted)
 {
-    hl_heap_t *h = make("");
+    hl_heap_t *h = unit_heap("");
     void *p = hl_heap_malloc(h, 64);
     hl_heap_free(h, p);
     p = hl_heap_malloc(h, 64);
@@ -261,14 +251,14 @@ static void fill_arena(hl_heap_t *h, size_t arena, int check_util)
 
 Test(heap, arena_exhaustion_returns_enomem)
 {
-    hl_heap_t *h = make("arena=1M");
+    hl_heap_t *h = unit_heap("arena=1M");
     fill_arena(h, 1 << 20, 1);
     hl_heap_destroy(h);
-    h = make("arena=1M,tiny=1");
+    h = unit_heap("arena=1M,tiny=1");
     fill_arena(h, 1 << 20, 0);
     fill_arena(h, 1 << 20, 0);
     hl_heap_destroy(h);
-    h = make("arena=1M");
+    h = unit_heap("arena=1M");
     /* Everything came back: the arena fills again as far. */
     fill_arena(h, 1 << 20, 1);
     errno = 0;
@@ -315,7 +305,7 @@ Test(heap, bad_options_are_refused)
 
 Test(heap, arena_slabs_limit_the_tiny_tier)
 {
-    hl_heap_t *h = make("arena=1M,tiny=1");
+    hl_heap_t *h = unit_heap("arena=1M,tiny=1");
     unsigned char *p = hl_heap_malloc(h, 1280);
     cr_assert_eq(p[-1], 0xA0 | 20, "a 4 KiB slab holds three 1296-byte slots");
     unsigned char *q = hl_heap_malloc(h, 1296);
@@ -327,7 +317,7 @@ Test(heap, arena_slabs_limit_the_tiny_tier)
 
 Test(heap, tiny_off_serves_everything_from_tlsf)
 {
-    hl_heap_t *h = make("tiny=0");
+    hl_heap_t *h = unit_heap("tiny=0");
     unsigned char *p = hl_heap_malloc(h, 0);
     cr_assert_eq(p[-1], HL_TAG_MID);
     hl_heap_free(h, p);
@@ -389,19 +379,19 @@ static void random_ops(hl_heap_t *h, unsigned steps, size_t max, int tolerate_oo
 
 Test(heap, random_sequence_checked)
 {
-    random_ops(make(""), 150000, 600000, 0);
+    random_ops(unit_heap(""), 150000, 600000, 0);
 }
 Test(heap, random_sequence_arena_checked)
 {
-    random_ops(make("arena=8M"), 150000, 200000, 1);
+    random_ops(unit_heap("arena=8M"), 150000, 200000, 1);
 }
 Test(heap, random_sequence_arena_tiny_checked)
 {
-    random_ops(make("arena=8M,tiny=1,slab=2K"), 150000, 200000, 1);
+    random_ops(unit_heap("arena=8M,tiny=1,slab=2K"), 150000, 200000, 1);
 }
 Test(heap, random_sequence_no_cache_checked)
 {
-    random_ops(make("tcache=0"), 100000, 100000, 0);
+    random_ops(unit_heap("tcache=0"), 100000, 100000, 0);
 }
 
 typedef struct xfer_s {
@@ -430,7 +420,7 @@ static void *consumer(void *arg)
 
 Test(heap, cross_thread_frees_do_not_leak)
 {
-    hl_heap_t *h = make("");
+    hl_heap_t *h = unit_heap("");
     enum { N = 20000 };
     static void *slots[N];
     xfer_t x = {h, slots, N};
@@ -452,7 +442,7 @@ Test(heap, cross_thread_frees_do_not_leak)
 
 Test(heap, trim_releases_memory)
 {
-    hl_heap_t *h = make("");
+    hl_heap_t *h = unit_heap("");
     void *p[4000];
     for (int i = 0; i < 4000; i++)
         p[i] = hl_heap_malloc(h, 700);

@@ -3,23 +3,13 @@
  * cross-thread frees under contention keep every count exact, and slabs of exited threads
  * are taken over by the threads that remain. */
 #include "internal.h"
+#include "unit_heap.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
-
-static hl_heap_t *make(const char *opts)
-{
-    hl_options_t o;
-    char err[128];
-    hl_options_default(&o);
-    cr_assert_eq(hl_options_parse(&o, opts, err, sizeof err), 0, "%s", err);
-    hl_heap_t *h = hl_heap_create(&o);
-    cr_assert_not_null(h, "create(%s): %s", opts, strerror(errno));
-    return h;
-}
 
 typedef struct job_s {
     hl_heap_t *h;
@@ -51,7 +41,7 @@ static size_t remote_slots(hl_heap_t *h, unsigned cls)
  * same allocations needs no new slab. */
 Test(remote, busy_class_lock_sends_frees_to_remote_lists, .timeout = 60)
 {
-    hl_heap_t *h = make("tcache=0");
+    hl_heap_t *h = unit_heap("tcache=0");
     enum { N = 3000, SIZE = 48 };
     static void *blocks[N];
     unsigned cls = hl_size_class[(SIZE + 16) >> 4];
@@ -161,7 +151,7 @@ static void *lock_taker(void *arg)
 
 static void pairs_under_contention(const char *opts)
 {
-    hl_heap_t *h = make(opts);
+    hl_heap_t *h = unit_heap(opts);
     static ring_t q[PAIRS];
     pthread_t th[2 * PAIRS], taker;
     __atomic_store_n(&g_stop, 0, __ATOMIC_RELEASE);
@@ -212,7 +202,7 @@ static void *alloc_and_exit(void *arg)
 
 Test(remote, slabs_of_exited_threads_are_taken_over, .timeout = 60)
 {
-    hl_heap_t *h = make("");
+    hl_heap_t *h = unit_heap("");
     enum { N = 20000 };
     static void *blocks[N];
     job_t j = {h, blocks, N};

@@ -3,6 +3,7 @@
  * slabs once idle for the decay time, a whole-cache flush (trim, thread exit) resets the caps,
  * and a batch of a grown bin taken by a thread with a smaller cap is split. */
 #include "internal.h"
+#include "unit_heap.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -13,17 +14,6 @@
 #include <unistd.h>
 
 enum { SIZE = 300 }; /* class of 320-byte slots: base cap 51 */
-
-static hl_heap_t *make(const char *opts)
-{
-    hl_options_t o;
-    char err[128];
-    hl_options_default(&o);
-    cr_assert_eq(hl_options_parse(&o, opts, err, sizeof err), 0, "%s", err);
-    hl_heap_t *h = hl_heap_create(&o);
-    cr_assert_not_null(h, "create(%s): %s", opts, strerror(errno));
-    return h;
-}
 
 static hl_tbin_t *bin_of(hl_heap_t *h, size_t size)
 {
@@ -66,7 +56,7 @@ static void sleep_ms(unsigned ms)
 
 Test(tcap, alternating_bin_grows_and_stops_refilling)
 {
-    hl_heap_t *h = make("decay=60000");
+    hl_heap_t *h = unit_heap("decay=60000");
     uint32_t base = base_cap(h, SIZE);
     rounds(h, SIZE, 4 * base, 3);
     hl_tbin_t *b = bin_of(h, SIZE);
@@ -83,7 +73,7 @@ Test(tcap, alternating_bin_grows_and_stops_refilling)
 
 Test(tcap, one_way_traffic_keeps_the_base_cap)
 {
-    hl_heap_t *h = make("decay=60000");
+    hl_heap_t *h = unit_heap("decay=60000");
     uint32_t base = base_cap(h, SIZE);
     enum { N = 4000 };
     static void *v[N];
@@ -98,7 +88,7 @@ Test(tcap, one_way_traffic_keeps_the_base_cap)
 
 Test(tcap, growth_is_bounded_per_thread)
 {
-    hl_heap_t *h = make("decay=60000");
+    hl_heap_t *h = unit_heap("decay=60000");
     for (int pass = 0; pass < 3; pass++)
         for (size_t size = 16; size <= HL_TINY_MAX; size += 16)
             rounds(h, size, 1024, 2);
@@ -121,7 +111,7 @@ Test(tcap, growth_is_bounded_per_thread)
  * slow paths (here: another class's alternations) and its slots go back to the slabs. */
 Test(tcap, idle_bin_shrinks_and_gives_slots_back, .timeout = 60)
 {
-    hl_heap_t *h = make("decay=20");
+    hl_heap_t *h = unit_heap("decay=20");
     uint32_t base = base_cap(h, SIZE);
     rounds(h, SIZE, 4 * base, 4);
     hl_tbin_t *b = bin_of(h, SIZE);
@@ -143,7 +133,7 @@ Test(tcap, idle_bin_shrinks_and_gives_slots_back, .timeout = 60)
 
 Test(tcap, trim_resets_caps_and_releases_the_slabs)
 {
-    hl_heap_t *h = make("decay=60000");
+    hl_heap_t *h = unit_heap("decay=60000");
     uint32_t base = base_cap(h, SIZE);
     rounds(h, SIZE, 8 * base, 4);
     cr_assert_gt(bin_of(h, SIZE)->cap, base);
@@ -177,7 +167,7 @@ static void *grow_and_exit(void *arg)
 
 Test(tcap, thread_exit_gives_a_grown_cache_back)
 {
-    hl_heap_t *h = make("decay=60000");
+    hl_heap_t *h = unit_heap("decay=60000");
     job_t j = {.h = h};
     pthread_t t;
     cr_assert_eq(pthread_create(&t, NULL, grow_and_exit, &j), 0);
@@ -209,7 +199,7 @@ static void *refill_small(void *arg)
 
 Test(tcap, large_transfer_batch_is_split_for_a_small_bin)
 {
-    hl_heap_t *h = make("decay=60000");
+    hl_heap_t *h = unit_heap("decay=60000");
     uint32_t base = base_cap(h, SIZE);
     rounds(h, SIZE, 8 * base, 4);
     hl_tbin_t *b = bin_of(h, SIZE);
@@ -243,7 +233,7 @@ Test(tcap, large_transfer_batch_is_split_for_a_small_bin)
 /* A forked child inherits the grown cache and keeps working with it. */
 Test(tcap, fork_child_keeps_a_consistent_grown_cache)
 {
-    hl_heap_t *h = make("decay=60000");
+    hl_heap_t *h = unit_heap("decay=60000");
     uint32_t base = base_cap(h, SIZE);
     rounds(h, SIZE, 4 * base, 3);
     cr_assert_gt(bin_of(h, SIZE)->cap, base);
@@ -266,7 +256,7 @@ Test(tcap, fork_child_keeps_a_consistent_grown_cache)
 /* Tracing-free heaps with caching off or hardened never adapt. */
 Test(tcap, no_cache_no_adaptation)
 {
-    hl_heap_t *h = make("tcache=0");
+    hl_heap_t *h = unit_heap("tcache=0");
     rounds(h, SIZE, 200, 4);
     cr_assert_eq(bin_of(h, SIZE)->cap, 0);
     cr_assert_eq(hl_tls_of(h)->tcap.grows, 0);
@@ -283,7 +273,7 @@ static uint32_t carved(hl_heap_t *h, void *p)
  * refills take half the cap: a class used for one block costs a page, not half a cap. */
 Test(tcap, first_refills_carve_a_page_then_grow)
 {
-    hl_heap_t *h = make("decay=60000");
+    hl_heap_t *h = unit_heap("decay=60000");
     void *big = hl_heap_malloc(h, 4000); /* 4112-byte slots: base cap 16, a refill wants 8 */
     cr_assert_not_null(big);
     cr_assert_eq(carved(h, big), 1, "the first refill of a 4 KiB class carved %u slots",
@@ -327,7 +317,7 @@ static void *one_big(void *arg)
 
 Test(tcap, a_new_thread_warms_its_own_bins)
 {
-    hl_heap_t *h = make("decay=60000");
+    hl_heap_t *h = unit_heap("decay=60000");
     rounds(h, 4000, 64, 2); /* this thread's bin is warm: its refills take 8 slots */
     cr_assert_eq(hl_tls_of(h)->tcap.warm[hl_size_class[(4000 + 16) >> 4]], HL_TCAP_WARM_STEPS);
     hl_heap_trim(h, 0); /* the transfer cache too: the other thread's refill carves */
@@ -346,7 +336,7 @@ Test(tcap, a_new_thread_warms_its_own_bins)
  * waiting, and the flush walks no kept half (tcap.h, hl_tcap_flush_keep). */
 Test(tcap, second_flush_in_a_row_hands_over_the_whole_bin)
 {
-    hl_heap_t *h = make("decay=60000");
+    hl_heap_t *h = unit_heap("decay=60000");
     uint32_t cap = base_cap(h, SIZE), keep = cap / 2;
     static void *v[1024];
     unsigned n = 2 * cap + 2;
