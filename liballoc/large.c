@@ -161,18 +161,29 @@ typedef struct piece_s {
 /* Gathers split kernel mappings (VMAs), and a process has at most vm.max_map_count of them:
  * every HL_LARGE_MOVES_CHECK moves the process's mappings are counted (/proc/self/maps), and
  * gathers stop while there are HL_LARGE_MAX_VMAS or more, or when they cannot be counted.
- * Caller holds the lock. */
-static int gather_allowed(hl_heap_t *h)
+ * The count is taken before the cache's lock (reading the file is several system calls, and
+ * milliseconds in a process with many mappings): cache_take calls gather_recount first, so a
+ * process that takes from the cache counts once at its first take and then once per
+ * HL_LARGE_MOVES_CHECK moves. Two threads may count at once; either result is right. */
+static void gather_recount(hl_heap_t *h)
 {
     hl_large_t *l = &h->large;
     uint32_t moves = __atomic_load_n(&l->moves, __ATOMIC_RELAXED);
-    if (moves - l->moves_checked >= HL_LARGE_MOVES_CHECK || !l->vmas_checked) {
-        size_t n = hl_os_map_count();
-        l->gather_ok = n && n < HL_LARGE_MAX_VMAS;
-        l->moves_checked = moves;
-        l->vmas_checked = 1;
-    }
-    return l->gather_ok;
+    if (__atomic_load_n(&l->vmas_checked, __ATOMIC_ACQUIRE) &&
+        moves - __atomic_load_n(&l->moves_checked, __ATOMIC_RELAXED) < HL_LARGE_MOVES_CHECK)
+        return;
+    size_t n = hl_os_map_count();
+    __atomic_store_n(&l->gather_ok, (uint8_t)(n && n < HL_LARGE_MAX_VMAS), __ATOMIC_RELAXED);
+    __atomic_store_n(&l->moves_checked, moves, __ATOMIC_RELAXED);
+    __atomic_store_n(&l->vmas_checked, 1, __ATOMIC_RELEASE);
+}
+
+/* Whether the last count left room for more mappings. */
+static int gather_allowed(hl_heap_t *h)
+{
+    hl_large_t *l = &h->large;
+    return __atomic_load_n(&l->vmas_checked, __ATOMIC_ACQUIRE) &&
+           __atomic_load_n(&l->gather_ok, __ATOMIC_RELAXED);
 }
 
 /* Take pieces of the cached ranges, the largest first, to fill up to `hole` bytes: a piece
@@ -221,6 +232,7 @@ static void *cache_take(hl_heap_t *h, size_t len, size_t *got, uint32_t *origin)
 {
     hl_large_t *l = &h->large;
     if (!__atomic_load_n(&l->cache_count, __ATOMIC_RELAXED)) return NULL;
+    gather_recount(h);
     hl_lock(&l->lock);
     unsigned fit = HL_LARGE_CACHE_SLOTS, below = HL_LARGE_CACHE_SLOTS;
     for (unsigned i = 0; i < l->cache_count; i++) {
