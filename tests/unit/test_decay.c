@@ -19,13 +19,6 @@ static int mapped(const void *p)
     return mincore(page, 4096, &v) == 0;
 }
 
-static uint64_t path_count(hl_heap_t *h, hl_path_t path)
-{
-    uint64_t c[HL_PATH_COUNT];
-    hl_heap_path_counts(h, c, HL_PATH_COUNT);
-    return c[path];
-}
-
 static size_t npools(const hl_arena_t *a)
 {
     size_t n = 0;
@@ -57,8 +50,8 @@ Test(decay, a_big_block_is_reused)
     char *q = hl_heap_malloc(h, 20 << 20);
     cr_assert_eq(q, p, "the same mapping comes back");
     cr_assert_eq(q[(20 << 20) - 1], 1, "with its pages (no new mapping)");
-    cr_assert_eq(path_count(h, HL_PATH_LARGE_MMAP), 1);
-    cr_assert_eq(path_count(h, HL_PATH_LARGE_REUSE), 1);
+    cr_assert_eq(unit_path_count(h, HL_PATH_LARGE_MMAP), 1);
+    cr_assert_eq(unit_path_count(h, HL_PATH_LARGE_REUSE), 1);
     hl_heap_free(h, q);
     hl_heap_destroy(h);
 }
@@ -73,7 +66,7 @@ Test(decay, a_smaller_request_splits_and_a_larger_one_grows)
     cr_assert_lt(hl_heap_usable_size(h, a), 6 << 20, "split, not handed out whole");
     cr_assert_eq(h->large.cache_count, 1, "the tail stays cached");
     char *b = hl_heap_malloc(h, 12 << 20); /* from the tail */
-    cr_assert_eq(path_count(h, HL_PATH_LARGE_MMAP), 1, "both from the one mapping");
+    cr_assert_eq(unit_path_count(h, HL_PATH_LARGE_MMAP), 1, "both from the one mapping");
     memset(a, 2, 5 << 20);
     memset(b, 3, 12 << 20);
     hl_heap_free(h, a);
@@ -81,8 +74,8 @@ Test(decay, a_smaller_request_splits_and_a_larger_one_grows)
     cr_assert_not_null(c);
     cr_assert_eq(c[0], 2, "the grown mapping keeps its pages");
     memset(c, 4, 9 << 20);
-    cr_assert_eq(path_count(h, HL_PATH_LARGE_MMAP), 1);
-    cr_assert_eq(path_count(h, HL_PATH_LARGE_REUSE), 3);
+    cr_assert_eq(unit_path_count(h, HL_PATH_LARGE_MMAP), 1);
+    cr_assert_eq(unit_path_count(h, HL_PATH_LARGE_REUSE), 3);
     hl_heap_free(h, b);
     hl_heap_free(h, c);
     cr_assert_eq(hl_heap_check(h, 1), 0);
@@ -145,7 +138,7 @@ Test(decay, decay_zero_keeps_nothing)
     char *p = hl_heap_malloc(h, 8 << 20);
     hl_heap_free(h, p);
     cr_assert_not(mapped(p), "unmapped at once");
-    cr_assert_eq(path_count(h, HL_PATH_LARGE_MUNMAP), 1);
+    cr_assert_eq(unit_path_count(h, HL_PATH_LARGE_MUNMAP), 1);
     void *q[40];
     fill_and_free(h, q, 40);
     cr_assert_eq(npools(&h->mid.arenas[0]) + npools(&h->mid.arenas[1]), 1,
@@ -210,8 +203,8 @@ Test(decay, a_fixed_arena_keeps_everything_in_the_arena)
         activity(h, 1000);
     }
     cr_assert_eq(h->large.cache_count, 0);
-    cr_assert_eq(path_count(h, HL_PATH_LARGE_MMAP), 0);
-    cr_assert_eq(path_count(h, HL_PATH_LARGE_REUSE), 0);
+    cr_assert_eq(unit_path_count(h, HL_PATH_LARGE_MMAP), 0);
+    cr_assert_eq(unit_path_count(h, HL_PATH_LARGE_REUSE), 0);
     cr_assert_eq(h->mid.arenas[0].tlsf.pools->bytes, h->arena_size & ~(size_t)15);
     hl_heap_info_t info;
     hl_heap_info(h, &info);
@@ -245,7 +238,7 @@ Test(decay, a_block_handed_out_whole_keeps_a_fresh_usable_size)
     hl_heap_free(h, q); /* the whole 10 MiB mapping goes back */
     char *r = hl_heap_malloc(h, 10 << 20);
     cr_assert_eq(r, p);
-    cr_assert_eq(path_count(h, HL_PATH_LARGE_MMAP), 1);
+    cr_assert_eq(unit_path_count(h, HL_PATH_LARGE_MMAP), 1);
     r = hl_heap_realloc(h, r, 12 << 20); /* mremap from the whole mapping */
     cr_assert_not_null(r);
     hl_heap_free(h, r);

@@ -17,13 +17,6 @@
 
 #define MIB ((size_t)1 << 20)
 
-static uint64_t path_count(hl_heap_t *h, hl_path_t path)
-{
-    uint64_t c[HL_PATH_COUNT];
-    hl_heap_path_counts(h, c, HL_PATH_COUNT);
-    return c[path];
-}
-
 /* Pages of [p, p+n) resident now (without touching them). */
 static size_t resident_pages(const void *p, size_t n)
 {
@@ -58,12 +51,12 @@ Test(gather, a_larger_request_takes_the_pages_of_two_cached_mappings)
     hl_heap_t *h = unit_heap("");
     char *a, *c;
     char *b = two_cached(h, 8 * MIB, &a, &c);
-    uint64_t maps = path_count(h, HL_PATH_LARGE_MMAP);
+    uint64_t maps = unit_path_count(h, HL_PATH_LARGE_MMAP);
     size_t n = 15 * MIB;
     char *g = hl_heap_malloc(h, n);
     cr_assert_not_null(g);
-    cr_assert_eq(path_count(h, HL_PATH_LARGE_MMAP), maps, "no new mapping");
-    cr_assert_eq(path_count(h, HL_PATH_LARGE_REUSE), 1);
+    cr_assert_eq(unit_path_count(h, HL_PATH_LARGE_MMAP), maps, "no new mapping");
+    cr_assert_eq(unit_path_count(h, HL_PATH_LARGE_REUSE), 1);
     size_t pages = (n + 48 + 4095) / 4096;
     cr_assert_eq(resident_pages(g, n), pages, "every page of the 15 MiB block is resident already");
     cr_assert(g[0] == 1 || g[0] == 3, "the head is one cached mapping's pages");

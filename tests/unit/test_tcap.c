@@ -27,9 +27,18 @@ static uint32_t base_cap(hl_heap_t *h, size_t size)
 
 static uint64_t refills(hl_heap_t *h)
 {
-    uint64_t c[HL_PATH_COUNT];
-    hl_heap_path_counts(h, c, HL_PATH_COUNT);
-    return c[HL_PATH_TINY_REFILL] + c[HL_PATH_TINY_NEW_SLAB];
+    return unit_path_count(h, HL_PATH_TINY_REFILL) + unit_path_count(h, HL_PATH_TINY_NEW_SLAB);
+}
+
+/* Every block freed: the thread's caches flushed, the heap consistent and empty. */
+static void check_empty_and_destroy(hl_heap_t *h)
+{
+    hl_heap_flush_thread(h);
+    cr_assert_eq(hl_heap_check(h, 1), 0);
+    hl_heap_info_t info;
+    hl_heap_info(h, &info);
+    cr_assert_eq(info.used, 0);
+    hl_heap_destroy(h);
 }
 
 /* rounds of: allocate n blocks of size, free them (the shape of a phase-wise program). */
@@ -222,12 +231,7 @@ Test(tcap, large_transfer_batch_is_split_for_a_small_bin)
     cr_assert_eq(j.cap, base);
     cr_assert_eq(j.checked, 0);
     cr_assert_geq(j.avail, 0, "the refill took no more than the bin holds");
-    hl_heap_flush_thread(h);
-    cr_assert_eq(hl_heap_check(h, 1), 0);
-    hl_heap_info_t info;
-    hl_heap_info(h, &info);
-    cr_assert_eq(info.used, 0);
-    hl_heap_destroy(h);
+    check_empty_and_destroy(h);
 }
 
 /* A forked child inherits the grown cache and keeps working with it. */
@@ -363,10 +367,5 @@ Test(tcap, second_flush_in_a_row_hands_over_the_whole_bin)
     cr_assert_eq(b->cap, cap, "one-way traffic does not grow the bin");
     while (i < n)
         hl_heap_free(h, v[i++]);
-    hl_heap_flush_thread(h);
-    cr_assert_eq(hl_heap_check(h, 1), 0);
-    hl_heap_info_t info;
-    hl_heap_info(h, &info);
-    cr_assert_eq(info.used, 0);
-    hl_heap_destroy(h);
+    check_empty_and_destroy(h);
 }

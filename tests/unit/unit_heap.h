@@ -20,4 +20,12 @@ static inline hl_heap_t *unit_heap(const char *opts)
     return h;
 }
 
+/* How many operations took the given path so far. */
+static inline uint64_t unit_path_count(hl_heap_t *h, hl_path_t path)
+{
+    uint64_t c[HL_PATH_COUNT];
+    hl_heap_path_counts(h, c, HL_PATH_COUNT);
+    return c[path];
+}
+
 #endif
