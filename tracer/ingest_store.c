@@ -429,11 +429,11 @@ static int flush_blocks(hl_store_t *s)
     int n = s->nbatch;
     s->nbatch = 0;
     if (!n) return 0;
+    int full = n == HL_STORE_BATCH, per = full ? n : 1; /* rows per statement */
+    sqlite3_stmt *st = full ? s->st_batch : s->st[S_BLOCK_APPEND];
     for (int i = 0; i < n;) {
-        int full = n == HL_STORE_BATCH;
-        sqlite3_stmt *st = full ? s->st_batch : s->st[S_BLOCK_APPEND];
         bound_t *b = full ? s->bound_batch : s->bound_one;
-        for (int k = 1; k == 1 || (full && i < n); i++, k += HL_BF_NCOLS, b += HL_BF_NCOLS)
+        for (int j = 0, k = 1; j < per; j++, i++, k += HL_BF_NCOLS, b += HL_BF_NCOLS)
             bind_packed(st, k, &s->batch[i], b);
         int rc = sqlite3_step(st);
         sqlite3_reset(st);
