@@ -807,6 +807,13 @@ static void *relay_end_run(void *arg)
     return NULL;
 }
 
+static void relay_end_free(relay_end_t *e)
+{
+    pthread_cond_destroy(&e->cv);
+    pthread_mutex_destroy(&e->mu);
+    free(e);
+}
+
 /* Wait for the ending thread until deadline; 1 when it finished. */
 static int relay_end_wait(relay_end_t *e, const struct timespec *deadline)
 {
@@ -835,7 +842,7 @@ static int record_relay_end_session(hl_session_t *s, record_ctx_t *c, int timeou
     pthread_condattr_destroy(&ca);
     pthread_t t;
     if (pthread_create(&t, NULL, relay_end_run, e)) {
-        free(e);
+        relay_end_free(e);
         return hl_session_stop(s, discarded, lost) || hl_session_destroy(s) ? -1 : 0;
     }
     struct timespec deadline;
@@ -846,10 +853,12 @@ static int record_relay_end_session(hl_session_t *s, record_ctx_t *c, int timeou
         hl_sessiond_stop(&c->sessiond); /* the calls waiting on it return */
         clock_gettime(CLOCK_MONOTONIC, &deadline);
         deadline.tv_sec += 10;
-        if (relay_end_wait(e, &deadline))
+        if (relay_end_wait(e, &deadline)) {
             pthread_join(t, NULL);
-        else
+            relay_end_free(e);
+        } else {
             pthread_detach(t); /* still inside lttng-ctl: e stays its own */
+        }
         s->created = 0;
         return 1;
     }
@@ -858,9 +867,7 @@ static int record_relay_end_session(hl_session_t *s, record_ctx_t *c, int timeou
     *discarded = e->discarded;
     *lost = e->lost;
     int rc = e->rc ? -1 : 0;
-    pthread_cond_destroy(&e->cv);
-    pthread_mutex_destroy(&e->mu);
-    free(e);
+    relay_end_free(e);
     return rc;
 }
 
