@@ -768,7 +768,7 @@ typedef struct record_ctx_s {
 
 /* --relay: the bound on the end of the session (stop and destroy: every event sent to the
  * relay daemon), in seconds, HEAPLEDGER_RELAY_TIMEOUT (default 30). The private daemons'
- * sockets to the relay daemon time out after as long (LTTNG_NETWORK_SOCKET_TIMEOUT, set for
+ * sockets to the relay daemon time out after twice as long (LTTNG_NETWORK_SOCKET_TIMEOUT, set for
  * the private session daemon): a relay daemon that dies or stops answering mid-run made an
  * lttng-ctl call wait for good. Returns the seconds, or -1 after a message (bad value). */
 static int record_relay_timeout(void)
@@ -992,9 +992,13 @@ int hl_cmd_record(int argc, char **argv)
     memset(&c, 0, sizeof c);
     c.reaper.fd = -1;
     char marker[128];
-    char sock_timeout[24]; /* --relay: the private daemons' relay sockets time out */
+    /* --relay: the private daemons' relay sockets time out after twice the bound. A socket
+     * timeout starts when the relay daemon stops answering, possibly long before the program
+     * ends, and ends the session as if it had gone well; at the same length as the bound it
+     * raced it and a lost relay daemon was now and then reported as a session that ended. */
+    char sock_timeout[24];
     int set_sock_timeout = a.relay && !getenv("LTTNG_NETWORK_SOCKET_TIMEOUT");
-    snprintf(sock_timeout, sizeof sock_timeout, "%d", relay_timeout * 1000);
+    snprintf(sock_timeout, sizeof sock_timeout, "%lld", (long long)relay_timeout * 2000);
     if (set_sock_timeout) setenv("LTTNG_NETWORK_SOCKET_TIMEOUT", sock_timeout, 1);
     int setup = record_setup(&a, &c, marker, sizeof marker);
     if (set_sock_timeout) unsetenv("LTTNG_NETWORK_SOCKET_TIMEOUT"); /* not the program's */
