@@ -25,6 +25,7 @@
 #include "record_ns.h"
 #include "record_reaper.h"
 #include "record_rotate.h"
+#include "record_schedule.h"
 #include "record_stats.h"
 #include "record_summary.h"
 #include "session.h"
@@ -90,6 +91,8 @@ static uint64_t rec_backlog_max;          /* the backlog that pauses the program
 static volatile sig_atomic_t rec_signals; /* forwarded signals so far */
 static volatile sig_atomic_t rec_pending; /* signal received before the fork */
 static hl_rstats_t rec_stats;             /* --stats */
+static hl_rsched_t rec_sched;             /* when the trace chunks close (record_schedule.h) */
+static int rec_have_sched;                /* rec_sched is set up (chunked, local) */
 
 static void record_usage(FILE *f)
 {
@@ -311,7 +314,10 @@ static int record_wait(pid_t pid, int *status, record_watch_t *w)
             w->died_pid = w->consumerd;
         }
     }
-    if (w->rotor) hl_rotor_resume(w->rotor, 1); /* the daemon died: it goes on untraced */
+    if (w->rotor) {
+        hl_rotor_resume(w->rotor, 1); /* the daemon died: it goes on untraced */
+        hl_rotor_watch_end(w->rotor); /* no chunk closes any more: the main thread stops */
+    }
     if (w->died) {
         fprintf(stderr,
                 "heapledger record: the private LTTng %s (pid %d) died while the program ran; "
@@ -543,6 +549,18 @@ static int record_ingest(record_out_t *o, const char *trace, int exit_status, ui
         hl_rotor_join(&o->rotor); /* it stored the closed chunks meanwhile */
         hl_rotor_finish(&o->rotor);
         hl_rstats_mark(&rec_stats, HL_RS_STORED);
+        rec_stats.have_store = 1;
+        rec_stats.store_idle_run = o->rotor.idle_run_s;
+        rec_stats.store_idle_end = o->rotor.idle_end_s;
+        if (rec_have_sched) {
+            rec_stats.rotations = rec_sched.asked;
+            rec_stats.first_chunk_mib = (double)hl_rsched_first_bytes(rec_sched.max) / 1048576;
+            if (rec_sched.fallback && !died)
+                fprintf(stderr,
+                        "heapledger record: %s; LTTng's size schedule closed the trace chunks "
+                        "from then on\n",
+                        rec_sched.err);
+        }
         chunks = hl_ingest_chunks_count(o->rotor.ing);
         stored_events = hl_ingest_chunks_events(o->rotor.ing);
         rc = hl_ingest_chunks_close(o->rotor.ing, exit_status, trace, o->rotor.deleted > 0, &r);
@@ -628,6 +646,14 @@ static void record_keep_trace(void *arg)
     hl_reaper_note(w->reaper, "kept", w->rotor->dir);
 }
 
+/* A chunk is committed: a record that dies before deleting it leaves the reaper to (a
+ * temporary trace only; a --keep-trace directory keeps its chunks). */
+static void record_chunk_stored(void *arg, const char *path)
+{
+    record_watch_t *w = arg;
+    if (!w->rotor->keep) hl_reaper_note(w->reaper, "stored", path);
+}
+
 /* The database's name (-o, else heapledger-CMD-PID.db) once the program runs, and the
  * chunked ingest into it. */
 static void record_out_start(record_out_t *o, const record_args_t *a, pid_t pid, const char *trace,
@@ -648,12 +674,21 @@ static void record_out_start(record_out_t *o, const record_args_t *a, pid_t pid,
     }
     hl_rotor_init(&o->rotor, trace, ing, a->keep != NULL);
     o->rotor.before_first = record_keep_trace;
+    o->rotor.after_store = record_chunk_stored;
+    if (rec_have_sched) o->rotor.sched = &rec_sched;
     o->rotor.arg = w;
     o->rotor.pid = pid;
     o->rotor.backlog_max = rec_backlog_max;
     o->rotor.before_final = record_hold_ingest;
     w->rotor = &o->rotor;
     hl_rotor_start(&o->rotor); /* else record_wait stores them itself */
+    /* No watch thread to close the chunks: LTTng's size schedule does (the program is not
+     * running yet, so this thread's liblttng-ctl call races no other). */
+    if (rec_have_sched && !o->rotor.thread_ok) {
+        rec_have_sched = 0;
+        o->rotor.sched = NULL;
+        hl_session_rotate_on_size(rec_sched.s, rec_sched.max);
+    }
 }
 
 /* Can the database be written? Refused before anything runs: a missing or unwritable
@@ -971,10 +1006,12 @@ int hl_cmd_record(int argc, char **argv)
         return 2;
     }
     /* Trace chunks stored while the program runs (record_rotate.h); not with --relay. */
-    uint64_t chunk_bytes = 0;
+    uint64_t chunk_bytes = 0, first_chunk = 0;
     if (!a.relay && hl_ingest_chunks_new) {
         chunk_bytes = hl_rotor_chunk_bytes();
         if (chunk_bytes == (uint64_t)-1) return 2;
+        first_chunk = chunk_bytes ? hl_rsched_first_bytes(chunk_bytes) : 0;
+        if (first_chunk == (uint64_t)-1) return 2;
         rec_backlog_max = chunk_bytes ? hl_rotor_backlog_bytes(chunk_bytes) : 0;
         if (rec_backlog_max == (uint64_t)-1) return 2;
     }
@@ -1008,13 +1045,15 @@ int hl_cmd_record(int argc, char **argv)
     hl_session_t s;
     hl_session_init(&s, c.trace, a.lossy);
     if (a.relay) hl_session_set_relay(&s, a.relay, a.out); /* checked above */
-    if (hl_session_create(&s) || (chunk_bytes && hl_session_rotate_on_size(&s, chunk_bytes)) ||
-        hl_session_start(&s)) {
+    if (hl_session_create(&s) || hl_session_start(&s)) {
         fprintf(stderr, "heapledger record: %s\n", s.err);
         hl_session_destroy(&s);
         return record_finish(&c, HL_EXIT_TOOL);
     }
     hl_rstats_mark(&rec_stats, HL_RS_SESSION);
+    /* The chunks close on record's schedule, small ones first (record_schedule.h). */
+    if (chunk_bytes) hl_rsched_init(&rec_sched, &s, first_chunk, chunk_bytes);
+    rec_have_sched = chunk_bytes != 0;
 
     if (rec_pending) {
         fprintf(stderr, "heapledger record: interrupted by signal %d before '%s' started\n",

@@ -20,8 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* A size in bytes with an optional K, M or G suffix; (uint64_t)-1 when malformed. */
-static uint64_t parse_size(const char *v)
+uint64_t hl_rotor_parse_size(const char *v)
 {
     char *end;
     errno = 0;
@@ -41,7 +40,7 @@ uint64_t hl_rotor_chunk_bytes(void)
 {
     const char *v = getenv("HEAPLEDGER_CHUNK_BYTES");
     if (!v || !*v) return HL_ROTOR_CHUNK_BYTES;
-    uint64_t n = parse_size(v);
+    uint64_t n = hl_rotor_parse_size(v);
     if (n == (uint64_t)-1) {
         fprintf(stderr,
                 "heapledger record: HEAPLEDGER_CHUNK_BYTES=%s: expected a size in bytes (K, M "
@@ -58,7 +57,7 @@ uint64_t hl_rotor_backlog_bytes(uint64_t chunk_bytes)
 {
     const char *v = getenv("HEAPLEDGER_BACKLOG_BYTES");
     if (v && *v) {
-        uint64_t n = parse_size(v);
+        uint64_t n = hl_rotor_parse_size(v);
         if (n == (uint64_t)-1)
             fprintf(stderr,
                     "heapledger record: HEAPLEDGER_BACKLOG_BYTES=%s: expected a size in bytes (K, "
@@ -127,65 +126,80 @@ static void resume_locked(hl_rotor_t *r)
     r->paused_s += now_s() - r->paused_at;
 }
 
-/* The throttle: every 100 ms, the closed chunks' size against backlog_max; independent of
- * the store, which spends seconds per chunk. Chunks already stored but left on disk
- * (--keep-trace, damaged ones) are not backlog and do not count. Only the closed chunks: LTTng
- * completes no rotation while the program is stopped (the chunk being filled stays open), and the
- * closed ones are what the store drains. */
-static void *throttle_main(void *arg)
+/* The watch thread, every 100 ms while the program runs: the chunk schedule
+ * (record_schedule.h; not while the program is paused: LTTng completes no rotation then) and
+ * the throttle, the closed chunks' size against backlog_max; independent of the store, which
+ * spends seconds per chunk. Chunks already stored but left on disk (--keep-trace, damaged ones)
+ * are not backlog and do not count. Only the closed chunks: LTTng completes no rotation while
+ * the program is stopped (the chunk being filled stays open), and the closed ones are what the
+ * store drains. */
+static void *watch_main(void *arg)
 {
     hl_rotor_t *r = arg;
     char archives[4200];
     snprintf(archives, sizeof archives, "%s/archives", r->dir);
-    const struct timespec tick = {0, 100 * 1000 * 1000};
     pthread_mutex_lock(&r->mu);
-    while (!r->no_pause) {
+    while (!r->watch_end) {
+        int throttle = !r->no_pause && r->pid > 0 && r->backlog_max, paused = r->paused;
         pthread_mutex_unlock(&r->mu);
-        uint64_t bytes = du(archives), kept = atomic_load(&r->retained);
-        bytes = bytes > kept ? bytes - kept : 0;
-        pthread_mutex_lock(&r->mu);
-        if (r->no_pause) break;
-        if (atomic_load(&r->drained_no_more)) {
-            r->no_pause = 1; /* resumed below: a pause would never end */
-            break;
+        if (r->sched && !paused) hl_rsched_tick(r->sched);
+        uint64_t bytes = 0;
+        if (throttle) {
+            uint64_t kept = atomic_load(&r->retained);
+            bytes = du(archives);
+            bytes = bytes > kept ? bytes - kept : 0;
         }
-        if (!r->paused && bytes > r->backlog_max)
-            pause_program(r);
-        else if (r->paused && bytes <= r->backlog_max / 2)
-            resume_locked(r);
-        pthread_mutex_unlock(&r->mu);
-        nanosleep(&tick, NULL);
         pthread_mutex_lock(&r->mu);
+        if (r->watch_end) break;
+        if (throttle && !r->no_pause) {
+            if (atomic_load(&r->drained_no_more)) {
+                r->no_pause = 1; /* a pause would never end */
+                resume_locked(r);
+            } else if (!r->paused && bytes > r->backlog_max)
+                pause_program(r);
+            else if (r->paused && bytes <= r->backlog_max / 2)
+                resume_locked(r);
+        }
+        struct timespec t;
+        clock_gettime(CLOCK_REALTIME, &t);
+        t.tv_nsec += 100 * 1000 * 1000;
+        if (t.tv_nsec >= 1000000000L) t.tv_sec++, t.tv_nsec -= 1000000000L;
+        if (!r->watch_end) pthread_cond_timedwait(&r->watch_wake, &r->mu, &t);
     }
     resume_locked(r);
     pthread_mutex_unlock(&r->mu);
     return NULL;
 }
 
-static void throttle_start(hl_rotor_t *r)
+static void watch_start(hl_rotor_t *r)
 {
+    if (r->throttling || !(r->sched || (r->pid > 0 && r->backlog_max))) return;
     r->throttling = 1;
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old); /* signals stay record's main thread's */
-    r->thread_ok = pthread_create(&r->thread, NULL, throttle_main, r) == 0;
+    r->thread_ok = pthread_create(&r->thread, NULL, watch_main, r) == 0;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+void hl_rotor_watch_end(hl_rotor_t *r)
+{
+    pthread_mutex_lock(&r->mu);
+    r->watch_end = 1;
+    pthread_cond_signal(&r->watch_wake);
+    pthread_mutex_unlock(&r->mu);
+    if (r->thread_ok) {
+        pthread_join(r->thread, NULL);
+        r->thread_ok = 0;
+    }
 }
 
 void hl_rotor_resume(hl_rotor_t *r, int forever)
 {
-    if (!r->throttling) {
-        if (forever) r->no_pause = 1;
-        return;
-    }
     pthread_mutex_lock(&r->mu);
     if (forever) r->no_pause = 1;
     resume_locked(r);
     pthread_mutex_unlock(&r->mu);
-    if (forever && r->thread_ok) {
-        pthread_join(r->thread, NULL);
-        r->thread_ok = 0;
-    }
 }
 
 void hl_rotor_init(hl_rotor_t *r, const char *dir, hl_ingest_chunks_t *ing, int keep)
@@ -196,6 +210,7 @@ void hl_rotor_init(hl_rotor_t *r, const char *dir, hl_ingest_chunks_t *ing, int 
     r->keep = keep;
     pthread_mutex_init(&r->mu, NULL);
     pthread_cond_init(&r->wake, NULL);
+    pthread_cond_init(&r->watch_wake, NULL);
 }
 
 typedef struct chunk_s {
@@ -286,6 +301,7 @@ static void store(hl_rotor_t *r, const char *path)
         atomic_fetch_add(&r->retained, du(path)); /* kept on disk: not waiting any more */
         return;
     }
+    if (r->after_store) r->after_store(r->arg, path);
     if (!r->keep && nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS) == 0)
         r->deleted++;
     else
@@ -308,7 +324,7 @@ unsigned hl_rotor_poll(hl_rotor_t *r)
         bytes += du(path);
     }
     if (bytes > r->peak_waiting_bytes) r->peak_waiting_bytes = bytes;
-    if (r->pid > 0 && r->backlog_max && !r->throttling) throttle_start(r);
+    watch_start(r);
     hl_ingest_chunks_backlog(r->ing, (unsigned)n, bytes);
     if (!n) return 0;
     snprintf(path, sizeof path, "%s/archives/%s", r->dir, v[0].name);
@@ -377,7 +393,9 @@ static void *store_main(void *arg)
         clock_gettime(CLOCK_REALTIME, &t);
         t.tv_nsec += HL_ROTOR_LOOK_MS * 1000000L;
         if (t.tv_nsec >= 1000000000L) t.tv_sec++, t.tv_nsec -= 1000000000L;
+        double idle = now_s();
         if (!r->finishing) pthread_cond_timedwait(&r->wake, &r->mu, &t);
+        *(r->want_signals ? &r->idle_end_s : &r->idle_run_s) += now_s() - idle;
     }
     pthread_mutex_unlock(&r->mu);
     return NULL;
@@ -385,6 +403,7 @@ static void *store_main(void *arg)
 
 int hl_rotor_start(hl_rotor_t *r)
 {
+    watch_start(r);
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old); /* signals stay record's main thread's */
@@ -430,6 +449,7 @@ void hl_rotor_finish(hl_rotor_t *r)
 {
     hl_rotor_join(r);
     hl_rotor_resume(r, 1);
+    hl_rotor_watch_end(r);
     while (hl_rotor_poll(r) > 0)
         ;
     if (r->failed || r->stopped) return;

@@ -29,6 +29,7 @@
 #define HL_RECORD_ROTATE_H
 
 #include "ingest_chunks.h"
+#include "record_schedule.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -53,6 +54,9 @@ typedef struct hl_rotor_s {
     unsigned deleted;            /* chunks deleted once stored */
     uint64_t peak_waiting_bytes; /* largest backlog seen (bytes of closed chunks) */
     char err[512];               /* the first failure or damage */
+    /* Called after each chunk is committed, before it is deleted (record tells its reaper:
+     * that chunk is in the database). */
+    void (*after_store)(void *arg, const char *path);
     /* Called once, before the first chunk is stored (record tells its reaper to keep the
      * trace directory from then on: the database no longer holds the whole recording). */
     void (*before_first)(void *arg);
@@ -67,7 +71,13 @@ typedef struct hl_rotor_s {
     double paused_at;       /* when the current pause began */
     pid_t paused_pids[256]; /* the processes the current pause stopped */
     unsigned npaused;
-    int throttling, thread_ok; /* the throttle's thread started (at the first poll) */
+    int throttling, thread_ok; /* the watch thread started (once: hl_rotor_start or the first
+                                  poll) */
+    /* The watch thread (every 100 ms while the program runs): the chunk schedule (NULL: LTTng's
+     * own, or none) and the throttle; it ends at hl_rotor_watch_end. */
+    hl_rsched_t *sched;
+    int watch_end;
+    pthread_cond_t watch_wake;
     /* Bytes of closed chunks that stay on disk once stored (--keep-trace, damaged): not
      * backlog, the throttle subtracts them. drained_no_more: storing failed or was stopped,
      * nothing will drain the backlog again, so the throttle resumes the program for good. */
@@ -89,6 +99,9 @@ typedef struct hl_rotor_s {
     void (*before_final)(hl_ingest_chunks_t *ing);
     int final_done;
     unsigned stored; /* chunks stored so far (read with mu) */
+    /* Seconds the store thread waited with no closed chunk, while the program ran and after
+     * it ended (--stats: where the store stood idle). */
+    double idle_run_s, idle_end_s;
 } hl_rotor_t;
 
 /* The chunk size to rotate at: HEAPLEDGER_CHUNK_BYTES (bytes; K, M, G suffixes) or the
@@ -99,8 +112,14 @@ uint64_t hl_rotor_chunk_bytes(void);
  * never) or 512 MiB less four chunks of chunk_bytes (at least one chunk). Returns
  * (uint64_t)-1 with a message printed when the variable is malformed. */
 uint64_t hl_rotor_backlog_bytes(uint64_t chunk_bytes);
+/* A size in bytes with an optional K, M or G suffix; (uint64_t)-1 when malformed. */
+uint64_t hl_rotor_parse_size(const char *v);
 void hl_rotor_init(hl_rotor_t *r, const char *dir, hl_ingest_chunks_t *ing, int keep);
-/* Let a paused program go on (SIGCONT to what the pause stopped); forever: no more pauses. */
+/* The program ended: the watch thread (chunk schedule, throttle) ends; waits for it. After it,
+ * record's main thread may call liblttng-ctl again. Safe twice and without the thread. */
+void hl_rotor_watch_end(hl_rotor_t *r);
+/* Let a paused program go on (SIGCONT to what the pause stopped); forever: no more pauses
+ * (the chunk schedule goes on until hl_rotor_watch_end). */
 void hl_rotor_resume(hl_rotor_t *r, int forever);
 /* Store the oldest closed chunk waiting below dir/archives, if any. Returns how many more
  * wait (call again at once), 0 when none (or storing failed). */

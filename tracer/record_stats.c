@@ -158,4 +158,10 @@ void hl_rstats_print(FILE *f, const hl_rstats_t *s, const char *db, const hl_ing
             "  %-22s %8.3f  (user %.3f, system %.3f: all its threads, the store, finish and "
             "summary included)\n",
             "record", tv(self.ru_utime) + tv(self.ru_stime), tv(self.ru_utime), tv(self.ru_stime));
+    if (s->have_store)
+        fprintf(f,
+                "heapledger record: stats: store thread idle %.3f s while the program ran, %.3f "
+                "s after it ended (no closed chunk waiting); %u rotations asked by record (the "
+                "first at %.0f MiB)\n",
+                s->store_idle_run, s->store_idle_end, s->rotations, s->first_chunk_mib);
 }

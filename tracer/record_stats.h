@@ -51,6 +51,12 @@ typedef struct hl_rstats_s {
         char comm[32];
         double cpu; /* user + system seconds, its reaped children included */
     } daemon[HL_RS_DAEMONS];
+    /* The chunked store (record_rotate.h): the chunks record closed (record_schedule.h), the
+     * first one's size, and the seconds the store thread waited with no closed chunk. */
+    int have_store;
+    unsigned rotations;
+    double first_chunk_mib;
+    double store_idle_run, store_idle_end;
 } hl_rstats_t;
 
 /* Note moment `which` now (cheap: a clock read). */

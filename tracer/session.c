@@ -236,6 +236,29 @@ int hl_session_rotate_on_size(hl_session_t *s, uint64_t bytes)
     return 0;
 }
 
+int hl_session_rotating(hl_session_t *s)
+{
+    if (!s->rotation) return 0;
+    enum lttng_rotation_state state = LTTNG_ROTATION_STATE_ERROR;
+    if (lttng_rotation_handle_get_state(s->rotation, &state) == LTTNG_ROTATION_STATUS_OK &&
+        state == LTTNG_ROTATION_STATE_ONGOING)
+        return 1;
+    lttng_rotation_handle_destroy(s->rotation);
+    s->rotation = NULL;
+    return 0;
+}
+
+int hl_session_rotate(hl_session_t *s)
+{
+    if (hl_session_rotating(s)) return 1;
+    struct lttng_rotation_handle *h = NULL;
+    int rc = lttng_rotate_session(s->name, NULL, &h);
+    if (rc == -LTTNG_ERR_ROTATION_PENDING) return 1; /* one of LTTng's own */
+    if (rc < 0) return fail(s, rc, "cannot rotate session %s", s->name);
+    s->rotation = h;
+    return 0;
+}
+
 int hl_session_start(hl_session_t *s)
 {
     int rc = lttng_start_tracing(s->name);
@@ -280,6 +303,8 @@ int hl_session_stop(hl_session_t *s, uint64_t *discarded, uint64_t *lost)
 
 int hl_session_destroy(hl_session_t *s)
 {
+    if (s->rotation) lttng_rotation_handle_destroy(s->rotation);
+    s->rotation = NULL;
     if (!s->created) return 0;
     struct lttng_destruction_handle *dh = NULL;
     enum lttng_error_code rc = lttng_destroy_session_ext(s->name, &dh);

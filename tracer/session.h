@@ -30,6 +30,8 @@ typedef struct hl_session_s {
     char relay[512];       /* net://HOST[:CTRL[:DATA]]: live session to a relay daemon ("" =
                               local files in dir); set with hl_session_set_relay */
     int created;           /* the daemon knows the session (destroy needed) */
+    void *rotation;        /* the rotation hl_session_rotate asked for, until it completed
+                              (struct lttng_rotation_handle *) */
     char err[512];
 } hl_session_t;
 
@@ -51,6 +53,16 @@ int hl_session_stop(hl_session_t *s, uint64_t *discarded, uint64_t *lost);
  * never written again), and the next chunk fills meanwhile. The last chunk is archived there
  * too when the session is destroyed. */
 int hl_session_rotate_on_size(hl_session_t *s, uint64_t bytes);
+/* Close the current trace chunk now (local sessions, once started): the session daemon
+ * flushes every buffer, renames the chunk into <dir>/archives/BEGIN-END-INDEX/ once it is
+ * complete (about 0.5 s later: its rotation check timer) and fills the next meanwhile.
+ * Returns 0 when asked, 1 when the rotation asked for before is still in progress (nothing
+ * asked), -1 with s->err. Not thread-safe with the other calls (liblttng-ctl is not): the
+ * caller serialises them. */
+int hl_session_rotate(hl_session_t *s);
+/* Is the rotation asked for by hl_session_rotate still in progress? 1 yes, 0 no (completed,
+ * failed or none asked; the handle is then released). */
+int hl_session_rotating(hl_session_t *s);
 /* Destroy the session (waits for the trace to be complete). Safe to call when not created. */
 int hl_session_destroy(hl_session_t *s);
 

@@ -17,7 +17,9 @@
 #                  the database (equal to one pass over the kept chunks)
 #   t_record_killed record SIGKILLed after a chunk was stored: the database keeps the stored
 #                  chunks (valid, readable, ingest_status 'recording'), the reaper keeps the
-#                  trace directory with the chunks not stored yet, and collect stores them
+#                  trace directory with the chunks not stored yet, and collect stores them; or,
+#                  killed when no chunk was left to store, the reaper says so and removes it
+#                  (record_reaper_test.c tests both cases deterministically)
 #   t_throttle     a program faster than the ingest is paused while closed chunks wait above
 #                  HEAPLEDGER_BACKLOG_BYTES (here 1 byte: any): at most 5 closed chunks wait
 #                  (without the pauses 13 did, at load 7), nothing is lost; its 24 bursts are
@@ -25,7 +27,11 @@
 #                  too (back to back, a fresh-clone CI run once saw the program end first)
 #   t_keep_throttle the same with --keep-trace: stored chunks kept on disk are not backlog, so
 #                  the pauses end and the run completes
-#   t_bad_env      a malformed HEAPLEDGER_CHUNK_BYTES or HEAPLEDGER_BACKLOG_BYTES is refused
+#   t_growing      record closes the chunks itself, small first (HEAPLEDGER_FIRST_CHUNK_BYTES=8M)
+#                  and growing to HEAPLEDGER_CHUNK_BYTES (32M): the first chunk is under 28 MiB
+#                  (LTTng's own size schedule made it 32 MiB and more), nothing is lost
+#   t_bad_env      a malformed HEAPLEDGER_CHUNK_BYTES, HEAPLEDGER_BACKLOG_BYTES or
+#                  HEAPLEDGER_FIRST_CHUNK_BYTES is refused
 #                  before anything runs
 #
 # usage: BUILD=build tests/e2e/record_chunks_test.sh [TEST...]      (default: all)
@@ -238,6 +244,13 @@ t_record_killed() {
     check "ingest_status" recording "$(sql "$d/a.db" "SELECT value FROM meta WHERE key = 'ingest_status'")" || return 1
     [ "$(sql "$d/a.db" "SELECT count(*) FROM block WHERE pid = $p")" -gt 0 ] ||
         { note "FAIL: no block kept"; return 1; }
+    # Killed just after a rotation (every closed chunk stored, the new one not written yet):
+    # nothing is left to store, and the reaper removes the directory instead of naming it.
+    if grep -q "no other chunk had reached the disk" "$d/err"; then
+        note "killed when no chunk was left to store"
+        check "files left in TMPDIR" "" "$(ls -A "$d/tmp")" || return 1
+        return 0
+    fi
     # The chunks not stored yet are kept where the reaper says, and collect stores them.
     local kept
     kept=$(sed -n 's/.* the others are kept in \(.*\) (heapledger collect.*/\1/p' "$d/err")
@@ -292,6 +305,25 @@ t_keep_throttle() { # kept chunks are not backlog: a throttled --keep-trace run 
     [ "$kept" -gt 0 ] || { note "FAIL: --keep-trace kept no chunk"; return 1; }
 }
 
+t_growing() { # record closes the chunks: a small first one, then larger ones
+    local d=$WORK/growing
+    mkdir -p "$d"
+    HEAPLEDGER_FIRST_CHUNK_BYTES=8M HEAPLEDGER_CHUNK_BYTES=32M "$HL" record --stats -o "$d/a.db" \
+        --keep-trace "$d/tr" -- "$PROG" 3 500000 0 >"$d/out" 2>"$d/err"
+    check "exit status" 0 $? || { cat "$d/err"; return 1; }
+    local sizes n first
+    sizes=$(for c in $(ls "$d/tr/archives" | sort -t- -k3 -n); do du -sm --apparent-size "$d/tr/archives/$c" | cut -f1; done | tr '\n' ' ')
+    n=$(echo $sizes | wc -w)
+    first=${sizes%% *}
+    note "chunks (MiB, in order): $sizes; $(grep -o '[0-9]* rotations asked by record' "$d/err")"
+    [ "$n" -ge 3 ] || { note "FAIL: $n chunks, expected 3 or more"; cat "$d/err"; return 1; }
+    # 8 MiB and what the buffers held when it closed (LTTng writes 8 MiB sub-buffers); LTTng's
+    # own size schedule at 32M made it 32 MiB and more.
+    [ "$first" -lt 28 ] || { note "FAIL: the first chunk has $first MiB"; return 1; }
+    contains "$d/err" "rotations asked by record (the first at 8 MiB)" || return 1
+    check "loop blocks" 1500000 "$(sql "$d/a.db" "SELECT count(*) FROM block WHERE pid = $(pid_of "$d/out") AND size BETWEEN 40 AND 103")" || return 1
+}
+
 t_bad_env() {
     local d=$WORK/badenv
     mkdir -p "$d"
@@ -303,9 +335,13 @@ t_bad_env() {
     check "exit status" 2 $? || return 1
     contains "$d/err" "HEAPLEDGER_BACKLOG_BYTES=-5: expected a size in bytes" || return 1
     [ ! -e "$d/ran" ] || { note "FAIL: the program ran"; return 1; }
+    HEAPLEDGER_FIRST_CHUNK_BYTES=16Q "$HL" record -o "$d/c.db" -- touch "$d/ran" >"$d/out" 2>"$d/err"
+    check "exit status" 2 $? || return 1
+    contains "$d/err" "HEAPLEDGER_FIRST_CHUNK_BYTES=16Q: expected a size in bytes" || return 1
+    [ ! -e "$d/ran" ] || { note "FAIL: the program ran"; return 1; }
 }
 
-all=(t_same t_gone t_prog_killed t_record_killed t_throttle t_keep_throttle t_bad_env)
+all=(t_same t_gone t_prog_killed t_record_killed t_throttle t_keep_throttle t_growing t_bad_env)
 tests=("$@")
 [ ${#tests[@]} -gt 0 ] || tests=("${all[@]}")
 echo "record-chunks: ${#tests[@]} tests (work dir $WORK)"
