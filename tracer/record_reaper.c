@@ -23,7 +23,8 @@
 
 typedef struct reap_state_s {
     char trace[4096];
-    char kept[4096]; /* the trace directory kept: it holds trace chunks not stored yet */
+    char kept[4096];   /* the trace directory kept: it holds trace chunks not stored yet */
+    char stored[4096]; /* the last chunk committed to the database (deleted here if left) */
     char home[4096];
     char marker[128];
     pid_t sessiond;
@@ -145,7 +146,26 @@ static int reap_rm(const char *path, const struct stat *st, int flag, struct FTW
     return remove(path);
 }
 
-static void __attribute__((noreturn)) reap_cleanup(const reap_state_t *s)
+static int reap_metadata(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag;
+    return strcmp(path + ftw->base, "metadata") == 0;
+}
+
+/* The trace directory that record kept once a chunk was stored: the last chunk committed goes
+ * (it is in the database; record died before deleting it). Returns 1 when a trace is left
+ * below it to store (a CTF metadata file), 0 when nothing is: every chunk that reached the disk
+ * is in the database (record killed just after a rotation, the new chunk not written yet). */
+static int reap_kept_left(const reap_state_t *s)
+{
+    struct stat st;
+    if (s->stored[0] && strncmp(s->stored, s->kept, strlen(s->kept)) == 0 &&
+        lstat(s->stored, &st) == 0)
+        nftw(s->stored, reap_rm, 16, FTW_DEPTH | FTW_PHYS);
+    return nftw(s->kept, reap_metadata, 16, FTW_PHYS) == 1;
+}
+
+static void __attribute__((noreturn)) reap_cleanup(reap_state_t *s)
 {
     static pid_t killed[REAP_MAX_PIDS];
     int programs = 0;
@@ -155,6 +175,9 @@ static void __attribute__((noreturn)) reap_cleanup(const reap_state_t *s)
         reap_sleep_ms(20);
     }
     int daemons = s->sessiond > 0 ? reap_daemon(s->sessiond) : 0;
+    /* The daemons are gone: the trace directory changes no more. */
+    int nothing_left = s->kept[0] && s->stored[0] && !reap_kept_left(s);
+    if (nothing_left) snprintf(s->trace, sizeof s->trace, "%s", s->kept);
     if (s->trace[0]) nftw(s->trace, reap_rm, 16, FTW_DEPTH | FTW_PHYS);
     if (s->home[0]) nftw(s->home, reap_rm, 16, FTW_DEPTH | FTW_PHYS);
     char msg[8400];
@@ -163,7 +186,12 @@ static void __attribute__((noreturn)) reap_cleanup(const reap_state_t *s)
                        "process%s and %d session daemon process%s%s%s\n",
                        programs, programs == 1 ? "" : "es", daemons, daemons == 1 ? "" : "es",
                        s->trace[0] ? ", removed " : "", s->trace);
-    if (s->kept[0] && len > 0 && (size_t)len < sizeof msg)
+    if (nothing_left && len > 0 && (size_t)len < sizeof msg)
+        len += snprintf(msg + len, sizeof msg - (size_t)len,
+                        "heapledger record: the database keeps the trace chunks stored so far; no "
+                        "other chunk had reached the disk (ingest_status 'recording': the blocks "
+                        "live then are not in it)\n");
+    else if (s->kept[0] && len > 0 && (size_t)len < sizeof msg)
         len += snprintf(msg + len, sizeof msg - (size_t)len,
                         "heapledger record: the database keeps the trace chunks stored so far "
                         "(the last one is its meta.last_chunk: delete that one if it is still "
@@ -192,7 +220,9 @@ static void __attribute__((noreturn)) reap_main(int fd)
         else if (strcmp(line, "kept") == 0) { /* instead of removing it */
             snprintf(s.kept, sizeof s.kept, "%s", v);
             s.trace[0] = 0;
-        } else if (strcmp(line, "home") == 0)
+        } else if (strcmp(line, "stored") == 0)
+            snprintf(s.stored, sizeof s.stored, "%s", v);
+        else if (strcmp(line, "home") == 0)
             snprintf(s.home, sizeof s.home, "%s", v);
         else if (strcmp(line, "marker") == 0)
             snprintf(s.marker, sizeof s.marker, "%s", v);

@@ -7,6 +7,8 @@
  *   trace DIR      a temporary trace directory to remove
  *   kept DIR       keep the trace directory after all (trace chunks were stored in the
  *                  database, record_rotate.h: the chunks not stored yet stay for collect)
+ *   stored DIR     a trace chunk below the kept directory is committed to the database
+ *                  (record deletes it next, unless --keep-trace)
  *   sessiond PID   the private session daemon (record_ns.h, sessiond.h); 0 once record
  *                  reaps it itself (its pid may then be reused)
  *   home DIR       a private LTTNG_HOME to remove
@@ -19,7 +21,11 @@
  *      mount namespace (root), and those whose environment carries the marker (everyone),
  *      until none is left;
  *   2. kills the private session daemon and its descendants (the consumer daemon);
- *   3. removes the temporary trace directory (unless kept) and the private LTTNG_HOME;
+ *   3. removes the temporary trace directory (unless kept) and the private LTTNG_HOME; a kept
+ *      one loses the last chunk stored (it is in the database), and goes too when no other
+ *      trace is left in it (no CTF metadata file: killed just after a rotation, every closed
+ *      chunk stored and the new one not written yet), so that the directory it names is
+ *      always one that `collect --all` takes;
  *   4. says so on stderr and exits.
  * A --keep-trace directory is the user's: it is left with whatever reached it.
  */

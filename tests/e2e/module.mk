@@ -82,9 +82,17 @@ $(E2E_DIR)/record_chunks_prog: tests/e2e/record_chunks_prog.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $< -lpthread
 
+# What the reaper leaves of a kept trace directory when record dies (Criterion, no daemon).
+$(E2E_DIR)/record_reaper_test: tests/e2e/record_reaper_test.c tracer/record_reaper.c \
+                               tracer/record_reaper.h tracer/procstat.c tracer/record_ns.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -I tracer -o $@ tests/e2e/record_reaper_test.c tracer/record_reaper.c \
+	    tracer/procstat.c tracer/record_ns.c -lcriterion
+
 .PHONY: record-chunks-check
-record-chunks-check: $(E2E_DIR)/record_chunks_prog $(BIN_DIR)/heapledger $(LIB_DIR)/libheapledger.so \
-                     $(LIB_DIR)/libheapledger-tp.so
+record-chunks-check: $(E2E_DIR)/record_chunks_prog $(E2E_DIR)/record_reaper_test $(BIN_DIR)/heapledger \
+                     $(LIB_DIR)/libheapledger.so $(LIB_DIR)/libheapledger-tp.so
+	@$(E2E_DIR)/record_reaper_test --jobs 1
 	@BUILD=$(BUILD) tests/e2e/record_chunks_test.sh
 
 CHECK_TARGETS += record-chunks-check
