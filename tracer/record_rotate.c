@@ -142,7 +142,7 @@ static void *watch_main(void *arg)
     while (!r->watch_end) {
         int throttle = !r->no_pause && r->pid > 0 && r->backlog_max, paused = r->paused;
         pthread_mutex_unlock(&r->mu);
-        if (r->sched && !paused) hl_rsched_tick(r->sched);
+        int closed = r->sched && !paused && hl_rsched_tick(r->sched);
         uint64_t bytes = 0;
         if (throttle) {
             uint64_t kept = atomic_load(&r->retained);
@@ -151,6 +151,7 @@ static void *watch_main(void *arg)
         }
         pthread_mutex_lock(&r->mu);
         if (r->watch_end) break;
+        if (closed) pthread_cond_signal(&r->wake); /* the store need not wait for its look */
         if (throttle && !r->no_pause) {
             if (atomic_load(&r->drained_no_more)) {
                 r->no_pause = 1; /* a pause would never end */

@@ -62,17 +62,23 @@ static uint64_t filled(const char *dir)
     return filled_total;
 }
 
-void hl_rsched_tick(hl_rsched_t *r)
+int hl_rsched_tick(hl_rsched_t *r)
 {
-    if (r->fallback || hl_session_rotating(r->s) || filled(r->s->dir) < r->next) return;
+    if (r->fallback) return 0;
+    int was = r->rotating;
+    r->rotating = hl_session_rotating(r->s);
+    int closed = was && !r->rotating;
+    if (r->rotating || filled(r->s->dir) < r->next) return closed;
     int rc = hl_session_rotate(r->s);
     if (rc == 0) {
         r->asked++;
+        r->rotating = 1;
         r->next = r->next < r->max / 2 ? 2 * r->next : r->max;
-        return;
+        return closed;
     }
-    if (rc > 0) return; /* one in progress: the next look */
+    if (rc > 0) return closed; /* one in progress: the next look */
     r->fallback = 1;
     snprintf(r->err, sizeof r->err, "%s", r->s->err);
     hl_session_rotate_on_size(r->s, r->max);
+    return closed;
 }

@@ -37,6 +37,7 @@ typedef struct hl_rsched_s {
     uint64_t max;    /* chunks grow up to this (HEAPLEDGER_CHUNK_BYTES) */
     unsigned asked;  /* rotations asked for */
     int fallback;    /* asking failed: LTTng's size schedule closes the chunks */
+    int rotating;    /* a rotation asked for was in progress at the last look */
     char err[512];   /* why (fallback) */
 } hl_rsched_t;
 
@@ -45,7 +46,9 @@ typedef struct hl_rsched_s {
  * malformed. */
 uint64_t hl_rsched_first_bytes(uint64_t max);
 void hl_rsched_init(hl_rsched_t *r, hl_session_t *s, uint64_t first, uint64_t max);
-/* Look at the chunk being filled; ask for a rotation when it is large enough. */
-void hl_rsched_tick(hl_rsched_t *r);
+/* Look at the chunk being filled; ask for a rotation when it is large enough. Returns 1 when
+ * the rotation asked for before has completed since the last look (a closed chunk waits in
+ * archives/: the caller wakes the store), else 0. */
+int hl_rsched_tick(hl_rsched_t *r);
 
 #endif
