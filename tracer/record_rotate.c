@@ -334,6 +334,18 @@ unsigned hl_rotor_poll(hl_rotor_t *r)
     return r->failed || r->stopped ? 0 : (unsigned)(n - 1);
 }
 
+static int metadata_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag;
+    return strcmp(path + ftw->base, "metadata") == 0;
+}
+
+/* Does dir hold a trace (a CTF metadata file below it)? */
+static int has_trace(const char *dir)
+{
+    return nftw(dir, metadata_entry, 16, FTW_PHYS) == 1;
+}
+
 /* Chunk directories of dir (names NAME-INDEX, not hidden, not archives), oldest first. */
 static size_t scan_open(const char *dir, chunk_t *v, size_t max)
 {
@@ -460,6 +472,14 @@ void hl_rotor_finish(hl_rotor_t *r)
      * left the chunk it was filling at dir/BEGIN-INDEX (never archived). */
     snprintf(path, sizeof path, "%s/ust", r->dir);
     if (stat(path, &st) == 0) store(r, path);
+    if (r->failed || r->stopped) return;
+    /* One whose daemon died during its first rotation left the first chunk in .tmp_old_chunk
+     * and the next in .tmp_new_chunk (LTTng's names while it moves them), oldest first. */
+    static const char *const moving[] = {".tmp_old_chunk", ".tmp_new_chunk"};
+    for (size_t i = 0; i < sizeof moving / sizeof *moving && !r->failed && !r->stopped; i++) {
+        snprintf(path, sizeof path, "%s/%s", r->dir, moving[i]);
+        if (has_trace(path)) store(r, path);
+    }
     if (r->failed || r->stopped) return;
     static chunk_t v[MAX_SCAN];
     size_t n = scan_open(r->dir, v, MAX_SCAN);
