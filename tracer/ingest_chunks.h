@@ -1,6 +1,6 @@
 /* tracer/ingest_chunks.h — one run database filled chunk by chunk while the program runs.
  *
- * `heapledger record` rotates its LTTng session (session.h, hl_session_rotate_on_size): each
+ * `heapledger record` rotates its LTTng session (record_schedule.h, session.h): each
  * closed trace chunk is a complete CTF trace of its own. hl_ingest_chunks_add decodes one
  * such chunk into the open ledger, which carries everything across chunks (live blocks,
  * stacks, threads, module maps, the config event), numbers its events after those of the

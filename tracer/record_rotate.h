@@ -1,8 +1,9 @@
 /* tracer/record_rotate.h — `heapledger record` stores its trace chunk by chunk while the
  * program runs.
  *
- * The session rotates on size (session.h, hl_session_rotate_on_size): LTTng closes the
- * current trace chunk into <trace>/archives/BEGIN-END-INDEX/ and fills the next meanwhile.
+ * The session rotates when record asks (record_schedule.h: 16, 32, then 64 MiB chunks, asked by
+ * the rotor's watch thread): LTTng closes the current trace chunk into
+ * <trace>/archives/BEGIN-END-INDEX/ and fills the next meanwhile.
  * The rotor stores each closed chunk in index order into the run database
  * (ingest_chunks.h) and deletes it (unless --keep-trace), so the disk holds the database,
  * the chunk being filled and the closed chunks not stored yet (the backlog), never the whole
