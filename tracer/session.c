@@ -15,6 +15,9 @@
 #define HL_SUBBUF_COUNT 8ull
 /* How long destroy waits for the consumer to finish writing the trace. */
 #define HL_DESTROY_WAIT_MS 60000
+/* How long destroy waits for a rotation of hl_session_rotate's to complete first (one takes
+ * about 0.5 s: the session daemon's rotation check timer). */
+#define HL_ROTATION_WAIT_MS 10000
 
 /* Writers wait at most this long for buffer space, then the event is discarded (and
  * counted): a consumer daemon that died, or stalled for this long, never blocks the traced
@@ -303,6 +306,11 @@ int hl_session_stop(hl_session_t *s, uint64_t *discarded, uint64_t *lost)
 
 int hl_session_destroy(hl_session_t *s)
 {
+    /* A rotation asked for and still in progress ends first: the destroy's own rotation (the
+     * last chunk into archives/) cannot start meanwhile. */
+    const struct timespec step = {0, 50 * 1000 * 1000};
+    for (int i = 0; i < HL_ROTATION_WAIT_MS / 50 && s->created && hl_session_rotating(s); i++)
+        nanosleep(&step, NULL);
     if (s->rotation) lttng_rotation_handle_destroy(s->rotation);
     s->rotation = NULL;
     if (!s->created) return 0;

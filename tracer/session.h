@@ -63,7 +63,8 @@ int hl_session_rotate(hl_session_t *s);
 /* Is the rotation asked for by hl_session_rotate still in progress? 1 yes, 0 no (completed,
  * failed or none asked; the handle is then released). */
 int hl_session_rotating(hl_session_t *s);
-/* Destroy the session (waits for the trace to be complete). Safe to call when not created. */
+/* Destroy the session (waits for the trace to be complete; first, up to 10 s, for a rotation of
+ * hl_session_rotate's still in progress). Safe to call when not created. */
 int hl_session_destroy(hl_session_t *s);
 
 #endif
