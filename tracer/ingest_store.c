@@ -19,7 +19,11 @@
 #include <string.h>
 
 #define HL_STORE_TXN_ROWS 1000000
-#define HL_STORE_SEGS     64
+/* Segment bases kept (direct-mapped, 48 bytes each: 768 KiB): the rows of the last 33 M ids.
+ * A row of a segment not kept waits for the SQLite thread and reads its base back from
+ * block_seg; with 64 a block that lived more than 131,072 allocations did, and random
+ * lifetimes over 100,000 blocks made a quarter of the rows wait (docs/PERFORMANCE.md). */
+#define HL_STORE_SEGS 16384
 /* Packed block rows per INSERT: one statement (its cursor opened once) for this many rows
  * appended in id order (32: 3,888 instructions per row in hl_store_block, 128: 3,558; of the
  * 330, 56 in the statement and 257 in binds, because record_bench's sizes repeat every 64
@@ -122,7 +126,8 @@ struct hl_store_s {
     hl_writer_t *w;
     int64_t seg_hi; /* the largest segment block_seg can hold a row of */
     /* The segment bases (block_seg) used last, direct-mapped by segment number: rows come
-     * nearly in id order, so one or two segments are in use at a time. */
+     * nearly in id order, so one or two segments are in use at a time, and a few old ones
+     * for the blocks that live long. */
     struct {
         int64_t seg;
         int state; /* 0 unknown, 1 base, 2 no base (the segment's rows go to block_wide) */
