@@ -127,7 +127,9 @@ int hl_cmd_collect(int argc, char **argv)
     if (stats)
         fprintf(stderr,
                 "heapledger collect: %.3f s wall, decoder process %.3f s CPU, store thread %.3f s "
-                "CPU, final commit + indexes %.3f s wall (%.3f s CPU)\n",
-                r.seconds, r.decode_cpu, r.store_cpu, r.index_seconds, r.index_cpu);
+                "CPU (of it its SQLite thread %.3f s), final commit + indexes %.3f s wall (%.3f s "
+                "CPU)\n",
+                r.seconds, r.decode_cpu, r.store_cpu, r.store_sql_cpu, r.index_seconds,
+                r.index_cpu);
     return rc == 1 ? 3 : 0;
 }

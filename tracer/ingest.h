@@ -56,7 +56,8 @@ typedef struct hl_ingest_result_s {
     uint64_t stacks;       /* distinct stacks stored */
     double seconds;        /* wall time of the ingest */
     double decode_cpu;     /* CPU seconds of the decoder (babeltrace2; its child process) */
-    double store_cpu;      /* CPU seconds of the store thread during the load */
+    double store_cpu;      /* CPU seconds of the store during the load (its threads) */
+    double store_sql_cpu;  /* of it the store's SQLite thread (tracer/ingest_writer.c) */
     double index_seconds;  /* wall time of the final commit and index creation */
     double index_cpu;      /* CPU seconds of the calling thread in that phase */
     int interrupted;       /* SIGINT or SIGTERM when a signal stopped the ingest (then the

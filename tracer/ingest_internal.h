@@ -329,8 +329,15 @@ const char *hl_store_errmsg(const hl_store_t *st);
  * rowid (out of order, or wide); the rows still in the window or the batch are in neither. */
 void hl_store_counts(const hl_store_t *st, uint64_t *appended, uint64_t *placed);
 
-/* The store's database connection (for the writers of additive tables: ingest_leakclass.c). */
+/* The store's database connection (for the writers of additive tables: ingest_leakclass.c).
+ * The block rows' statements run in a thread of their own (ingest_writer.c): call
+ * hl_store_sync() before each use of the connection outside ingest_store.c. */
 sqlite3 *hl_store_db(hl_store_t *st);
+/* Wait until the store's SQLite thread has done everything given to it; -1 when the store
+ * has failed. */
+int hl_store_sync(hl_store_t *st);
+/* CPU seconds of the store's SQLite thread so far (0 without one). */
+double hl_store_sql_cpu(const hl_store_t *st);
 
 /* ---- leak classes (ingest_leakclass.c): tables leak_block and leak_scan ---------------- */
 

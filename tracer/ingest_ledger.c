@@ -432,6 +432,7 @@ static int on_record(hl_ledger_t *l, hl_rec_t *r)
         hl_symbols_remove_module(l->syms, r->pid, r->a);
         return hl_store_module_unload(l->st, r->pid, r->a, r->ts);
     case HL_REC_LEAK_BLOCKS: /* each word names a block live now: its id from the map */
+        if (hl_store_sync(l->st) != 0) return -1; /* the connection is the store's */
         for (uint32_t i = 0; r->ext && i < r->n; i++) {
             uint64_t w = ((const uint64_t *)r->ext)[i];
             uint64_t *slot = hl_map_find(&l->live, live_key(pidx, w & ~15ull));
@@ -441,6 +442,7 @@ static int on_record(hl_ledger_t *l, hl_rec_t *r)
         }
         return 0;
     case HL_REC_LEAK_SCAN:
+        if (hl_store_sync(l->st) != 0) return -1;
         return r->ext ? hl_ileak_scan(l->leaks, r->pid, r->ts, r->ext, r->n) : 0;
     case HL_REC_THREAD:
         if (r->tid == r->pid && r->ext && !r->a) {

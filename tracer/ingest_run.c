@@ -208,7 +208,7 @@ typedef struct pass_s {
     int rc;          /* the decoder's: 0 end, 1 damaged (derr), -1 nothing decoded, 2 stopped */
     int crc;         /* the store's: 0, or -1 (hl_store_errmsg) */
     uint64_t events; /* events of this pass */
-    double store_cpu, decode_cpu;
+    double store_cpu, store_sql_cpu, decode_cpu;
     char derr[512]; /* what the decoder said, with what salvage lost */
 } pass_t;
 
@@ -224,11 +224,12 @@ static int decode_pass(session_t *s, char **dirs, size_t n, const char *scratch,
     if (!dec) return -1;
     pump_arg_t a = {.dec = dec, .q = &s->q, .stop = stop};
     pthread_t th;
-    double cpu0 = thread_cpu();
+    double cpu0 = thread_cpu(), sql0 = hl_store_sql_cpu(s->st);
     pthread_create(&th, NULL, pump_main, &a);
     p->crc = consume_all(s, pr, 0, 0, seq_base, &p->events);
     pthread_join(th, NULL);
-    p->store_cpu = thread_cpu() - cpu0;
+    p->store_sql_cpu = hl_store_sql_cpu(s->st) - sql0;
+    p->store_cpu = thread_cpu() - cpu0 + p->store_sql_cpu;
     p->decode_cpu = hl_decoder_cpu(dec); /* reaped by the pump already */
     hl_decoder_free(dec);
     /* The decoder's message, with what salvage lost when it lost something. */
@@ -343,6 +344,7 @@ int hl_ingest_trace(const char *trace_dir, const char *db_path, const hl_ingest_
     }
     free_dirs(dirs, n);
     r->store_cpu = p.store_cpu;
+    r->store_sql_cpu = p.store_sql_cpu;
     r->decode_cpu = p.decode_cpu;
     nftw(scratch, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
     hl_ledger_counts(s.led, r);
@@ -456,7 +458,7 @@ struct hl_ingest_chunks_s {
     uint64_t seq_base; /* events of the chunks stored so far */
     hl_ingest_opts_t o;
     hl_iprogress_t pr;
-    double t0, decode_cpu, store_cpu;
+    double t0, decode_cpu, store_cpu, store_sql_cpu;
     char scratch[64];
     int sig_on;      /* SIGINT/SIGTERM stop the ingest (hl_ingest_chunks_signals) */
     int interrupted; /* the signal that stopped it */
@@ -545,6 +547,7 @@ static void chunks_result(hl_ingest_chunks_t *c, hl_ingest_result_t *r)
     if (c->open) hl_ledger_counts(c->s.led, r);
     r->decode_cpu = c->decode_cpu;
     r->store_cpu = c->store_cpu;
+    r->store_sql_cpu = c->store_sql_cpu;
     r->seconds = hl_ingest_now() - c->t0;
 }
 
@@ -591,6 +594,7 @@ int hl_ingest_chunks_add(hl_ingest_chunks_t *c, const char *dir, hl_ingest_resul
     }
     c->decode_cpu += p.decode_cpu;
     c->store_cpu += p.store_cpu;
+    c->store_sql_cpu += p.store_sql_cpu;
     c->seq_base += p.events;
     c->chunks++;
     chunks_result(c, r);
@@ -667,6 +671,7 @@ int hl_ingest_chunks_close(hl_ingest_chunks_t *c, int exit_status, const char *t
         r->index_cpu = thread_cpu() - c1;
         r->decode_cpu = c->decode_cpu;
         r->store_cpu = c->store_cpu;
+        r->store_sql_cpu = c->store_sql_cpu;
         r->seconds = hl_ingest_now() - c->t0;
     }
     if (c->scratch[0]) nftw(c->scratch, rm_entry, 8, FTW_DEPTH | FTW_PHYS);

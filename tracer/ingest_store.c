@@ -12,13 +12,18 @@
 #include "db.h"
 #include "hl_blockfmt.h"
 #include "ingest_internal.h"
+#include "ingest_writer.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define HL_STORE_TXN_ROWS 1000000
-#define HL_STORE_SEGS     64
+/* Segment bases kept (direct-mapped, 48 bytes each: 768 KiB): the rows of the last 33 M ids.
+ * A row of a segment not kept waits for the SQLite thread and reads its base back from
+ * block_seg; with 64 a block that lived more than 131,072 allocations did, and random
+ * lifetimes over 100,000 blocks made a quarter of the rows wait (docs/PERFORMANCE.md). */
+#define HL_STORE_SEGS 16384
 /* Packed block rows per INSERT: one statement (its cursor opened once) for this many rows
  * appended in id order (32: 3,888 instructions per row in hl_store_block, 128: 3,558; of the
  * 330, 56 in the statement and 257 in binds, because record_bench's sizes repeat every 64
@@ -26,6 +31,9 @@
 #define HL_STORE_BATCH 128
 /* The reorder window (ingest_order.c), in rows: 65,536 rows of 104 bytes, 6.8 MB. */
 #define HL_STORE_WINDOW 65536
+/* Jobs per slot handed to the SQLite thread (ingest_writer.c): HL_WRITER_SLOTS slots of
+ * 1,024 jobs of 112 bytes, 448 KiB. */
+#define HL_STORE_JOBS 1024
 
 enum {
     S_BLOCK,
@@ -85,6 +93,20 @@ static const char *const sql[S_COUNT] = {
     [S_META] = "INSERT OR REPLACE INTO meta(key, value) VALUES (?,?)",
 };
 
+/* A job for the SQLite thread: a block row the window handed on (emit_row), or the base of
+ * a new segment (a row of block_seg). */
+typedef struct job_s {
+    int kind; /* J_ROW, J_SEG */
+    union {
+        hl_orow_t row;
+        struct {
+            int64_t seg;
+            hl_bf_seg_t base;
+        } seg;
+    } u;
+} job_t;
+enum { J_ROW, J_SEG };
+
 /* A value bound to a statement's parameter (it keeps it across sqlite3_reset). */
 typedef struct bound_s {
     int64_t v;
@@ -94,9 +116,18 @@ typedef struct bound_s {
 struct hl_store_s {
     sqlite3 *db;
     sqlite3_stmt *st[S_COUNT];
-    int live, in_txn, failed;
+    int live, in_txn;
+    /* The first error: failed is read by both threads (FAILED), claimed by the first to
+     * fail, which writes err before it sets failed. */
+    int failed, claimed;
+    /* The SQLite thread (ingest_writer.c): while it holds jobs, it alone uses the connection
+     * and what the block rows' statements use (the batch, tmax, rows); every other use of
+     * the connection first waits for it (own). NULL: the store thread does everything. */
+    hl_writer_t *w;
+    int64_t seg_hi; /* the largest segment block_seg can hold a row of */
     /* The segment bases (block_seg) used last, direct-mapped by segment number: rows come
-     * nearly in id order, so one or two segments are in use at a time. */
+     * nearly in id order, so one or two segments are in use at a time, and a few old ones
+     * for the blocks that live long. */
     struct {
         int64_t seg;
         int state; /* 0 unknown, 1 base, 2 no base (the segment's rows go to block_wide) */
@@ -118,10 +149,24 @@ struct hl_store_s {
     char err[256];
 };
 
+#define FAILED(s) __atomic_load_n(&(s)->failed, __ATOMIC_ACQUIRE)
+
+/* 1 for the first caller to fail: it writes err, then calls failed_set. */
+static int claim(hl_store_t *s)
+{
+    return !__atomic_exchange_n(&s->claimed, 1, __ATOMIC_ACQ_REL);
+}
+
+static void failed_set(hl_store_t *s)
+{
+    __atomic_store_n(&s->failed, 1, __ATOMIC_RELEASE);
+}
+
+static void run_jobs(void *ctx, void *jobs, size_t n);
+
 static int fail(hl_store_t *s, const char *what)
 {
-    if (s->failed) return -1;
-    s->failed = 1;
+    if (!claim(s)) return -1;
     int code = sqlite3_extended_errcode(s->db);
     int sys = sqlite3_system_errno(s->db);
     if ((code & 0xff) == SQLITE_FULL)
@@ -130,7 +175,26 @@ static int fail(hl_store_t *s, const char *what)
         snprintf(s->err, sizeof s->err, "%s: %s (%s)", what, sqlite3_errmsg(s->db), strerror(sys));
     else
         snprintf(s->err, sizeof s->err, "%s: %s", what, sqlite3_errmsg(s->db));
+    failed_set(s);
     return -1;
+}
+
+/* The connection to this thread: wait until the SQLite thread has done every job given to
+ * it. -1 when the store has failed. */
+static int own(hl_store_t *s)
+{
+    if (s->w) hl_writer_sync(s->w);
+    return FAILED(s) ? -1 : 0;
+}
+
+int hl_store_sync(hl_store_t *s)
+{
+    return own(s);
+}
+
+double hl_store_sql_cpu(const hl_store_t *s)
+{
+    return s->w ? hl_writer_cpu(s->w) : 0;
 }
 
 const char *hl_store_errmsg(const hl_store_t *s)
@@ -140,7 +204,7 @@ const char *hl_store_errmsg(const hl_store_t *s)
 
 static int exec(hl_store_t *s, const char *q)
 {
-    if (s->failed) return -1;
+    if (FAILED(s)) return -1;
     if (sqlite3_exec(s->db, q, NULL, NULL, NULL) != SQLITE_OK)
         return fail(s, strcmp(q, "COMMIT") ? q : "writing the database");
     return 0;
@@ -154,6 +218,7 @@ void hl_store_counts(const hl_store_t *s, uint64_t *appended, uint64_t *placed)
 
 sqlite3 *hl_store_db(hl_store_t *st)
 {
+    own(st);
     return st->db;
 }
 
@@ -225,6 +290,17 @@ hl_store_t *hl_store_open(sqlite3 *db, int live, char *err, size_t errlen)
             s->tmax = sqlite3_column_int64(mx, 0);
         sqlite3_finalize(mx);
     }
+    /* A segment above the largest in block_seg has no row there yet (seg_base). */
+    s->seg_hi = -1;
+    if (!s->failed) {
+        if (sqlite3_prepare_v2(db, "SELECT coalesce(max(seg), -1) FROM block_seg", -1, &mx, NULL) !=
+                SQLITE_OK ||
+            sqlite3_step(mx) != SQLITE_ROW)
+            fail(s, "reading block_seg");
+        else
+            s->seg_hi = sqlite3_column_int64(mx, 0);
+        sqlite3_finalize(mx);
+    }
     if (!s->failed && !(s->order = hl_order_new(HL_STORE_WINDOW, s->tmax + 1))) {
         snprintf(s->err, sizeof s->err, "out of memory");
         s->failed = 1;
@@ -234,13 +310,17 @@ hl_store_t *hl_store_open(sqlite3 *db, int live, char *err, size_t errlen)
         hl_store_close(s, 0, NULL, 0);
         return NULL;
     }
+    /* The block rows' statements in a thread of their own (HEAPLEDGER_STORE_THREAD=0: in
+     * this one; also when the thread cannot be made). */
+    const char *t = getenv("HEAPLEDGER_STORE_THREAD");
+    if (!t || strcmp(t, "0") != 0) s->w = hl_writer_new(sizeof(job_t), HL_STORE_JOBS, run_jobs, s);
     return s;
 }
 
 /* The totals since the last write into block_totals, in the open transaction. */
 static int write_totals(hl_store_t *s)
 {
-    if (s->failed) return -1;
+    if (own(s) != 0) return -1;
     if (hl_totals_write(s->totals, s->db) != 0) return fail(s, "writing block_totals");
     return 0;
 }
@@ -262,7 +342,7 @@ static int txn_restart(hl_store_t *s)
 int hl_store_commit(hl_store_t *s)
 {
     /* Every row given so far is in the commit: the window is drained. */
-    if (s->failed || flush_all(s) != 0) return -1;
+    if (own(s) != 0 || flush_all(s) != 0) return -1;
     /* Live: every commit is a consistent database, its totals included. */
     if (s->live && s->in_txn && write_totals(s) != 0) return -1;
     return txn_restart(s);
@@ -271,6 +351,9 @@ int hl_store_commit(hl_store_t *s)
 int hl_store_close(hl_store_t *s, int indexes, char *err, size_t errlen)
 {
     if (!s) return -1;
+    /* The SQLite thread's jobs done, its thread ended: the rest happens here. */
+    hl_writer_free(s->w);
+    s->w = NULL;
     if (!s->failed) flush_all(s);
     if (getenv("HEAPLEDGER_STATS") && s->order) {
         uint64_t late, skipped;
@@ -350,6 +433,42 @@ static inline void bind_s(sqlite3_stmt *st, int i, const char *v)
         sqlite3_bind_null(st, i);
 }
 
+/* A row of block_seg (INSERT OR IGNORE: a row there already stays). */
+static int insert_seg(hl_store_t *s, int64_t seg, const hl_bf_seg_t *b)
+{
+    sqlite3_stmt *st = s->st[S_BLOCK_SEG];
+    bind_i(st, 1, seg);
+    bind_i(st, 2, b->pid);
+    bind_i(st, 3, b->ptr);
+    bind_i(st, 4, b->ts);
+    bind_i(st, 5, b->seq);
+    return step(s, S_BLOCK_SEG, "writing blocks");
+}
+
+static int emit_row(void *ctx, const hl_orow_t *r);
+
+/* A job to the SQLite thread, or done here when there is none. */
+static int put_job(hl_store_t *s, const job_t *j)
+{
+    if (!s->w)
+        return j->kind == J_ROW ? emit_row(s, &j->u.row)
+                                : insert_seg(s, j->u.seg.seg, &j->u.seg.base);
+    if (FAILED(s)) {
+        if (j->kind == J_ROW) free(j->u.row.wide);
+        return -1;
+    }
+    *(job_t *)hl_writer_next(s->w) = *j;
+    hl_writer_put(s->w);
+    return 0;
+}
+
+/* A row the window hands on (hl_order_emit_fn), to the SQLite thread. */
+static int queue_row(void *ctx, const hl_orow_t *r)
+{
+    job_t j = {.kind = J_ROW, .u.row = *r};
+    return put_job(ctx, &j);
+}
+
 /* The base of row r's segment: the row in block_seg, or r's own values when it is the first
  * row stored of its segment (a database that has the row already — a store opened again on
  * the same file — keeps it: the differences are taken from the row in the file). 1: *out
@@ -363,14 +482,23 @@ static int seg_base(hl_store_t *s, const hl_bv_t *r, const hl_bf_seg_t **out)
         return c->state == 1;
     }
     hl_bf_seg_t b;
-    if (hl_bf_seg_from(r, &b)) {
-        sqlite3_stmt *st = s->st[S_BLOCK_SEG];
-        bind_i(st, 1, seg);
-        bind_i(st, 2, b.pid);
-        bind_i(st, 3, b.ptr);
-        bind_i(st, 4, b.ts);
-        bind_i(st, 5, b.seq);
-        if (step(s, S_BLOCK_SEG, "writing blocks") != 0) return -1;
+    int from = hl_bf_seg_from(r, &b);
+    if (seg > s->seg_hi) {
+        /* A segment new to block_seg: r makes its base (or none); the row goes in with the
+         * block rows (the SQLite thread's jobs), no need to read it back. */
+        s->seg_hi = seg;
+        c->seg = seg;
+        c->state = from ? 1 : 2;
+        c->base = b;
+        *out = &c->base;
+        if (!from) return 0;
+        job_t j = {.kind = J_SEG, .u.seg = {seg, b}};
+        return put_job(s, &j) == 0 ? 1 : -1;
+    }
+    /* A segment seen before (its row left the cache) or in the file already. */
+    if (own(s) != 0) return -1;
+    if (from) {
+        if (insert_seg(s, seg, &b) != 0) return -1;
     }
     sqlite3_stmt *st = s->st[S_BLOCK_SEG_GET];
     bind_i(st, 1, seg);
@@ -425,7 +553,7 @@ static void bind_packed(sqlite3_stmt *st, int k, const hl_orow_t *r, bound_t *b)
  * statement for a full batch, one per row for the rest (at a commit). */
 static int flush_blocks(hl_store_t *s)
 {
-    if (s->failed) return -1;
+    if (FAILED(s)) return -1;
     int n = s->nbatch;
     s->nbatch = 0;
     if (!n) return 0;
@@ -442,10 +570,12 @@ static int flush_blocks(hl_store_t *s)
     s->tmax += n;
     /* The rowids SQLite gave are the ids (tmax was the largest rowid): a check per batch. */
     if (sqlite3_last_insert_rowid(s->db) != s->tmax) {
-        snprintf(s->err, sizeof s->err,
-                 "writing blocks: block_data row %lld stored as %lld (internal error)",
-                 (long long)s->tmax, (long long)sqlite3_last_insert_rowid(s->db));
-        s->failed = 1;
+        if (claim(s)) {
+            snprintf(s->err, sizeof s->err,
+                     "writing blocks: block_data row %lld stored as %lld (internal error)",
+                     (long long)s->tmax, (long long)sqlite3_last_insert_rowid(s->db));
+            failed_set(s);
+        }
         return -1;
     }
     s->appended += (uint64_t)n;
@@ -461,7 +591,7 @@ static int emit_row(void *ctx, const hl_orow_t *r)
 {
     hl_store_t *s = ctx;
     int rc = -1;
-    if (s->failed) goto out;
+    if (FAILED(s)) goto out;
     if (!r->wide && r->id == s->tmax + 1 + s->nbatch) {
         s->batch[s->nbatch++] = *r;
         return s->nbatch == HL_STORE_BATCH ? flush_blocks(s) : 0;
@@ -487,8 +617,23 @@ out:
 /* Every row of the window, then the batch, into block_data. */
 static int flush_all(hl_store_t *s)
 {
-    if (s->failed || hl_order_drain(s->order, emit_row, s) != 0) return -1;
+    if (FAILED(s) || hl_order_drain(s->order, emit_row, s) != 0) return -1;
     return flush_blocks(s);
+}
+
+/* The SQLite thread: one slot of jobs, in order; then the bulk transaction's size (the
+ * rows of flush_blocks count toward it). After an error the rows' wide parts are freed. */
+static void run_jobs(void *ctx, void *jobs, size_t n)
+{
+    hl_store_t *s = ctx;
+    job_t *j = jobs;
+    for (size_t i = 0; i < n; i++) {
+        if (j[i].kind == J_ROW)
+            emit_row(s, &j[i].u.row);
+        else if (!FAILED(s))
+            insert_seg(s, j[i].u.seg.seg, &j[i].u.seg.base);
+    }
+    if (!FAILED(s) && s->rows >= HL_STORE_TXN_ROWS && !s->live) txn_restart(s);
 }
 
 /* The row as the view `block` gives it back. */
@@ -527,7 +672,7 @@ static void view_row(const hl_block_row_t *b, hl_bv_t *r)
 
 int hl_store_block(hl_store_t *s, const hl_block_row_t *b)
 {
-    if (s->failed) return -1;
+    if (FAILED(s)) return -1;
     hl_bv_t r;
     view_row(b, &r);
     const hl_bf_seg_t *base;
@@ -537,14 +682,16 @@ int hl_store_block(hl_store_t *s, const hl_block_row_t *b)
     if (rc == 0 || !hl_bf_encode(&r, base, o.c, &o.fr_null)) {
         o.wide = malloc(sizeof *o.wide);
         if (!o.wide) {
-            snprintf(s->err, sizeof s->err, "writing blocks: out of memory");
-            s->failed = 1;
+            if (claim(s)) {
+                snprintf(s->err, sizeof s->err, "writing blocks: out of memory");
+                failed_set(s);
+            }
             return -1;
         }
         *o.wide = r;
     }
-    if (hl_order_put(s->order, &o, emit_row, s) != 0) return -1;
-    if (s->rows >= HL_STORE_TXN_ROWS && !s->live && txn_restart(s) != 0) return -1;
+    if (hl_order_put(s->order, &o, queue_row, s) != 0) return -1;
+    if (!s->w && s->rows >= HL_STORE_TXN_ROWS && !s->live && txn_restart(s) != 0) return -1;
     hl_totals_block(s->totals, b);
     return 0;
 }
@@ -552,7 +699,7 @@ int hl_store_block(hl_store_t *s, const hl_block_row_t *b)
 int hl_store_orphan(hl_store_t *s, uint64_t seq, uint64_t ts, uint32_t pid, uint32_t tid,
                     uint64_t ptr, int path, int64_t cycles, int64_t stack)
 {
-    if (s->failed) return -1;
+    if (own(s) != 0) return -1;
     sqlite3_stmt *st = s->st[S_ORPHAN];
     bind_i(st, 1, (int64_t)seq);
     bind_i(st, 2, (int64_t)ts);
@@ -567,7 +714,7 @@ int hl_store_orphan(hl_store_t *s, uint64_t seq, uint64_t ts, uint32_t pid, uint
 
 int hl_store_stack(hl_store_t *s, int64_t id, uint32_t pid, int depth)
 {
-    if (s->failed) return -1;
+    if (own(s) != 0) return -1;
     sqlite3_stmt *st = s->st[S_STACK];
     bind_i(st, 1, id);
     bind_i(st, 2, pid);
@@ -577,7 +724,7 @@ int hl_store_stack(hl_store_t *s, int64_t id, uint32_t pid, int depth)
 
 int hl_store_frame(hl_store_t *s, int64_t stack_id, int depth, uint64_t ip, const hl_sym_t *y)
 {
-    if (s->failed) return -1;
+    if (own(s) != 0) return -1;
     sqlite3_stmt *st = s->st[S_FRAME];
     bind_i(st, 1, stack_id);
     bind_i(st, 2, depth);
@@ -592,7 +739,7 @@ int hl_store_frame(hl_store_t *s, int64_t stack_id, int depth, uint64_t ip, cons
 
 int hl_store_os(hl_store_t *s, const hl_rec_t *r, const char *op)
 {
-    if (s->failed) return -1;
+    if (own(s) != 0) return -1;
     sqlite3_stmt *st = s->st[S_OS];
     bind_i(st, 1, (int64_t)r->seq);
     bind_i(st, 2, (int64_t)r->ts);
@@ -608,7 +755,7 @@ int hl_store_os(hl_store_t *s, const hl_rec_t *r, const char *op)
 int hl_store_error(hl_store_t *s, const hl_rec_t *r, int64_t stack, int64_t alloc_stack,
                    int64_t free_stack)
 {
-    if (s->failed) return -1;
+    if (own(s) != 0) return -1;
     const char *kind = r->ext ? r->ext : "";
     const char *details = r->ext ? kind + strlen(kind) + 1 : NULL;
     sqlite3_stmt *st = s->st[S_ERROR];
@@ -628,7 +775,7 @@ int hl_store_error(hl_store_t *s, const hl_rec_t *r, int64_t stack, int64_t allo
 int hl_store_module(hl_store_t *s, uint32_t pid, uint64_t baddr, uint64_t memsz, const char *path,
                     uint64_t ts)
 {
-    if (s->failed) return -1;
+    if (own(s) != 0) return -1;
     sqlite3_stmt *st = s->st[S_MODULE];
     bind_i(st, 1, pid);
     bind_i(st, 2, (int64_t)baddr);
@@ -640,7 +787,7 @@ int hl_store_module(hl_store_t *s, uint32_t pid, uint64_t baddr, uint64_t memsz,
 
 int hl_store_module_build_id(hl_store_t *s, uint32_t pid, uint64_t baddr, const char *hex)
 {
-    if (s->failed) return -1;
+    if (own(s) != 0) return -1;
     sqlite3_stmt *st = s->st[S_MODULE_BID];
     bind_i(st, 1, pid);
     bind_i(st, 2, (int64_t)baddr);
@@ -650,7 +797,7 @@ int hl_store_module_build_id(hl_store_t *s, uint32_t pid, uint64_t baddr, const 
 
 int hl_store_module_unload(hl_store_t *s, uint32_t pid, uint64_t baddr, uint64_t ts)
 {
-    if (s->failed) return -1;
+    if (own(s) != 0) return -1;
     sqlite3_stmt *st = s->st[S_MODULE_UNLOAD];
     bind_i(st, 1, pid);
     bind_i(st, 2, (int64_t)baddr);
@@ -660,7 +807,7 @@ int hl_store_module_unload(hl_store_t *s, uint32_t pid, uint64_t baddr, uint64_t
 
 int hl_store_thread(hl_store_t *s, uint32_t pid, uint32_t tid, const char *name)
 {
-    if (s->failed) return -1;
+    if (own(s) != 0) return -1;
     sqlite3_stmt *st = s->st[S_THREAD];
     bind_i(st, 1, pid);
     bind_i(st, 2, tid);
@@ -671,7 +818,7 @@ int hl_store_thread(hl_store_t *s, uint32_t pid, uint32_t tid, const char *name)
 int hl_store_process(hl_store_t *s, uint32_t pid, uint32_t ppid, const char *procname,
                      const char *options, uint64_t tsc_hz, uint64_t start_ts, uint64_t end_ts)
 {
-    if (s->failed) return -1;
+    if (own(s) != 0) return -1;
     sqlite3_stmt *st = s->st[S_PROCESS];
     bind_i(st, 1, pid);
     bind_s(st, 2, procname);
@@ -685,7 +832,7 @@ int hl_store_process(hl_store_t *s, uint32_t pid, uint32_t ppid, const char *pro
 
 int hl_store_run(hl_store_t *s, const hl_run_row_t *r)
 {
-    if (s->failed) return -1;
+    if (own(s) != 0) return -1;
     sqlite3_stmt *st = s->st[S_RUN];
     bind_s(st, 1, r->command);
     bind_s(st, 2, r->options);
@@ -703,7 +850,7 @@ int hl_store_run(hl_store_t *s, const hl_run_row_t *r)
 
 int hl_store_meta(hl_store_t *s, const char *key, const char *value)
 {
-    if (s->failed) return -1;
+    if (own(s) != 0) return -1;
     sqlite3_stmt *st = s->st[S_META];
     bind_s(st, 1, key);
     bind_s(st, 2, value);

@@ -112,10 +112,12 @@ static void finish(void)
     cr_assert_eq(hl_ledger_finish(led, &run), 0);
     char err[256];
     cr_assert_eq(hl_store_close(st, 1, err, sizeof err), 0, "%s", err);
+    st = NULL;
 }
 
 static long long q1(const char *sql)
 {
+    if (st) hl_store_sync(st); /* the connection is the SQLite thread's while it has rows */
     sqlite3_stmt *s;
     cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK, "%s", sql);
     cr_assert_eq(sqlite3_step(s), SQLITE_ROW, "%s", sql);
@@ -585,7 +587,8 @@ Test(ledger, a_commit_holds_the_rows_of_the_window)
 
 /* The append path relies on block_data's largest rowid as the store knows it: a row written
  * behind the store's back (here by hand, on its connection) is found at the next statement,
- * with a message, not stored under wrong ids. */
+ * with a message, not stored under wrong ids. The statement runs in the store's SQLite
+ * thread: the error reaches the store thread at the latest at the next commit. */
 Test(ledger, a_row_written_behind_the_store_is_noticed)
 {
     cr_assert_eq(sqlite3_exec(db, "INSERT INTO block_data(id) VALUES (5000)", NULL, NULL, NULL),
@@ -595,10 +598,41 @@ Test(ledger, a_row_written_behind_the_store_is_noticed)
         free_(100, 0x10000 + 64 * i);
     }
     batch->events = batch->n;
-    cr_assert_eq(hl_ledger_batch(led, batch), -1);
+    hl_ledger_batch(led, batch); /* -1 or not, as the SQLite thread is quick or not */
+    cr_assert_eq(hl_store_commit(st), -1);
     cr_assert(strstr(hl_store_errmsg(st), "block_data row 128 stored as 5128 (internal error)"),
               "%s", hl_store_errmsg(st));
     char err[256];
     cr_assert_eq(hl_store_close(st, 0, err, sizeof err), -1);
     st = NULL;
+}
+
+/* An error in the store's SQLite thread (here a trigger that refuses block_data's 3,000th
+ * row) stops the store: later rows are refused at once (the sticky error, its message the
+ * SQLite thread's), the commit fails, and no row after the error is written. */
+Test(ledger, an_error_in_the_sqlite_thread_stops_the_store)
+{
+    cr_assert_eq(sqlite3_exec(db,
+                              "CREATE TRIGGER refuse AFTER INSERT ON block_data WHEN NEW.rowid = "
+                              "3000 BEGIN SELECT RAISE(ABORT, 'row 3000 refused'); END",
+                              NULL, NULL, NULL),
+                 SQLITE_OK);
+    int failed_at = -1;
+    for (uint64_t i = 0; i < 100000 && failed_at < 0; i++) {
+        alloc_(100, 0x10000 + 64 * (i % 1000), 32, 0);
+        free_(100, 0x10000 + 64 * (i % 1000));
+        if (batch->n >= 1000) {
+            batch->events = batch->n;
+            if (hl_ledger_batch(led, batch) != 0) failed_at = (int)i;
+            batch->n = 0;
+        }
+    }
+    cr_assert_geq(failed_at, 0, "the store went on after the SQLite thread failed");
+    cr_assert(strstr(hl_store_errmsg(st), "writing blocks: row 3000 refused"), "%s",
+              hl_store_errmsg(st));
+    cr_assert_eq(hl_store_commit(st), -1);
+    char err[256];
+    cr_assert_eq(hl_store_close(st, 0, err, sizeof err), -1);
+    st = NULL;
+    cr_assert(strstr(err, "row 3000 refused"), "%s", err);
 }

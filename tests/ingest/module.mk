@@ -5,7 +5,7 @@
 
 INGEST_SRCS := db ingest_source ingest_queue ingest_map ingest_ledger ingest_store ingest_decoder \
                ingest_symbols ingest_demangle ingest_progress ingest_run ingest_salvage collect collectd \
-               collectd_prefix ingest_leakclass ingest_totals ingest_order ctf_meta ctf_tsdl ctf_stream ctf_source
+               collectd_prefix ingest_leakclass ingest_totals ingest_order ingest_writer ctf_meta ctf_tsdl ctf_stream ctf_source
 INGEST_OBJS := $(INGEST_SRCS:%=$(OBJ_DIR)/tracer/%.o)
 INGEST_LIBS := $(shell pkg-config --libs babeltrace2 sqlite3 libdw 2>/dev/null || \
                  echo -lbabeltrace2 -lsqlite3 -ldw -lelf) -lpthread
@@ -41,10 +41,16 @@ $(INGEST_MAP_TEST): tests/ingest/ingest_map_test.c $(OBJ_DIR)/tracer/ingest_map.
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -I tracer -o $@ $^ -lcriterion
 
+# Criterion test of the store's SQLite thread (order, bound, sync).
+INGEST_WRITER_TEST := $(TEST_DIR)/ingest/ingest_writer_test
+$(INGEST_WRITER_TEST): tests/ingest/ingest_writer_test.c $(OBJ_DIR)/tracer/ingest_writer.o
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -I tracer -o $@ $^ -lcriterion -lpthread
+
 # Criterion test of the block-lifetime rules (ledger + store on a real database file).
 INGEST_LEDGER_TEST := $(TEST_DIR)/ingest/ingest_ledger_test
 INGEST_LEDGER_DEPS := db ingest_ledger ingest_store ingest_map ingest_symbols ingest_demangle \
-                      ingest_leakclass ingest_totals ingest_order
+                      ingest_leakclass ingest_totals ingest_order ingest_writer
 $(INGEST_LEDGER_TEST): tests/ingest/ingest_ledger_test.c $(INGEST_LEDGER_DEPS:%=$(OBJ_DIR)/tracer/%.o)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -I tracer -o $@ $^ -lcriterion -lsqlite3 -ldw -lelf
@@ -88,7 +94,7 @@ $(INGEST_SYMCHECK): tests/ingest/symcheck.c $(OBJ_DIR)/tracer/ingest_demangle.o
 	$(CC) $(TEST_CFLAGS) -I tracer -o $@ $^ -lsqlite3 -ldw -lelf
 
 ALL_TARGETS += $(INGEST_SYMCHECK)
-ALL_TARGETS += $(INGEST_GEN) $(INGEST_DB_TEST) $(INGEST_CTF_TEST) $(INGEST_MAP_TEST) $(INGEST_LEDGER_TEST) \
+ALL_TARGETS += $(INGEST_GEN) $(INGEST_DB_TEST) $(INGEST_CTF_TEST) $(INGEST_MAP_TEST) $(INGEST_LEDGER_TEST) $(INGEST_WRITER_TEST) \
                $(INGEST_PROG) $(INGEST_CXX) $(INGEST_FORKPROG)
 
 # heapledger's CTF reader against babeltrace2, database for database (tests/ingest/ctfread_test.sh).
@@ -99,11 +105,12 @@ check-ingest-ctfread: $(BIN_DIR)/heapledger $(INGEST_GEN) $(INGEST_CTF_TEST) $(L
 
 .PHONY: check-ingest bench-ingest
 check-ingest: $(BIN_DIR)/heapledger $(INGEST_GEN) $(INGEST_DB_TEST) $(INGEST_CTF_TEST) $(INGEST_MAP_TEST) \
-              $(INGEST_LEDGER_TEST) $(INGEST_PROG) $(INGEST_FORKPROG) $(INGEST_CXX) $(INGEST_COUNTS) $(INGEST_SUMMARY) $(INGEST_SYMCHECK)
+              $(INGEST_LEDGER_TEST) $(INGEST_WRITER_TEST) $(INGEST_PROG) $(INGEST_FORKPROG) $(INGEST_CXX) $(INGEST_COUNTS) $(INGEST_SUMMARY) $(INGEST_SYMCHECK)
 	@$(INGEST_DB_TEST) --short-filename
 	@$(INGEST_CTF_TEST) --short-filename
 	@$(INGEST_MAP_TEST) --short-filename
 	@$(INGEST_LEDGER_TEST) --short-filename
+	@$(INGEST_WRITER_TEST) --short-filename
 	@tests/own_sessiond.sh tests/ingest/run_tests.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
 	@tests/own_sessiond.sh tests/ingest/corrupt_test.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
 	@tests/own_sessiond.sh tests/ingest/ctfread_test.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
