@@ -875,6 +875,31 @@ static int cached_intact(hl_heap_t *h, void *p, unsigned cls, hblk_t *b)
     return freed_intact(h, p, b); /* the full validation, and its report */
 }
 
+/* A block of a reuse cache whose own trailer no longer checks: it was written after its free
+ * (the cache never writes a freed block). Report the use-after-free with the size and stacks of
+ * the trailer's out-of-line copy and the first byte that lost its poison (the trailer's offset
+ * when only the trailer was hit). The block is leaked: its metadata cannot be trusted. */
+static __attribute__((noinline, cold)) void report_cached_trailer(hl_heap_t *h, hblk_t *b)
+{
+    hl_hreport_t r;
+    int from_copy = copy_get(h, b, &b->copy);
+    if (from_copy) {
+        hl_hmeta_t *inl = b->meta;
+        b->meta = &b->copy;
+        if (!meta_valid(b)) {
+            b->meta = inl;
+            from_copy = 0;
+        }
+    }
+    report_fill(&r, h, "use-after-free", b->p, b);
+    r.has_offset = h->opt.poison;
+    r.offset = (long)first_not(b->p, 0, b->moff, HL_POISON_BYTE, 0);
+    r.details = from_copy ? "freed block's trailer written after its free (found on reuse; size "
+                            "and stacks from the trailer's out-of-line copy)"
+                          : "freed block's trailer written after its free (found on reuse)";
+    hl_report(&r);
+}
+
 void *hl_harden_alloc_cached(hl_heap_t *h, size_t req, size_t n, hl_opinfo_t *info)
 {
     hl_hcache_t *c = hl_hcache_peek(h);
@@ -884,9 +909,13 @@ void *hl_harden_alloc_cached(hl_heap_t *h, size_t req, size_t n, hl_opinfo_t *in
     hblk_t b;
     while ((p = hl_hcache_pop(c, cls)) != NULL) {
         if (!cached_intact(h, p, cls, &b)) continue; /* reported, leaked */
+        if (hl_unlikely(!meta_valid(&b))) {
+            report_cached_trailer(h, &b);
+            continue; /* leaked */
+        }
         /* Nothing wrote the block since its free (the cache is an array): all of its poison,
          * from offset 0, must be there (0 bytes too: zero_on_free keeps this cache off). */
-        int filled = h->opt.poison && meta_valid(&b) && !check_poison(h, &b, 0, 0, "reuse");
+        int filled = h->opt.poison && !check_poison(h, &b, 0, 0, "reuse");
         hl_count(h, HL_PATH_TINY_CACHE_HIT);
         hl_info(info, HL_TIER_TINY, cls, HL_PATH_TINY_CACHE_HIT, b.usable);
         return finish_alloc(h, &b, req, filled, info);

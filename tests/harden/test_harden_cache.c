@@ -275,3 +275,35 @@ Test(harden_cache, smaller_request_in_a_reused_block_keeps_its_canary)
     }
     hl_heap_destroy(h);
 }
+
+/* A write after free that hits only a cached block's trailer (the poison before it intact):
+ * the block is not handed out again unchecked but reported (use-after-free, found on reuse)
+ * and leaked. */
+Test(harden_cache, trailer_written_after_free_is_reported_on_reuse)
+{
+    hl_heap_t *h = heap_with(OPTS);
+    char *others[400];
+    for (int i = 0; i < 400; i++)
+        others[i] = hl_heap_malloc(h, 40);
+    unsigned char *p = (unsigned char *)hl_heap_malloc(h, 40);
+    into_reuse_cache(h, (char *)p, others, 400);
+    int k = 0;
+    while (k < 256 && p[k] == HL_POISON_BYTE)
+        k++;
+    cr_assert_lt(k, 256, "the trailer follows the poison");
+    p[k] ^= 0xff; /* the trailer's first byte (the requested size's low byte) */
+    size_t before = hl_harden_errors();
+    char *got[400];
+    int handed = 0;
+    quiet();
+    for (int i = 0; i < 400; i++) { /* until the cache is empty: p is in it somewhere */
+        got[i] = hl_heap_malloc(h, 40);
+        handed += got[i] == (char *)p;
+    }
+    loud();
+    cr_assert_eq(hl_harden_errors() - before, 1, "the overwritten trailer is reported");
+    cr_assert_eq(handed, 0, "the block with the broken trailer is not handed out");
+    for (int i = 0; i < 400; i++)
+        hl_heap_free(h, got[i]);
+    hl_heap_destroy(h);
+}
