@@ -784,8 +784,9 @@ size_t hl_harden_pad(const hl_heap_t *h, size_t n)
 static void hcache_flush(hl_heap_t *h, hl_hcache_t *c);
 
 /* Write block b's trailer and canary for a request of req bytes, mirror the trailer, set the
- * slot's allocated bit (tiny). */
-static void *finish_alloc(hl_heap_t *h, hblk_t *b, size_t req, hl_opinfo_t *info)
+ * slot's allocated bit (tiny). filled: the block's bytes [0, moff) were just verified to hold
+ * the poison, which is the canary's byte: the canary is in place already. */
+static void *finish_alloc(hl_heap_t *h, hblk_t *b, size_t req, int filled, hl_opinfo_t *info)
 {
     hl_hmeta_t *m = b->meta;
     char *p = b->p;
@@ -796,7 +797,7 @@ static void *finish_alloc(hl_heap_t *h, hblk_t *b, size_t req, hl_opinfo_t *info
     m->atid = self_tid();
     m->fstack = 0;
     m->ftid = 0;
-    if (h->opt.canary) memset(p + req, HL_CANARY_BYTE, b->moff - req);
+    if (h->opt.canary && !filled) memset(p + req, HL_CANARY_BYTE, b->moff - req);
     copy_put(h, b, m);
     hl_hcache_t *c = hl_hcache_peek(h); /* the live bytes the quarantine's budget follows */
     if (hl_unlikely(!c)) c = hl_hcache_of(h, hcache_flush); /* the thread's first operation */
@@ -843,7 +844,7 @@ void *hl_harden_on_alloc(hl_heap_t *h, void *vp, size_t req, hl_opinfo_t *info)
     if (b.tier == HL_TIER_TINY && !h->arena_base && h->opt.poison && m->state == HL_META_FREED &&
         meta_valid(&b))
         check_poison(h, &b, 8, 1, "reuse");
-    return finish_alloc(h, &b, req, info);
+    return finish_alloc(h, &b, req, 0, info);
 }
 
 /* A freed block that must still be exactly as its free left it (quarantined, or kept in a
@@ -874,6 +875,31 @@ static int cached_intact(hl_heap_t *h, void *p, unsigned cls, hblk_t *b)
     return freed_intact(h, p, b); /* the full validation, and its report */
 }
 
+/* A block of a reuse cache whose own trailer no longer checks: it was written after its free
+ * (the cache never writes a freed block). Report the use-after-free with the size and stacks of
+ * the trailer's out-of-line copy and the first byte that lost its poison (the trailer's offset
+ * when only the trailer was hit). The block is leaked: its metadata cannot be trusted. */
+static __attribute__((noinline, cold)) void report_cached_trailer(hl_heap_t *h, hblk_t *b)
+{
+    hl_hreport_t r;
+    int from_copy = copy_get(h, b, &b->copy);
+    if (from_copy) {
+        hl_hmeta_t *inl = b->meta;
+        b->meta = &b->copy;
+        if (!meta_valid(b)) {
+            b->meta = inl;
+            from_copy = 0;
+        }
+    }
+    report_fill(&r, h, "use-after-free", b->p, b);
+    r.has_offset = h->opt.poison;
+    r.offset = (long)first_not(b->p, 0, b->moff, HL_POISON_BYTE, 0);
+    r.details = from_copy ? "freed block's trailer written after its free (found on reuse; size "
+                            "and stacks from the trailer's out-of-line copy)"
+                          : "freed block's trailer written after its free (found on reuse)";
+    hl_report(&r);
+}
+
 void *hl_harden_alloc_cached(hl_heap_t *h, size_t req, size_t n, hl_opinfo_t *info)
 {
     hl_hcache_t *c = hl_hcache_peek(h);
@@ -883,12 +909,16 @@ void *hl_harden_alloc_cached(hl_heap_t *h, size_t req, size_t n, hl_opinfo_t *in
     hblk_t b;
     while ((p = hl_hcache_pop(c, cls)) != NULL) {
         if (!cached_intact(h, p, cls, &b)) continue; /* reported, leaked */
+        if (hl_unlikely(!meta_valid(&b))) {
+            report_cached_trailer(h, &b);
+            continue; /* leaked */
+        }
         /* Nothing wrote the block since its free (the cache is an array): all of its poison,
          * from offset 0, must be there (0 bytes too: zero_on_free keeps this cache off). */
-        if (h->opt.poison && meta_valid(&b)) check_poison(h, &b, 0, 0, "reuse");
+        int filled = h->opt.poison && !check_poison(h, &b, 0, 0, "reuse");
         hl_count(h, HL_PATH_TINY_CACHE_HIT);
         hl_info(info, HL_TIER_TINY, cls, HL_PATH_TINY_CACHE_HIT, b.usable);
-        return finish_alloc(h, &b, req, info);
+        return finish_alloc(h, &b, req, filled, info);
     }
     return NULL;
 }
@@ -1031,7 +1061,8 @@ int hl_harden_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
     hl_hcache_t *c = hl_hcache_peek(h);
     if (hl_unlikely(!c)) c = hl_hcache_of(h, hcache_flush);
     if (c) c->live -= (int64_t)b.usable;
-    if (h->opt.canary) check_canary(h, &b, "free"); /* before ftid: no "freed by" stack */
+    /* before ftid: no "freed by" stack */
+    int canary_ok = h->opt.canary && !check_canary(h, &b, "free");
     m->fstack = capture(h);
     m->ftid = self_tid();
     copy_put(h, &b, m);
@@ -1049,7 +1080,9 @@ int hl_harden_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
         hl_count(h, HL_PATH_QUARANTINE);
         return 0;
     }
-    if (h->opt.poison) memset(b.p, HL_POISON_BYTE, b.moff);
+    /* The canary is the poison's byte: with the canary intact the user bytes are all that
+     * change (a bad canary is written over too, so that the block holds one fill). */
+    if (h->opt.poison) memset(b.p, HL_POISON_BYTE, canary_ok ? m->req : b.moff);
     if (st && st->q.ring) {
         /* The thread's quarantine buffer when the thread may keep one (bound to h), else
          * the shared quarantine at once. */

@@ -11,7 +11,7 @@
  * TLSF block; requests are padded by HL_HARDEN_PAD so that the trailer fits):
  *
  *   p+0          user bytes [0, req)
- *   p+req        canary bytes (HL_CANARY_BYTE) up to the trailer, at least 1
+ *   p+req        canary bytes (HL_CANARY_BYTE, the poison's byte) up to the trailer, at least 1
  *   p+moff       hl_hmeta_t (32 B), moff = (usable - 32) & ~7
  *   p+usable     (tiny) next slot's header byte
  *
@@ -37,9 +37,12 @@
 #include "fullguard.h"
 #include "internal.h"
 
-#define HL_TAG_LARGE_FREED    0xD4u /* large block freed and kept guarded */
-#define HL_CANARY_BYTE        0xCBu
-#define HL_POISON_BYTE        0xDFu
+#define HL_TAG_LARGE_FREED 0xD4u /* large block freed and kept guarded */
+#define HL_POISON_BYTE     0xDFu
+/* The canary is the poison's byte: a block freed with its canary intact needs the poison over
+ * its user bytes only, and a reused one whose fill was verified has its canary in place
+ * already (docs/hardening.md, "Canaries and poison"). */
+#define HL_CANARY_BYTE        HL_POISON_BYTE
 #define HL_DEFAULT_QUARANTINE ((size_t)1 << 20)
 /* quarantine=auto (HL_QUARANTINE_AUTO, harden=1's default) follows the heap: 1/HL_QUARANTINE_DIV
  * of its live bytes, at least HL_QUARANTINE_FLOOR, at most HL_DEFAULT_QUARANTINE; an explicit

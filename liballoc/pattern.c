@@ -7,9 +7,8 @@
 /* One memcmp covers any tiny block: 256-byte chunks cost a loop of ~344 k memcmp calls per
  * 200 000 operations of tiny.mixed (harden=1,stacks=0: 150.1 M -> 146.1 M instructions). */
 #define CHUNK HL_PATTERN_FILL
-_Static_assert(HL_CANARY_BYTE == 0xCB && HL_POISON_BYTE == 0xDF, "pattern.h tests these bytes");
+_Static_assert(HL_CANARY_BYTE == 0xDF && HL_POISON_BYTE == 0xDF, "pattern.h tests this byte");
 
-const uint8_t hl_pattern_canary_fill[CHUNK] = {[0 ... CHUNK - 1] = HL_CANARY_BYTE};
 const uint8_t hl_pattern_poison_fill[CHUNK] = {[0 ... CHUNK - 1] = HL_POISON_BYTE};
 
 static inline int byte_bad(uint8_t b, uint8_t v, int zero_ok)
@@ -42,9 +41,7 @@ static size_t words_first_not(const char *p, size_t from, size_t to, uint8_t v, 
 
 size_t hl_pattern_first_not_slow(const char *p, size_t from, size_t to, uint8_t v, int zero_ok)
 {
-    const uint8_t *fill = v == HL_CANARY_BYTE   ? hl_pattern_canary_fill
-                          : v == HL_POISON_BYTE ? hl_pattern_poison_fill
-                                                : 0;
+    const uint8_t *fill = v == HL_POISON_BYTE ? hl_pattern_poison_fill : 0;
     if (!fill || to - from < 32) return from < to ? words_first_not(p, from, to, v, zero_ok) : to;
     for (size_t i = from; i < to; i += CHUNK) {
         size_t n = to - i < CHUNK ? to - i : CHUNK;

@@ -16,8 +16,7 @@
 #include <string.h>
 
 #define HL_PATTERN_FILL 4096 /* bytes of each constant fill buffer (pattern.c) */
-extern const uint8_t hl_pattern_canary_fill[HL_PATTERN_FILL];
-extern const uint8_t hl_pattern_poison_fill[HL_PATTERN_FILL];
+extern const uint8_t hl_pattern_poison_fill[HL_PATTERN_FILL]; /* canary and poison alike */
 
 /* The search itself (pattern.c): where the inline checks below find a difference, or for
  * what they do not cover. */
@@ -25,7 +24,7 @@ size_t hl_pattern_first_not_slow(const char *p, size_t from, size_t to, uint8_t 
 
 /* Offset of the first byte in p[from, to) that is not v, or `to`. With zero_ok a 0 byte also
  * counts as intact (memory the kernel zeroed while a freed slot waited). v must be one of
- * the patterns of harden.h (HL_CANARY_BYTE 0xCB, HL_POISON_BYTE 0xDF); any other byte takes
+ * the pattern of harden.h (HL_POISON_BYTE 0xDF, also the canary's); any other byte takes
  * the plain word-wide loop. The common case — intact, at most HL_PATTERN_FILL bytes — is
  * answered inline: a range of 8 bytes and more by whole words (the last one overlapping),
  * up to 32 bytes, by one memcmp with the fill buffer above that. */
@@ -43,9 +42,8 @@ static inline size_t hl_pattern_first_not(const char *p, size_t from, size_t to,
         memcpy(&w, p + to - 8, 8);
         acc |= w ^ pat;
         if (acc == 0) return to;
-    } else if (!zero_ok && n > 32 && n <= HL_PATTERN_FILL && (v == 0xCB || v == 0xDF)) {
-        if (memcmp(p + from, v == 0xCB ? hl_pattern_canary_fill : hl_pattern_poison_fill, n) == 0)
-            return to;
+    } else if (!zero_ok && n > 32 && n <= HL_PATTERN_FILL && v == 0xDF) {
+        if (memcmp(p + from, hl_pattern_poison_fill, n) == 0) return to;
     }
     return hl_pattern_first_not_slow(p, from, to, v, zero_ok);
 }

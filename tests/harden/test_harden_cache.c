@@ -235,3 +235,75 @@ Test(harden_cache, thread_exit_flushes_buffers_of_an_earlier_heap)
     cr_assert_eq(found, 1, "the exited thread's buffered block is checked");
     hl_heap_destroy(h);
 }
+
+/* The canary is the poison's byte: a freed block holds one fill from offset 0 up to its
+ * trailer (the free poisons the user bytes only; the canary after them stays), so a block
+ * handed out again from the reuse cache, its fill verified, needs no canary written. */
+Test(harden_cache, freed_block_holds_one_fill)
+{
+    hl_heap_t *h = heap_with(OPTS);
+    unsigned char *p = hl_heap_malloc(h, 40);
+    for (int i = 40; i < 48; i++) /* the canary of the live block */
+        cr_assert_eq(p[i], HL_POISON_BYTE, "canary byte %d: 0x%02x", i, p[i]);
+    memset(p, 0x11, 40);
+    hl_heap_free(h, p);
+    cr_assert_eq(where(h, p), 1);
+    for (int i = 0; i < 48; i++) /* 40 user bytes and at least 8 of canary */
+        cr_assert_eq(p[i], HL_POISON_BYTE, "byte %d of the freed block: 0x%02x", i, p[i]);
+    hl_heap_destroy(h);
+}
+
+/* A smaller request in a block whose last life was bigger: the bytes between the two sizes
+ * (poison of the last life) are its canary: a one-byte overflow into them is found, as one at
+ * the old size's last byte. */
+Test(harden_cache, smaller_request_in_a_reused_block_keeps_its_canary)
+{
+    hl_heap_t *h = heap_with(OPTS);
+    char *others[400];
+    for (int i = 0; i < 400; i++)
+        others[i] = hl_heap_malloc(h, 100);
+    char *p = hl_heap_malloc(h, 100);
+    into_reuse_cache(h, p, others, 400); /* blocks of 100 bytes in the cache, p among them */
+    for (int off = 97; off <= 99; off += 2) {
+        char *q = hl_heap_malloc(h, 97); /* the same class: one of the cached 100-byte blocks */
+        size_t before = hl_harden_errors();
+        q[off] = 1;
+        quiet();
+        hl_heap_free(h, q);
+        loud();
+        cr_assert_eq(hl_harden_errors() - before, 1, "overflow at %d of a 97-byte block", off);
+    }
+    hl_heap_destroy(h);
+}
+
+/* A write after free that hits only a cached block's trailer (the poison before it intact):
+ * the block is not handed out again unchecked but reported (use-after-free, found on reuse)
+ * and leaked. */
+Test(harden_cache, trailer_written_after_free_is_reported_on_reuse)
+{
+    hl_heap_t *h = heap_with(OPTS);
+    char *others[400];
+    for (int i = 0; i < 400; i++)
+        others[i] = hl_heap_malloc(h, 40);
+    unsigned char *p = (unsigned char *)hl_heap_malloc(h, 40);
+    into_reuse_cache(h, (char *)p, others, 400);
+    int k = 0;
+    while (k < 256 && p[k] == HL_POISON_BYTE)
+        k++;
+    cr_assert_lt(k, 256, "the trailer follows the poison");
+    p[k] ^= 0xff; /* the trailer's first byte (the requested size's low byte) */
+    size_t before = hl_harden_errors();
+    char *got[400];
+    int handed = 0;
+    quiet();
+    for (int i = 0; i < 400; i++) { /* until the cache is empty: p is in it somewhere */
+        got[i] = hl_heap_malloc(h, 40);
+        handed += got[i] == (char *)p;
+    }
+    loud();
+    cr_assert_eq(hl_harden_errors() - before, 1, "the overwritten trailer is reported");
+    cr_assert_eq(handed, 0, "the block with the broken trailer is not handed out");
+    for (int i = 0; i < 400; i++)
+        hl_heap_free(h, got[i]);
+    hl_heap_destroy(h);
+}
