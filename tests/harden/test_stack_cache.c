@@ -174,6 +174,27 @@ Test(stack_cache, threads_get_exact_stacks)
     }
 }
 
+/* Untraced, libunwind's first walk (it allocates and keeps ~370 KiB) waits for the first
+ * capture the fast walker defers: none on ordinary frames; with unwind=libunwind the first
+ * capture makes it, and gives the fast walker's stack. */
+Test(stack_cache, libunwind_walks_only_when_needed)
+{
+    cr_assert_eq(hl_stack_init(), 0);
+    cr_assert_eq(hl_stack_unwinder_calls(), 0, "libunwind walked at start-up");
+    pair_t a = via_a();
+    expect_exact(a, "via_a");
+    cr_assert_eq(hl_stack_unwinder_calls(), 0, "libunwind walked ordinary frames");
+    uint64_t fast[DEPTH], lib[DEPTH];
+    size_t nf = hl_stack_capture_user(fast, DEPTH, 0);
+    hl_stack_set_unwind(HL_UNWIND_LIBUNWIND);
+    size_t nl = hl_stack_capture_user(lib, DEPTH, 0);
+    hl_stack_set_unwind(HL_UNWIND_FAST);
+    cr_assert_eq(hl_stack_unwinder_calls(), 1);
+    cr_assert_eq(nl, nf, "libunwind's first walk: %zu frames, the fast walker's %zu", nl, nf);
+    for (size_t i = 1; i < nf; i++) /* frame 0: each call's own return address */
+        cr_assert_eq(lib[i], fast[i], "frame %zu", i);
+}
+
 /* ---- the stack table (stack.c) ------------------------------------------------------------ */
 
 #include <stdio.h>
