@@ -47,6 +47,14 @@
  * highest stack word this thread's own scans have reached (kept per thread), i.e. inside
  * this thread's live stack, so no read can fault.
  *
+ * The memo (the hit path): each thread remembers, per (stack pointer, return address) slot,
+ * the entry of its last hit or walk there. A capture compares that entry's key and words and
+ * returns its id: no shape, no program key, no set (about 70 instructions and 5.5 a word on
+ * tiny.mixed). A memo that holds another chain (twins at the same stack pointer and return
+ * address) fails its compare and the capture takes the sets (sc_slow), which set the memo.
+ * Word 0 of an entry, the return address into our caller read from hl_stack_capture_id's own
+ * frame, is always equal and never compared.
+ *
  * The tables: mapped once (MAP_NORESERVE: pages are touched as call sites appear); the stack
  * table has sets of two entries (a site reached through two chains keeps both), a conflict
  * overwrites. Entries are written under a per-entry sequence number (odd while written; a
@@ -60,8 +68,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#define SC_ENTRIES 4096u /* stack entries (384 B each), power of two, sets of two */
-#define SC_SHAPES  4096u /* (stack pointer, return address) shapes, power of two */
+#define SC_ENTRIES 1024u /* stack entries (512 B each), power of two, sets of two */
+#define SC_SHAPES  1024u /* (stack pointer, return address) shapes, power of two */
 #define SC_FRAMES  28u   /* stack words verified per entry (default depth 16 + ours) */
 /* Frames above the caller of hl_stack_capture_id a walk covers beyond max: as in
  * hl_stack_capture_user (stack.c), so that both return the same stack. */
