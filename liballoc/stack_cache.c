@@ -114,7 +114,7 @@ static struct {
 } sc;
 
 /* The thread's state, one TLS block (one address computation for all of it). */
-#define SC_MEMO 8u
+#define SC_MEMO 16u
 static __thread struct {
     /* The memo: per (stack pointer, return address) slot, the entry of its last hit or walk.
      * A capture tries it first (the key's compare and the words, nothing else); a memo that
@@ -130,9 +130,19 @@ static __thread struct {
     uint32_t crowded; /* keys whose both entries held other chains (every 64th walks) */
 } sc_t __attribute__((tls_model("initial-exec")));
 
-static inline unsigned sc_memo_slot(uintptr_t sp, uintptr_t ret)
+/* The memo's set of (sp, ret): two ways, the newer first. */
+static inline const sc_entry_t **sc_memo_set(uintptr_t sp, uintptr_t ret)
 {
-    return (unsigned)((sp ^ ret) >> 4) & (SC_MEMO - 1);
+    return &sc_t.memo[((unsigned)((sp ^ ret) >> 4) & (SC_MEMO / 2 - 1)) * 2];
+}
+
+static inline void sc_memo_put(uintptr_t sp, uintptr_t ret, const sc_entry_t *e)
+{
+    const sc_entry_t **m = sc_memo_set(sp, ret);
+    if (m[0] != e) {
+        m[1] = m[0];
+        m[0] = e;
+    }
 }
 
 /* Since stacks are walked by unwind_fast.c, a miss here (lookup, then the walk anyway, and
@@ -401,20 +411,20 @@ static __attribute__((noinline)) uint32_t sc_walk(sc_key_t *k, sc_entry_t *into)
     if (!into) into = sc_victim(sc_set(k->sp, k->ret, k->uret));
     sc_store(into, k, ips + SC_BASE, slots + SC_BASE, ok ? (uint32_t)(to - SC_BASE) : SC_N_NOCACHE,
              id);
-    if (ok) sc_t.memo[sc_memo_slot(k->sp, k->ret)] = into;
+    if (ok) sc_memo_put(k->sp, k->ret, into);
     return id;
 }
 
 /* Everything but a memo hit: the key's sets, the walks, the plain unwind. Frame 1 of a walk
  * (between sc_walk and hl_stack_capture_id). */
 static __attribute__((noinline)) uint32_t sc_slow(uintptr_t sp, uintptr_t ret, size_t max,
-                                                  size_t skip, int cached)
+                                                  size_t skip)
 {
     if (max > HL_STACK_MAX_DEPTH) max = HL_STACK_MAX_DEPTH;
     if (skip > 30) skip = 30;
     sc_key_t k = {sp, ret, 0, (uint32_t)max, (uint32_t)skip};
     uint32_t id = 0;
-    if (cached && sc_ready()) {
+    if (sc_ready()) {
         sc_shape_t *shape = sc_shape(sp, k.ret);
         uint64_t offs[2] = {0, 0};
         if (LOAD(shape->sp) == sp && LOAD(shape->ret) == k.ret) {
@@ -434,13 +444,13 @@ static __attribute__((noinline)) uint32_t sc_slow(uintptr_t sp, uintptr_t ret, s
             int r0 = sc_lookup(&set[0], &k, &id0);
             if (r0 == SC_HIT) {
                 sc_t.hits++;
-                sc_t.memo[sc_memo_slot(sp, ret)] = &set[0];
+                sc_memo_put(sp, ret, &set[0]);
                 return id0;
             }
             int r1 = sc_lookup(&set[1], &k, &id1);
             if (r1 == SC_HIT) {
                 sc_t.hits++;
-                sc_t.memo[sc_memo_slot(sp, ret)] = &set[1];
+                sc_memo_put(sp, ret, &set[1]);
                 return id1;
             }
             nocache |= r0 == SC_NOCACHE || r1 == SC_NOCACHE;
@@ -527,17 +537,25 @@ __attribute__((noinline)) uint32_t hl_stack_capture_id(size_t max, size_t skip)
     sp = (uintptr_t)__builtin_frame_address(0);
 #endif
     uintptr_t ret = (uintptr_t)__builtin_return_address(0);
-    int cached = sc_pays();
-    if (cached) {
-        const sc_entry_t *e = sc_t.memo[sc_memo_slot(sp, ret)];
-        uint32_t id = e ? sc_fast(e, sp, ret, (uint64_t)max | (uint64_t)skip << 32) : 0;
-        if (id) {
-            sc_t.hits++;
-            sc_t.memo_hits++;
-            return id;
-        }
+    if (__builtin_expect(!sc_pays(), 0)) {
+        /* Bypassed (a thread whose captures mostly miss): the plain unwind, from this frame
+         * (through sc_slow, every walk would take one frame more). */
+        if (max > HL_STACK_MAX_DEPTH) max = HL_STACK_MAX_DEPTH;
+        if (skip > 30) skip = 30;
+        uint64_t ips[HL_STACK_MAX_DEPTH];
+        size_t d = hl_stack_capture_user(ips, max, skip + 1);
+        int is_new;
+        return hl_stack_intern(ips, d, &is_new);
     }
-    uint32_t id = sc_slow(sp, ret, max, skip, cached);
+    const sc_entry_t **m = sc_memo_set(sp, ret), *e = m[0];
+    if (e && (LOAD(e->sp) != sp || LOAD(e->ret) != ret)) e = m[1];
+    uint32_t id = e ? sc_fast(e, sp, ret, (uint64_t)max | (uint64_t)skip << 32) : 0;
+    if (id) {
+        sc_t.hits++;
+        sc_t.memo_hits++;
+        return id;
+    }
+    id = sc_slow(sp, ret, max, skip);
     __asm__ volatile("" ::: "memory"); /* no tail call: sc_slow is frame 1 of its walks */
     return id;
 }
