@@ -601,8 +601,8 @@ void hl_uwf_rule(uintptr_t ra, hl_uwf_rule_t *r)
  * return addresses hashed over the large table touched all of its 64 pages. */
 #define UWF_SETS_LG_MIN 10u
 #define UWF_SETS_LG_MAX 13u
-/* Misses since the table was made at which it grows: four per entry. */
-#define UWF_GROW_MISSES (8u << UWF_SETS_LG_MIN)
+/* Misses at which it grows: as many as the small table has entries. */
+#define UWF_GROW_MISSES (2u << UWF_SETS_LG_MIN)
 typedef struct uwf_entry_s {
     _Atomic uint64_t key;  /* return address | generation << 48; 0 = empty */
     _Atomic uint64_t rule; /* the packed rule << 32 | a check of the key */
@@ -643,18 +643,38 @@ int hl_uwf_init(void)
     return uwf_ready() ? 0 : -1;
 }
 
-/* The larger table, once: published whole (empty), the small one's pages given back. A walk
- * still holding the small table reads zeros there (misses: a key is never 0) or writes a
- * rule into it (a page back, harmless). */
+/* The larger table, once: filled with the small one's rules (a program with that many
+ * misses is one whose walks go on: each rule dropped would cost a search again), then
+ * published, the small one's pages given back. A walk still holding the small table reads
+ * zeros there (misses: a key is never 0) or writes a rule into it (a page back, harmless);
+ * rules stored into the small table during the copy are searched again. */
+static uwf_entry_t *uwf_set_of(uwf_entry_t *tab, uint64_t mask, uintptr_t ra);
+static uint32_t uwf_check(uint64_t key);
+
 static void uwf_grow(void)
 {
     int no = 0;
     if (!atomic_compare_exchange_strong(&uwf.grown, &no, 1)) return;
-    void *m = uwf_map(UWF_SETS_LG_MAX);
+    uwf_entry_t *m = uwf_map(UWF_SETS_LG_MAX);
     if (!m) return; /* stays small */
-    uintptr_t old = atomic_exchange(&uwf.tab, (uintptr_t)m | UWF_SETS_LG_MAX);
-    madvise((void *)(old & ~(uintptr_t)63), ((size_t)2 << (old & 63)) * sizeof(uwf_entry_t),
-            MADV_DONTNEED);
+    uintptr_t old = atomic_load(&uwf.tab);
+    uwf_entry_t *o = (uwf_entry_t *)(old & ~(uintptr_t)63);
+    size_t n = (size_t)2 << (old & 63);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = atomic_load_explicit(&o[i].key, memory_order_relaxed);
+        uint64_t r = atomic_load_explicit(&o[i].rule, memory_order_relaxed);
+        if (!k || (uint32_t)r != uwf_check(k)) continue;
+        uwf_entry_t *set = uwf_set_of(m, ((uint64_t)1 << UWF_SETS_LG_MAX) - 1,
+                                      (uintptr_t)(k & (((uint64_t)1 << 48) - 1)));
+        uwf_entry_t *e = !atomic_load_explicit(&set[0].key, memory_order_relaxed)   ? &set[0]
+                         : !atomic_load_explicit(&set[1].key, memory_order_relaxed) ? &set[1]
+                                                                                    : NULL;
+        if (!e) continue;
+        atomic_store_explicit(&e->rule, r, memory_order_relaxed);
+        atomic_store_explicit(&e->key, k, memory_order_relaxed);
+    }
+    atomic_store(&uwf.tab, (uintptr_t)m | UWF_SETS_LG_MAX);
+    madvise(o, n * sizeof(uwf_entry_t), MADV_DONTNEED);
 }
 
 /* The table of a walk: read once per walk (uwf_set). */
@@ -669,10 +689,15 @@ static inline uwf_tab_t uwf_tab(void)
     return (uwf_tab_t){(uwf_entry_t *)(w & ~(uintptr_t)63), ((uint64_t)1 << (w & 63)) - 1};
 }
 
-static inline uwf_entry_t *uwf_set(uwf_tab_t t, uintptr_t ra)
+static uwf_entry_t *uwf_set_of(uwf_entry_t *tab, uint64_t mask, uintptr_t ra)
 {
     uint64_t x = (uint64_t)ra * 0x9e3779b97f4a7c15ull;
-    return &t.e[((x >> 40) & t.mask) * 2];
+    return &tab[((x >> 40) & mask) * 2];
+}
+
+static inline uwf_entry_t *uwf_set(uwf_tab_t t, uintptr_t ra)
+{
+    return uwf_set_of(t.e, t.mask, ra);
 }
 
 /* The check stored beside a rule: an entry read while another thread rewrites it (the key of
@@ -680,7 +705,7 @@ static inline uwf_entry_t *uwf_set(uwf_tab_t t, uintptr_t ra)
  * (return addresses 4 GiB apart with matching differences in their high bits, in the same
  * set, during that race). Folding costs three instructions a frame where a multiplicative
  * hash cost six. */
-static inline uint32_t uwf_check(uint64_t key)
+static uint32_t uwf_check(uint64_t key)
 {
     return (uint32_t)key ^ (uint32_t)(key >> 32);
 }
