@@ -3,7 +3,8 @@
  * Capture uses the nongnu libunwind's unw_backtrace(): it walks with the unwind tables (a
  * frame-pointer walk stops after about two frames in Debian's binaries), does not allocate
  * once warm, and costs 115–190 ns at depth 8–16. Its first call costs ~1 ms and may allocate,
- * hence the warm-up in hl_stack_init().
+ * hence the warm-up in hl_stack_init() when tracing (untraced, the first deferral of the fast
+ * walker makes that call, inside a capture).
  *
  * The table (see stack.h for the layout) is one anonymous mapping reserved with
  * MAP_NORESERVE: untouched pages cost nothing, so a run with 100 stacks uses a few pages.
@@ -21,7 +22,8 @@
  * grow at each fork).
  */
 #include "stack.h"
-#include "internal.h" /* hl_main_heap's options: unwind= */
+#include "internal.h"
+#include "trace.h" /* hl_trace_active: warm the unwinder up when tracing */ /* hl_main_heap's options: unwind= */
 #include "unwind_fast.h"
 #include "unwind_load.h"
 
@@ -75,15 +77,16 @@ extern hl_heap_t hl_main_heap __attribute__((weak));
 
 /* Module statics, gathered. */
 static struct {
-    _Atomic int state;          /* 0 = not mapped, 1 = mapping, 2 = ready, -1 = failed */
-    hl_stack_slot_t *slots;     /* [HL_STACK_SLOTS], by id */
-    uint64_t *pool;             /* [HL_STACK_POOL] */
-    _Atomic uint32_t *index;    /* [HL_STACK_SLOTS], open addressing: hash tag | id, 0 empty */
-    _Atomic uint32_t pool_used; /* frames appended */
-    _Atomic uint32_t next_id;   /* ids handed out */
-    _Atomic uint32_t epoch;     /* current process epoch, starts at 1 */
-    uintptr_t self_lo, self_hi; /* text of our module; empty when it is the main program */
-    int unwind;                 /* HL_UNWIND_FAST, _LIBUNWIND or _CHECK */
+    _Atomic int state;               /* 0 = not mapped, 1 = mapping, 2 = ready, -1 = failed */
+    hl_stack_slot_t *slots;          /* [HL_STACK_SLOTS], by id */
+    uint64_t *pool;                  /* [HL_STACK_POOL] */
+    _Atomic uint32_t *index;         /* [HL_STACK_SLOTS], open addressing: hash tag | id, 0 empty */
+    _Atomic uint32_t pool_used;      /* frames appended */
+    _Atomic uint32_t next_id;        /* ids handed out */
+    _Atomic uint32_t epoch;          /* current process epoch, starts at 1 */
+    uintptr_t self_lo, self_hi;      /* text of our module; empty when it is the main program */
+    int unwind;                      /* HL_UNWIND_FAST, _LIBUNWIND or _CHECK */
+    _Atomic uint64_t unwinder_calls; /* libunwind walks (hl_stack_unwinder_calls) */
 } hl_stk = {.epoch = 1};
 
 /* Find the executable segment of the module this file is linked into. __ehdr_start is the
@@ -149,7 +152,8 @@ __attribute__((visibility("default"))) int pipe2(int fds[2], int flags)
     int r = (int)syscall(SYS_pipe2, fds, flags); /* -1 and errno on failure */
     if (r == 0 && in_unwinder) {
         /* The first pipe2 inside an unwinder call is libunwind's initialisation (the
-         * warm-up in hl_stack_init), which passes its static array; later ones pass the
+         * warm-up in hl_stack_init, or the first deferred walk), which passes its static
+         * array; later ones pass the
          * same array. */
         pthread_mutex_lock(&unw_pipe.lock);
         if (!unw_pipe.fds) unw_pipe.fds = fds;
@@ -249,9 +253,17 @@ int hl_stack_init(void)
     void *warm[HL_STACK_MAX_DEPTH];
     pthread_atfork(unwind_fork_prepare, unwind_fork_parent, unwind_fork_child);
     hl_unw_backtrace_fn bt = hl_unwind_backtrace_fn(); /* dlopens libunwind (unwind_load.h) */
-    int saved = unwind_enter();
-    if (bt) bt(warm, HL_STACK_MAX_DEPTH); /* first call: loads tables, may allocate */
-    unwind_leave(saved);
+    /* libunwind's first walk loads its tables and allocates (~370 KiB resident on a small
+     * program). The tracer warms it up here, outside its traced paths; otherwise (hardened
+     * mode: captures guard their reentrancy, as for this call) it happens at the fast
+     * walker's first deferral, if ever. libunwind stays loaded either way: the fault
+     * handler's walk (fault.c) cannot load it. */
+    if (bt && hl_trace_active()) {
+        atomic_fetch_add_explicit(&hl_stk.unwinder_calls, 1, memory_order_relaxed);
+        int saved = unwind_enter();
+        bt(warm, HL_STACK_MAX_DEPTH); /* first call: loads tables, may allocate */
+        unwind_leave(saved);
+    }
     atomic_store_explicit(&hl_stk.state, 2, memory_order_release);
     return 0;
 }
@@ -259,6 +271,11 @@ int hl_stack_init(void)
 void hl_stack_set_unwind(int mode)
 {
     hl_stk.unwind = mode;
+}
+
+uint64_t hl_stack_unwinder_calls(void)
+{
+    return atomic_load_explicit(&hl_stk.unwinder_calls, memory_order_relaxed);
 }
 
 /* Text for unwind=check's message. */
@@ -353,6 +370,7 @@ static __attribute__((noinline)) int stack_walk(void **buf, int n)
     }
     hl_unw_backtrace_fn bt = hl_unwind_backtrace_fn();
     if (!bt) return 0;
+    atomic_fetch_add_explicit(&hl_stk.unwinder_calls, 1, memory_order_relaxed);
     int saved = unwind_enter();
     int r = bt(buf, n);
     unwind_leave(saved);

@@ -60,6 +60,9 @@ void hl_stack_self_range(uintptr_t *lo, uintptr_t *hi);
  * ~10x cheaper when the call site and stack depth were seen before. 0: none. Needs
  * hl_stack_init(); the caller guards reentrancy as for capture. */
 uint32_t hl_stack_capture_id(size_t max, size_t skip);
+/* Captures of the calling thread that hl_stack_capture_id answered from its memo (the last
+ * verified chain of the same stack pointer and return address). */
+void hl_stack_cache_stats(uint64_t *memo_hits);
 
 /* Id of the stack ips[0..depth) (1..), interning it on first sight. *is_new is set to 1 when
  * this call inserted the stack, 0 when it was known. Returns 0 (and *is_new = 0) when depth
@@ -96,6 +99,10 @@ int hl_stack_in_tracer(const uint64_t *ips, size_t n);
  * this sets it (tests). */
 enum { HL_UNWIND_FAST = 0, HL_UNWIND_LIBUNWIND = 1, HL_UNWIND_CHECK = 2 };
 void hl_stack_set_unwind(int mode);
+/* Walks libunwind made for captures so far (its deferred frames, unwind=libunwind/check; the
+ * tracer's warm-up in hl_stack_init). Untraced, libunwind's first walk (which allocates and
+ * keeps ~370 KiB) waits for the first of them. */
+uint64_t hl_stack_unwinder_calls(void);
 
 /* Distinct stacks interned so far. */
 uint32_t hl_stack_count(void);

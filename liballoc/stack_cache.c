@@ -47,6 +47,14 @@
  * highest stack word this thread's own scans have reached (kept per thread), i.e. inside
  * this thread's live stack, so no read can fault.
  *
+ * The memo (the hit path): each thread remembers, per (stack pointer, return address) slot,
+ * the entry of its last hit or walk there. A capture compares that entry's key and words and
+ * returns its id: no shape, no program key, no set (about 70 instructions and 5.5 a word on
+ * tiny.mixed). A memo that holds another chain (twins at the same stack pointer and return
+ * address) fails its compare and the capture takes the sets (sc_slow), which set the memo.
+ * Word 0 of an entry, the return address into our caller read from hl_stack_capture_id's own
+ * frame, is always equal and never compared.
+ *
  * The tables: mapped once (MAP_NORESERVE: pages are touched as call sites appear); the stack
  * table has sets of two entries (a site reached through two chains keeps both), a conflict
  * overwrites. Entries are written under a per-entry sequence number (odd while written; a
@@ -60,24 +68,35 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#define SC_ENTRIES 4096u /* stack entries (384 B each), power of two, sets of two */
-#define SC_SHAPES  4096u /* (stack pointer, return address) shapes, power of two */
+#define SC_ENTRIES 1024u /* stack entries (512 B each), power of two, sets of two */
+#define SC_SHAPES  1024u /* (stack pointer, return address) shapes, power of two */
 #define SC_FRAMES  28u   /* stack words verified per entry (default depth 16 + ours) */
 /* Frames above the caller of hl_stack_capture_id a walk covers beyond max: as in
  * hl_stack_capture_user (stack.c), so that both return the same stack. */
-#define SC_SELF_SLACK 8u
+#define SC_SELF_SLACK 9u
 #define SC_WALK       (HL_STACK_MAX_DEPTH + 40)
+/* Index of our caller's frame in a walk from sc_walk (sc_walk, sc_slow, hl_stack_capture_id). */
+#define SC_BASE 3u
+/* Word 0 of an entry is the return address into our caller, read from hl_stack_capture_id's
+ * own frame at a fixed offset: always equal, never compared. */
+#define SC_FIRST 1u
+
+/* A verified word: the return address and where it lies (bytes from the stack pointer). */
+typedef struct sc_word_s {
+    uint64_t ip, off;
+} sc_word_t;
+/* Words an entry holds: SC_FRAMES, and one to pad the compared ones (1..n) to pairs. */
+#define SC_WORDS (SC_FRAMES + 1)
 
 typedef struct sc_entry_s {
     _Atomic uint32_t seq; /* 0 = empty, odd = being written */
-    uint32_t n;           /* words to verify; SC_N_SEEN / SC_N_NOCACHE: a mark */
+    uint32_t n;           /* words stored (1 + an even count); SC_N_SEEN / SC_N_NOCACHE: a mark */
     uint32_t id;          /* interned stack id */
     uint32_t top;         /* highest word offset (bytes from sp) + 8 */
     uint64_t sp, ret;     /* key: stack pointer and return address at the capture */
     uint64_t uret;        /* key: the program's return address */
-    uint32_t max, skip;   /* key: the capture's parameters */
-    uint32_t off[SC_FRAMES];
-    uint64_t ip[SC_FRAMES];
+    uint64_t ms;          /* key: the capture's parameters, max | skip << 32 */
+    sc_word_t w[SC_WORDS];
 } sc_entry_t;
 
 /* Offsets (in 8-byte units, 0 = none) of the program's three innermost return addresses,
@@ -94,15 +113,37 @@ static struct {
     sc_shape_t *shapes;
 } sc;
 
-/* Highest stack word this thread has unwound through: reads stay below it. */
-static __thread uintptr_t sc_top __attribute__((tls_model("initial-exec")));
-/* Keys whose both entries held other chains (every 64th walks). */
-static __thread uint32_t sc_crowded __attribute__((tls_model("initial-exec")));
-/* The cache's hit rate on this thread: captures and hits in the current window, and the
- * captures still to take without the cache (sc_pays). */
-static __thread uint32_t sc_seen __attribute__((tls_model("initial-exec")));
-static __thread uint32_t sc_hits __attribute__((tls_model("initial-exec")));
-static __thread uint32_t sc_bypass __attribute__((tls_model("initial-exec")));
+/* The thread's state, one TLS block (one address computation for all of it). */
+#define SC_MEMO 16u
+static __thread struct {
+    /* The memo: per (stack pointer, return address) slot, the entry of its last hit or walk.
+     * A capture tries it first (the key's compare and the words, nothing else); a memo that
+     * holds another chain or was overwritten fails its compare and the capture takes sc_slow. */
+    const struct sc_entry_s *memo[SC_MEMO];
+    uintptr_t top;      /* highest stack word this thread has unwound through: reads stay below */
+    uint64_t memo_hits; /* captures answered from the memo (hl_stack_cache_stats) */
+    /* The cache's hit rate on this thread (sc_pays): captures left in the current phase,
+     * hits in it, whether it bypasses the cache, whether a phase ever started. */
+    int32_t left;
+    uint32_t hits;
+    uint8_t bypass, started;
+    uint32_t crowded; /* keys whose both entries held other chains (every 64th walks) */
+} sc_t __attribute__((tls_model("initial-exec")));
+
+/* The memo's set of (sp, ret): two ways, the newer first. */
+static inline const sc_entry_t **sc_memo_set(uintptr_t sp, uintptr_t ret)
+{
+    return &sc_t.memo[((unsigned)((sp ^ ret) >> 4) & (SC_MEMO / 2 - 1)) * 2];
+}
+
+static inline void sc_memo_put(uintptr_t sp, uintptr_t ret, const sc_entry_t *e)
+{
+    const sc_entry_t **m = sc_memo_set(sp, ret);
+    if (m[0] != e) {
+        m[1] = m[0];
+        m[0] = e;
+    }
+}
 
 /* Since stacks are walked by unwind_fast.c, a miss here (lookup, then the walk anyway, and
  * now and then the scan) costs more than the walk saves on a hit unless most captures hit:
@@ -113,17 +154,20 @@ static __thread uint32_t sc_bypass __attribute__((tls_model("initial-exec")));
 #define SC_WINDOW 4096u
 #define SC_SKIP   32768u
 
+/* The end of a phase: after a window below one half, bypass; else measure (again). */
+static __attribute__((noinline, cold)) void sc_phase(void)
+{
+    int skip = sc_t.started && !sc_t.bypass && sc_t.hits < SC_WINDOW / 2;
+    sc_t.started = 1;
+    sc_t.bypass = (uint8_t)skip;
+    sc_t.left = (int32_t)(skip ? SC_SKIP : SC_WINDOW) - 1;
+    sc_t.hits = 0;
+}
+
 static inline int sc_pays(void)
 {
-    if (sc_bypass) {
-        sc_bypass--;
-        return 0;
-    }
-    if (++sc_seen == SC_WINDOW) {
-        if (sc_hits < SC_WINDOW / 2) sc_bypass = SC_SKIP;
-        sc_seen = sc_hits = 0;
-    }
-    return 1;
+    if (__builtin_expect(--sc_t.left < 0, 0)) sc_phase();
+    return !sc_t.bypass;
 }
 
 static int sc_ready(void)
@@ -183,24 +227,29 @@ typedef struct sc_key_s {
     uint32_t max, skip;
 } sc_key_t;
 
+static inline uint64_t sc_ms(const sc_key_t *k)
+{
+    return (uint64_t)k->max | (uint64_t)k->skip << 32;
+}
+
 static int sc_lookup(sc_entry_t *e, const sc_key_t *k, uint32_t *id)
 {
     uint32_t s1 = atomic_load_explicit(&e->seq, memory_order_acquire);
     if (!s1 || (s1 & 1) || LOAD(e->uret) != k->uret || LOAD(e->sp) != k->sp ||
-        LOAD(e->ret) != k->ret || LOAD(e->max) != k->max || LOAD(e->skip) != k->skip)
+        LOAD(e->ret) != k->ret || LOAD(e->ms) != sc_ms(k))
         return SC_OTHER;
     uint32_t n = LOAD(e->n), top = LOAD(e->top);
     *id = LOAD(e->id);
     int res = SC_HIT;
     if (n == SC_N_SEEN)
         res = *id + 1 >= SC_SIGHTS ? SC_SEEN : SC_MARKED; /* a mark's id: its misses */
-    else if (n > SC_FRAMES)
+    else if (n > SC_WORDS)
         res = SC_NOCACHE;
-    else if (k->sp + top > sc_top)
+    else if (k->sp + top > sc_t.top)
         res = SC_STALE;
     else
-        for (uint32_t i = 0; i < n && res == SC_HIT; i++)
-            if (*(const volatile uint64_t *)(k->sp + LOAD(e->off[i])) != LOAD(e->ip[i]))
+        for (uint32_t i = 1; i < n && res == SC_HIT; i++) /* word 0 is ret: SC_FIRST */
+            if (*(const volatile uint64_t *)(k->sp + LOAD(e->w[i].off)) != LOAD(e->w[i].ip))
                 res = SC_STALE;
     atomic_thread_fence(memory_order_acquire);
     return atomic_load_explicit(&e->seq, memory_order_relaxed) == s1 ? res : SC_OTHER;
@@ -217,9 +266,14 @@ static void sc_store(sc_entry_t *e, const sc_key_t *k, const uint64_t *ips, cons
     uint32_t top = 0;
     for (uint32_t i = 0; n <= SC_FRAMES && i < n; i++) {
         uint32_t off = (uint32_t)(slots[i] - k->sp);
-        __atomic_store_n(&e->off[i], off, __ATOMIC_RELAXED);
-        __atomic_store_n(&e->ip[i], ips[i], __ATOMIC_RELAXED);
+        __atomic_store_n(&e->w[i].off, off, __ATOMIC_RELAXED);
+        __atomic_store_n(&e->w[i].ip, ips[i], __ATOMIC_RELAXED);
         if (off > top) top = off;
+    }
+    if (n && n <= SC_FRAMES && n % 2 == 0) { /* the last word twice: words 1..n in pairs */
+        __atomic_store_n(&e->w[n].off, (uint64_t)(slots[n - 1] - k->sp), __ATOMIC_RELAXED);
+        __atomic_store_n(&e->w[n].ip, ips[n - 1], __ATOMIC_RELAXED);
+        n++;
     }
     __atomic_store_n(&e->n, n, __ATOMIC_RELAXED);
     __atomic_store_n(&e->top, top + 8, __ATOMIC_RELAXED);
@@ -227,8 +281,7 @@ static void sc_store(sc_entry_t *e, const sc_key_t *k, const uint64_t *ips, cons
     __atomic_store_n(&e->sp, (uint64_t)k->sp, __ATOMIC_RELAXED);
     __atomic_store_n(&e->ret, (uint64_t)k->ret, __ATOMIC_RELAXED);
     __atomic_store_n(&e->uret, (uint64_t)k->uret, __ATOMIC_RELAXED);
-    __atomic_store_n(&e->max, k->max, __ATOMIC_RELAXED);
-    __atomic_store_n(&e->skip, k->skip, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->ms, sc_ms(k), __ATOMIC_RELAXED);
     atomic_store_explicit(&e->seq, s + 2 ? s + 2 : 2, memory_order_release);
 }
 
@@ -236,7 +289,7 @@ static void sc_store(sc_entry_t *e, const sc_key_t *k, const uint64_t *ips, cons
 static sc_entry_t *sc_victim(sc_entry_t *set)
 {
     uint32_t n0 = LOAD(set[0].n);
-    return LOAD(set[0].seq) == 0 || n0 == SC_N_SEEN || n0 > SC_FRAMES ? &set[0] : &set[1];
+    return LOAD(set[0].seq) == 0 || n0 == SC_N_SEEN || n0 > SC_WORDS ? &set[0] : &set[1];
 }
 
 /* The way a key's miss marks: its own mark, else one holding no verified stack of it. */
@@ -275,7 +328,7 @@ static inline uint64_t sc_uret(uintptr_t sp, uint64_t t)
     for (int i = 0; i < 3; i++) {
         uintptr_t off = ((t >> (16 * i)) & 0xffff) * 8;
         if (!off) break;
-        if (sp + off + 8 > sc_top) return 0; /* not reached by this thread's scans yet */
+        if (sp + off + 8 > sc_t.top) return 0; /* not reached by this thread's scans yet */
         x = (x ^ *(const volatile uint64_t *)(sp + off)) * 0x9e3779b97f4a7c15ull;
     }
     return x | 1;
@@ -320,18 +373,18 @@ static size_t sc_place(uintptr_t sp, const uint64_t *ips, size_t n, uintptr_t *s
  * shape. */
 static __attribute__((noinline)) uint32_t sc_walk(sc_key_t *k, sc_entry_t *into)
 {
-    /* buf[0] is in sc_walk, 1 in hl_stack_capture_id, 2 in its caller. */
+    /* ips[0] is in sc_walk, 1 in sc_slow, 2 in hl_stack_capture_id, SC_BASE in its caller. */
     uint64_t ips[HL_STACK_MAX_DEPTH + 2 * SC_SELF_SLACK + 34];
     uintptr_t slots[HL_STACK_MAX_DEPTH + 2 * SC_SELF_SLACK + 34];
     uintptr_t lo, hi;
     hl_stack_self_range(&lo, &hi);
-    size_t want = k->max + (lo < hi ? SC_SELF_SLACK : k->skip + 2);
+    size_t want = k->max + (lo < hi ? SC_SELF_SLACK : k->skip + SC_BASE);
     size_t n = hl_stack_capture(ips, want, 0);
     __asm__ volatile("" ::: "memory"); /* no tail call: this frame is frame 0 */
-    if (n <= 2) return 0;
-    size_t from = k->skip + 2;
+    if (n <= SC_BASE) return 0;
+    size_t from = k->skip + SC_BASE;
     if (lo < hi) {
-        from = 2;
+        from = SC_BASE;
         while (from < n && ips[from] >= lo && ips[from] < hi)
             from++;
     }
@@ -339,13 +392,14 @@ static __attribute__((noinline)) uint32_t sc_walk(sc_key_t *k, sc_entry_t *into)
     if (from >= to) return 0;
     int is_new;
     uint32_t id = hl_stack_intern(&ips[from], to - from, &is_new);
-    if (!id || ips[2] != k->ret) return id;
+    if (!id || ips[SC_BASE] != k->ret) return id;
     /* Verifiable when every frame from our caller's to the last one kept has its word. */
-    size_t placed = sc_place(k->sp, ips + 2, to - 2, slots + 2);
-    if (placed && slots[1 + placed] + 8 > sc_top) sc_top = slots[1 + placed] + 8;
-    int ok = placed == to - 2 && to - 2 <= SC_FRAMES;
+    size_t placed = sc_place(k->sp, ips + SC_BASE, to - SC_BASE, slots + SC_BASE);
+    if (placed && slots[SC_BASE - 1 + placed] + 8 > sc_t.top)
+        sc_t.top = slots[SC_BASE - 1 + placed] + 8;
+    int ok = placed == to - SC_BASE && to - SC_BASE <= SC_FRAMES;
     uint64_t t = 0;
-    for (size_t i = 0; i < 3 && from + i < 2 + placed; i++) {
+    for (size_t i = 0; i < 3 && from + i < SC_BASE + placed; i++) {
         uintptr_t off = slots[from + i] - k->sp;
         if (off / 8 > 0xffff) break;
         t |= (uint64_t)(off / 8) << (16 * i);
@@ -355,22 +409,22 @@ static __attribute__((noinline)) uint32_t sc_walk(sc_key_t *k, sc_entry_t *into)
     if (!k->uret) return id;
     sc_shape_add(k->sp, k->ret, t);
     if (!into) into = sc_victim(sc_set(k->sp, k->ret, k->uret));
-    sc_store(into, k, ips + 2, slots + 2, ok ? (uint32_t)(to - 2) : SC_N_NOCACHE, id);
+    sc_store(into, k, ips + SC_BASE, slots + SC_BASE, ok ? (uint32_t)(to - SC_BASE) : SC_N_NOCACHE,
+             id);
+    if (ok) sc_memo_put(k->sp, k->ret, into);
     return id;
 }
 
-__attribute__((noinline)) uint32_t hl_stack_capture_id(size_t max, size_t skip)
+/* Everything but a memo hit: the key's sets, the walks, the plain unwind. Frame 1 of a walk
+ * (between sc_walk and hl_stack_capture_id). */
+static __attribute__((noinline)) uint32_t sc_slow(uintptr_t sp, uintptr_t ret, size_t max,
+                                                  size_t skip)
 {
-    if (max == 0) return 0;
     if (max > HL_STACK_MAX_DEPTH) max = HL_STACK_MAX_DEPTH;
     if (skip > 30) skip = 30;
-    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
-#if defined(__x86_64__)
-    __asm__ volatile("mov %%rsp, %0" : "=r"(sp));
-#endif
-    sc_key_t k = {sp, (uintptr_t)__builtin_return_address(0), 0, (uint32_t)max, (uint32_t)skip};
+    sc_key_t k = {sp, ret, 0, (uint32_t)max, (uint32_t)skip};
     uint32_t id = 0;
-    if (sc_pays() && sc_ready()) {
+    if (sc_ready()) {
         sc_shape_t *shape = sc_shape(sp, k.ret);
         uint64_t offs[2] = {0, 0};
         if (LOAD(shape->sp) == sp && LOAD(shape->ret) == k.ret) {
@@ -389,12 +443,14 @@ __attribute__((noinline)) uint32_t hl_stack_capture_id(size_t max, size_t skip)
             uint32_t id0 = 0, id1 = 0;
             int r0 = sc_lookup(&set[0], &k, &id0);
             if (r0 == SC_HIT) {
-                sc_hits++;
+                sc_t.hits++;
+                sc_memo_put(sp, ret, &set[0]);
                 return id0;
             }
             int r1 = sc_lookup(&set[1], &k, &id1);
             if (r1 == SC_HIT) {
-                sc_hits++;
+                sc_t.hits++;
+                sc_memo_put(sp, ret, &set[1]);
                 return id1;
             }
             nocache |= r0 == SC_NOCACHE || r1 == SC_NOCACHE;
@@ -405,7 +461,7 @@ __attribute__((noinline)) uint32_t hl_stack_capture_id(size_t max, size_t skip)
             if (r0 == SC_SEEN || r1 == SC_SEEN)
                 walk_into = r0 == SC_SEEN ? &set[0] : &set[1];
             else if (r0 == SC_STALE && r1 == SC_STALE) {
-                if ((++sc_crowded & 63) == 0) walk_into = &set[1];
+                if ((++sc_t.crowded & 63) == 0) walk_into = &set[1];
             } else {
                 mark = sc_mark_way(set, r0, r1);
                 misses = mark == &set[0] && r0 == SC_MARKED   ? id0 + 1
@@ -435,7 +491,7 @@ __attribute__((noinline)) uint32_t hl_stack_capture_id(size_t max, size_t skip)
         if (!nocache && mark) {
             /* A key's first miss: the plain unwind, and a mark. */
             uint64_t ips[HL_STACK_MAX_DEPTH];
-            size_t d = hl_stack_capture_user(ips, max, skip + 1);
+            size_t d = hl_stack_capture_user(ips, max, skip + 2);
             int is_new;
             id = hl_stack_intern(ips, d, &is_new);
             if (id) sc_store(mark, &mk, NULL, NULL, SC_N_SEEN, misses);
@@ -443,8 +499,68 @@ __attribute__((noinline)) uint32_t hl_stack_capture_id(size_t max, size_t skip)
         }
     }
     uint64_t ips[HL_STACK_MAX_DEPTH];
-    size_t d = hl_stack_capture_user(ips, max, skip + 1);
+    size_t d = hl_stack_capture_user(ips, max, skip + 2);
     int is_new;
     id = hl_stack_intern(ips, d, &is_new);
     return id;
+}
+
+/* A memo hit: the thread's entry for (sp, ret) holds this chain. Its id, else 0. The words
+ * 1..n are compared in pairs without an early exit (a stale memo is rare: it falls to
+ * sc_slow). */
+static inline uint32_t sc_fast(const sc_entry_t *e, uintptr_t sp, uintptr_t ret, uint64_t ms)
+{
+    uint32_t s1 = atomic_load_explicit(&e->seq, memory_order_acquire);
+    if ((s1 & 1) || LOAD(e->sp) != sp || LOAD(e->ret) != ret || LOAD(e->ms) != ms) return 0;
+    uint32_t n = LOAD(e->n);
+    if (n - 1 >= SC_WORDS || sp + LOAD(e->top) > sc_t.top) return 0; /* a mark, no cache */
+    /* Plain loads (folded into the compares): a word torn by a writer fails the sequence
+     * check below, and every stack word read lies below sc_t.top. */
+    uint64_t d = 0;
+    for (const sc_word_t *w = e->w + n - 2; w >= e->w + SC_FIRST; w -= 2)
+        d |= (*(const uint64_t *)(sp + w[0].off) ^ w[0].ip) |
+             (*(const uint64_t *)(sp + w[1].off) ^ w[1].ip);
+    uint32_t id = LOAD(e->id); /* not 0: entries with words hold an interned stack */
+    atomic_thread_fence(memory_order_acquire);
+    return d || atomic_load_explicit(&e->seq, memory_order_relaxed) != s1 ? 0 : id;
+}
+
+/* The memo's key takes max and skip as given: an entry holds them clamped (sc_slow), so a
+ * capture beyond the limits never hits the memo, and takes sc_slow. */
+__attribute__((noinline)) uint32_t hl_stack_capture_id(size_t max, size_t skip)
+{
+    if (max == 0) return 0;
+    uintptr_t sp;
+#if defined(__x86_64__)
+    __asm__ volatile("mov %%rsp, %0" : "=r"(sp));
+#else
+    sp = (uintptr_t)__builtin_frame_address(0);
+#endif
+    uintptr_t ret = (uintptr_t)__builtin_return_address(0);
+    if (__builtin_expect(!sc_pays(), 0)) {
+        /* Bypassed (a thread whose captures mostly miss): the plain unwind, from this frame
+         * (through sc_slow, every walk would take one frame more). */
+        if (max > HL_STACK_MAX_DEPTH) max = HL_STACK_MAX_DEPTH;
+        if (skip > 30) skip = 30;
+        uint64_t ips[HL_STACK_MAX_DEPTH];
+        size_t d = hl_stack_capture_user(ips, max, skip + 1);
+        int is_new;
+        return hl_stack_intern(ips, d, &is_new);
+    }
+    const sc_entry_t **m = sc_memo_set(sp, ret), *e = m[0];
+    if (e && (LOAD(e->sp) != sp || LOAD(e->ret) != ret)) e = m[1];
+    uint32_t id = e ? sc_fast(e, sp, ret, (uint64_t)max | (uint64_t)skip << 32) : 0;
+    if (id) {
+        sc_t.hits++;
+        sc_t.memo_hits++;
+        return id;
+    }
+    id = sc_slow(sp, ret, max, skip);
+    __asm__ volatile("" ::: "memory"); /* no tail call: sc_slow is frame 1 of its walks */
+    return id;
+}
+
+void hl_stack_cache_stats(uint64_t *memo_hits)
+{
+    *memo_hits = sc_t.memo_hits;
 }

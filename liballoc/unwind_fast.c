@@ -596,30 +596,44 @@ void hl_uwf_rule(uintptr_t ra, hl_uwf_rule_t *r)
 
 /* ---- the rule cache --------------------------------------------------------------------- */
 
-#define UWF_SETS 8192u /* power of two; 2 ways of 16 bytes: 256 KiB reserved */
+/* 2-way sets of 16-byte entries, a power of two of them: 1024 (32 KiB) to start; the misses
+ * of a program with many return addresses grow it once to 8192 (256 KiB). A small program's
+ * return addresses hashed over the large table touched all of its 64 pages. */
+#define UWF_SETS_LG_MIN 10u
+#define UWF_SETS_LG_MAX 13u
+/* Misses at which it grows: as many as the small table has entries. */
+#define UWF_GROW_MISSES (2u << UWF_SETS_LG_MIN)
 typedef struct uwf_entry_s {
     _Atomic uint64_t key;  /* return address | generation << 48; 0 = empty */
     _Atomic uint64_t rule; /* the packed rule << 32 | a check of the key */
 } uwf_entry_t;
 
 static struct {
-    _Atomic int state; /* 0 = not mapped, 1 = mapping, 2 = ready, -1 = failed */
-    uwf_entry_t *tab;
+    _Atomic int state;               /* 0 = not mapped, 1 = mapping, 2 = ready, -1 = failed */
+    _Atomic uintptr_t tab;           /* the table | log2 of its sets (the table is page-aligned) */
+    _Atomic int grown;               /* 0, then 1 while and after growing */
     _Atomic uint64_t gen;            /* bumped when modules were unloaded */
     _Atomic unsigned long long subs; /* dlpi_subs + 1 as last seen; 0 = never */
     _Atomic uint64_t fallbacks, misses, checks;
 } uwf;
+
+static void *uwf_map(unsigned lg)
+{
+    void *m = mmap(NULL, ((size_t)2 << lg) * sizeof(uwf_entry_t), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return m == MAP_FAILED ? NULL : m;
+}
 
 static int uwf_ready(void)
 {
     int st = atomic_load_explicit(&uwf.state, memory_order_acquire);
     if (st == 2) return 1;
     if (st == 0 && atomic_compare_exchange_strong(&uwf.state, &st, 1)) {
-        void *m = mmap(NULL, UWF_SETS * 2 * sizeof(uwf_entry_t), PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (m != MAP_FAILED) uwf.tab = m;
-        atomic_store_explicit(&uwf.state, m != MAP_FAILED ? 2 : -1, memory_order_release);
-        return m != MAP_FAILED;
+        void *m = uwf_map(UWF_SETS_LG_MIN);
+        if (m)
+            atomic_store_explicit(&uwf.tab, (uintptr_t)m | UWF_SETS_LG_MIN, memory_order_relaxed);
+        atomic_store_explicit(&uwf.state, m ? 2 : -1, memory_order_release);
+        return m != NULL;
     }
     return 0;
 }
@@ -629,10 +643,61 @@ int hl_uwf_init(void)
     return uwf_ready() ? 0 : -1;
 }
 
-static inline uwf_entry_t *uwf_set(uintptr_t ra)
+/* The larger table, once: filled with the small one's rules (a program with that many
+ * misses is one whose walks go on: each rule dropped would cost a search again), then
+ * published, the small one's pages given back. A walk still holding the small table reads
+ * zeros there (misses: a key is never 0) or writes a rule into it (a page back, harmless);
+ * rules stored into the small table during the copy are searched again. */
+static uwf_entry_t *uwf_set_of(uwf_entry_t *tab, uint64_t mask, uintptr_t ra);
+static uint32_t uwf_check(uint64_t key);
+
+static void uwf_grow(void)
+{
+    int no = 0;
+    if (!atomic_compare_exchange_strong(&uwf.grown, &no, 1)) return;
+    uwf_entry_t *m = uwf_map(UWF_SETS_LG_MAX);
+    if (!m) return; /* stays small */
+    uintptr_t old = atomic_load(&uwf.tab);
+    uwf_entry_t *o = (uwf_entry_t *)(old & ~(uintptr_t)63);
+    size_t n = (size_t)2 << (old & 63);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = atomic_load_explicit(&o[i].key, memory_order_relaxed);
+        uint64_t r = atomic_load_explicit(&o[i].rule, memory_order_relaxed);
+        if (!k || (uint32_t)r != uwf_check(k)) continue;
+        uwf_entry_t *set = uwf_set_of(m, ((uint64_t)1 << UWF_SETS_LG_MAX) - 1,
+                                      (uintptr_t)(k & (((uint64_t)1 << 48) - 1)));
+        uwf_entry_t *e = !atomic_load_explicit(&set[0].key, memory_order_relaxed)   ? &set[0]
+                         : !atomic_load_explicit(&set[1].key, memory_order_relaxed) ? &set[1]
+                                                                                    : NULL;
+        if (!e) continue;
+        atomic_store_explicit(&e->rule, r, memory_order_relaxed);
+        atomic_store_explicit(&e->key, k, memory_order_relaxed);
+    }
+    atomic_store(&uwf.tab, (uintptr_t)m | UWF_SETS_LG_MAX);
+    madvise(o, n * sizeof(uwf_entry_t), MADV_DONTNEED);
+}
+
+/* The table of a walk: read once per walk (uwf_set). */
+typedef struct uwf_tab_s {
+    uwf_entry_t *e;
+    uint64_t mask;
+} uwf_tab_t;
+
+static inline uwf_tab_t uwf_tab(void)
+{
+    uintptr_t w = atomic_load_explicit(&uwf.tab, memory_order_acquire);
+    return (uwf_tab_t){(uwf_entry_t *)(w & ~(uintptr_t)63), ((uint64_t)1 << (w & 63)) - 1};
+}
+
+static uwf_entry_t *uwf_set_of(uwf_entry_t *tab, uint64_t mask, uintptr_t ra)
 {
     uint64_t x = (uint64_t)ra * 0x9e3779b97f4a7c15ull;
-    return &uwf.tab[((x >> 40) & (UWF_SETS - 1)) * 2];
+    return &tab[((x >> 40) & mask) * 2];
+}
+
+static inline uwf_entry_t *uwf_set(uwf_tab_t t, uintptr_t ra)
+{
+    return uwf_set_of(t.e, t.mask, ra);
 }
 
 /* The check stored beside a rule: an entry read while another thread rewrites it (the key of
@@ -640,7 +705,7 @@ static inline uwf_entry_t *uwf_set(uintptr_t ra)
  * (return addresses 4 GiB apart with matching differences in their high bits, in the same
  * set, during that race). Folding costs three instructions a frame where a multiplicative
  * hash cost six. */
-static inline uint32_t uwf_check(uint64_t key)
+static uint32_t uwf_check(uint64_t key)
 {
     return (uint32_t)key ^ (uint32_t)(key >> 32);
 }
@@ -665,9 +730,12 @@ static __attribute__((noinline)) uint32_t uwf_miss(uwf_entry_t *set, uintptr_t r
 {
     hl_uwf_rule_t r;
     unsigned long long subs = uwf_search(ra, &r);
-    atomic_fetch_add_explicit(&uwf.misses, 1, memory_order_relaxed);
+    uint64_t misses = atomic_fetch_add_explicit(&uwf.misses, 1, memory_order_relaxed) + 1;
     uint32_t packed = rule_pack(&r);
     if (!subs) return packed; /* in no module (yet): not cached */
+    if (__builtin_expect(misses >= UWF_GROW_MISSES, 0) &&
+        !atomic_load_explicit(&uwf.grown, memory_order_relaxed))
+        uwf_grow(); /* this rule goes into the small table: the next miss fills the new one */
     unsigned long long seen = atomic_load(&uwf.subs);
     if (seen != subs) {
         /* First search, or modules were unloaded since: rules cached before may describe
@@ -685,11 +753,11 @@ static __attribute__((noinline)) uint32_t uwf_miss(uwf_entry_t *set, uintptr_t r
 }
 
 /* The rule of ra (a stored rule is never 0, so a matching key and check is a hit). */
-static inline uint32_t uwf_lookup(uintptr_t ra, uint64_t gen)
+static inline uint32_t uwf_lookup(uwf_tab_t t, uintptr_t ra, uint64_t gen)
 {
     uint64_t key = (uint64_t)ra | gen;
     uint32_t check = uwf_check(key);
-    uwf_entry_t *set = uwf_set(ra);
+    uwf_entry_t *set = uwf_set(t, ra);
     for (int w = 0; w < 2; w++) {
         uint64_t k = atomic_load_explicit(&set[w].key, memory_order_relaxed);
         uint64_t r = atomic_load_explicit(&set[w].rule, memory_order_relaxed);
@@ -765,6 +833,7 @@ __attribute__((used, visibility("hidden"))) int hl_uwf_walk(void **buf, int n, u
     if (n <= 0) return 0;
     if (!uwf_ready()) return uwf_defer();
     uint64_t gen = atomic_load_explicit(&uwf.gen, memory_order_relaxed) << 48;
+    uwf_tab_t tab = uwf_tab();
     uintptr_t lo = uwf_lo, hi = uwf_hi;
     int d = 0;
     buf[d++] = (void *)ip;
@@ -775,7 +844,7 @@ __attribute__((used, visibility("hidden"))) int hl_uwf_walk(void **buf, int n, u
         hi = uwf_hi;
     }
     while (d < n) {
-        uint32_t r = uwf_lookup(ip, gen);
+        uint32_t r = uwf_lookup(tab, ip, gen);
         uintptr_t cfa;
         if (__builtin_expect(R_KIND(r) == P_FAST, 1)) {
             cfa = sp + R_CFA_OFF(r);
@@ -837,4 +906,6 @@ void hl_uwf_stats(hl_uwf_stats_t *s)
     s->fallbacks = atomic_load_explicit(&uwf.fallbacks, memory_order_relaxed);
     s->rule_misses = atomic_load_explicit(&uwf.misses, memory_order_relaxed);
     s->page_checks = atomic_load_explicit(&uwf.checks, memory_order_relaxed);
+    uintptr_t t = atomic_load_explicit(&uwf.tab, memory_order_relaxed);
+    s->rule_sets = t ? (uint64_t)1 << (t & 63) : 0;
 }

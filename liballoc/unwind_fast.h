@@ -46,6 +46,7 @@ void hl_uwf_rule(uintptr_t ra, hl_uwf_rule_t *r);
 /* Counters, for tests and benchmarks (relaxed, approximate under threads). */
 typedef struct hl_uwf_stats_s {
     uint64_t fallbacks, rule_misses, page_checks;
+    uint64_t rule_sets; /* sets of the rule cache now (it grows once); 0 before the first walk */
 } hl_uwf_stats_t;
 void hl_uwf_stats(hl_uwf_stats_t *s);
 

@@ -112,6 +112,41 @@ Test(stack_cache, repeated_site_gives_the_same_id)
     expect_exact(first, "via_a");
 }
 
+/* A site met again is answered from the thread's memo (its last verified chain at the same
+ * stack pointer and return address), with the same exact id. */
+Test(stack_cache, repeated_site_is_answered_from_the_memo)
+{
+    cr_assert_eq(hl_stack_init(), 0);
+    for (int i = 0; i < 10; i++)
+        expect_exact(via_a(), "via_a, warming up");
+    uint64_t before, after;
+    hl_stack_cache_stats(&before);
+    for (int i = 0; i < 100; i++)
+        expect_exact(via_a(), "via_a");
+    hl_stack_cache_stats(&after);
+    /* This loop's call is a new chain: its first captures (SC_SIGHTS) walk and cache it. */
+    cr_assert_geq(after - before, 95, "%llu of 100 captures from the memo",
+                  (unsigned long long)(after - before));
+}
+
+/* Twins alternating at the same stack pointer and return address: each finds the other's
+ * chain in the memo and must not take it, round after round, after both are cached. */
+Test(stack_cache, twins_alternating_never_take_the_memo_of_the_other)
+{
+    cr_assert_eq(hl_stack_init(), 0);
+    for (int round = 0; round < 50; round++) {
+        pair_t a = via_a(), b = via_b(), oa = outer_a(), ob = outer_b();
+        expect_exact(a, "via_a");
+        expect_exact(b, "via_b");
+        expect_exact(oa, "outer_a");
+        expect_exact(ob, "outer_b");
+        cr_assert_neq(a.cached, b.cached, "round %d: two call chains share stack id %u", round,
+                      a.cached);
+        cr_assert_neq(oa.cached, ob.cached, "round %d: two call chains share stack id %u", round,
+                      oa.cached);
+    }
+}
+
 static void *thread_body(void *arg)
 {
     pair_t *out = arg;
@@ -137,6 +172,27 @@ Test(stack_cache, threads_get_exact_stacks)
         expect_exact(got[2], "thread outer_a");
         cr_assert_neq(got[0].cached, mine.cached, "a thread's stack (start_thread) took main's");
     }
+}
+
+/* Untraced, libunwind's first walk (it allocates and keeps ~370 KiB) waits for the first
+ * capture the fast walker defers: none on ordinary frames; with unwind=libunwind the first
+ * capture makes it, and gives the fast walker's stack. */
+Test(stack_cache, libunwind_walks_only_when_needed)
+{
+    cr_assert_eq(hl_stack_init(), 0);
+    cr_assert_eq(hl_stack_unwinder_calls(), 0, "libunwind walked at start-up");
+    pair_t a = via_a();
+    expect_exact(a, "via_a");
+    cr_assert_eq(hl_stack_unwinder_calls(), 0, "libunwind walked ordinary frames");
+    uint64_t fast[DEPTH], lib[DEPTH];
+    size_t nf = hl_stack_capture_user(fast, DEPTH, 0);
+    hl_stack_set_unwind(HL_UNWIND_LIBUNWIND);
+    size_t nl = hl_stack_capture_user(lib, DEPTH, 0);
+    hl_stack_set_unwind(HL_UNWIND_FAST);
+    cr_assert_eq(hl_stack_unwinder_calls(), 1);
+    cr_assert_eq(nl, nf, "libunwind's first walk: %zu frames, the fast walker's %zu", nl, nf);
+    for (size_t i = 1; i < nf; i++) /* frame 0: each call's own return address */
+        cr_assert_eq(lib[i], fast[i], "frame %zu", i);
 }
 
 /* ---- the stack table (stack.c) ------------------------------------------------------------ */

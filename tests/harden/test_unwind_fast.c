@@ -12,6 +12,7 @@
 
 #define UNW_LOCAL_ONLY
 #include <criterion/criterion.h>
+#include <dlfcn.h>
 #include <libunwind.h>
 #include <pthread.h>
 #include <signal.h>
@@ -353,4 +354,34 @@ Test(unwind_fast, frame_address_below_the_stack_pointer_defers)
 {
     void *buf[MAXF];
     cr_assert_eq(zero_cfa_walk(buf, MAXF), -1, "a CFA of rsp + 0 was walked");
+}
+
+/* The rule cache starts at 1024 sets (a small program touches at most 32 KiB of it, where
+ * 8192 sets hashed its few hundred return addresses over all 64 pages) and grows once to
+ * 8192 when rules keep missing; walks stay exact before, across and after the switch. A
+ * module unloaded makes every cached rule stale, so each walk after a dlclose misses on
+ * every frame: that is the many-rules program here. */
+Test(unwind_fast, rule_cache_starts_small_and_grows)
+{
+    walk_t w;
+    o2_mid(&w, 1);
+    expect_same(&w, 4);
+    hl_uwf_stats_t s;
+    hl_uwf_stats(&s);
+    cr_assert_eq(s.rule_sets, 1024, "the rule cache starts with %llu sets",
+                 (unsigned long long)s.rule_sets);
+    for (int i = 0; i < 20000 && s.rule_sets == 1024; i++) {
+        void *h = dlopen("libsqlite3.so.0", RTLD_NOW | RTLD_LOCAL);
+        cr_assert_not_null(h, "dlopen: %s", dlerror());
+        dlclose(h);
+        o2_mid(&w, i);
+        expect_same(&w, 4);
+        hl_uwf_stats(&s);
+    }
+    cr_assert_eq(s.rule_sets, 8192, "after %llu rule misses: %llu sets",
+                 (unsigned long long)s.rule_misses, (unsigned long long)s.rule_sets);
+    for (int i = 0; i < 10; i++) {
+        o2_mid(&w, i);
+        expect_same(&w, 4);
+    }
 }
