@@ -30,10 +30,17 @@ unsigned hl_mid_pick_arena(hl_heap_t *h)
 {
     hl_mid_t *m = &h->mid;
     unsigned best = 0;
-    uint32_t least = UINT32_MAX;
-    for (unsigned i = 0; i < m->narenas; i++) {
-        uint32_t u = __atomic_load_n(&m->users[i], __ATOMIC_RELAXED);
-        if (u < least) least = u, best = i;
+    for (int tries = 0; tries < 8; tries++) {
+        uint32_t least = UINT32_MAX;
+        for (unsigned i = 0; i < m->narenas; i++) {
+            uint32_t u = __atomic_load_n(&m->users[i], __ATOMIC_RELAXED);
+            if (u < least) least = u, best = i;
+        }
+        /* Threads binding at the same moment: only one takes a count it saw; the others look
+         * again, so a burst of new threads still spreads over the arenas. */
+        if (__atomic_compare_exchange_n(&m->users[best], &least, least + 1, 0, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED))
+            return best;
     }
     __atomic_add_fetch(&m->users[best], 1, __ATOMIC_RELAXED);
     return best;

@@ -39,8 +39,8 @@ struct hl_heap_s;
 struct hl_slab_s;
 
 /* The arena for a thread binding to h: the one with the fewest live threads, the lowest index
- * among equals (a relaxed read of the counts: two threads binding at once may pick the same
- * one; it is a preference, any arena serves any thread). hl_mid_leave_arena undoes it at
+ * among equals (taken with a compare-and-swap of the count it saw, so that threads binding at
+ * once spread; it is a preference, any arena serves any thread). hl_mid_leave_arena undoes it at
  * thread exit or when the thread binds to another heap; hl_mid_fork_child counts the forking
  * thread only. */
 unsigned hl_mid_pick_arena(struct hl_heap_s *h);
