@@ -29,12 +29,22 @@ int hl_mid_setup(hl_heap_t *h)
 unsigned hl_mid_pick_arena(hl_heap_t *h)
 {
     hl_mid_t *m = &h->mid;
+    hl_tls_t *t = hl_tls_of(h);
+    unsigned hint = t->arena_hint;
+    t->arena_hint = 0;
     unsigned best = 0;
     for (int tries = 0; tries < 8; tries++) {
         uint32_t least = UINT32_MAX;
         for (unsigned i = 0; i < m->narenas; i++) {
             uint32_t u = __atomic_load_n(&m->users[i], __ATOMIC_RELAXED);
             if (u < least) least = u, best = i;
+        }
+        /* The arena of the blocks this thread freed before it first allocated (a successor
+         * taking over its predecessor's blocks), unless it has more than one thread above the
+         * least-used arena: the thread then works where those blocks' free space is. */
+        if (hint && hint <= m->narenas) {
+            uint32_t u = __atomic_load_n(&m->users[hint - 1], __ATOMIC_RELAXED);
+            if (u <= least + 1) least = u, best = hint - 1;
         }
         /* Threads binding at the same moment: only one takes a count it saw; the others look
          * again, so a burst of new threads still spreads over the arenas. */
@@ -217,6 +227,8 @@ void hl_mid_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
     hl_tlsf_freed_t fr;
     hl_tlsf_pool_t *release = NULL;
     size_t usable = hl_tlsf_usable(p);
+    hl_tls_t *t = hl_tls_of(h);
+    if (!t->heap) t->arena_hint = owner + 1; /* a new thread freeing its predecessor's blocks */
     hl_lock(&a->lock);
     hl_tlsf_free(&a->tlsf, p, &fr);
     if (!h->arena_base) {

@@ -1,8 +1,10 @@
 /* liballoc/mid.h — the mid tier: TLSF arenas, each behind its own lock.
  *
  * Normal mode: `narenas` arenas; a thread binds to the arena with the fewest live threads (the
- * lowest index among equals, hl_mid_pick_arena), so that a generation of short-lived threads
- * takes the arenas its predecessors left, not arenas nobody used yet; an arena grows by
+ * lowest index among equals, hl_mid_pick_arena) — or to the arena of the mid blocks it freed
+ * before it first allocated, when that one has at most one thread more — so that a generation
+ * of short-lived threads takes the arenas its predecessors left, not arenas nobody used yet,
+ * and a successor works where its predecessor's blocks were freed; an arena grows by
  * pools (1 MiB, doubling up to 8 MiB, or larger for big requests). A pool that becomes
  * entirely free stays in its arena, usable as it is, and is unmapped only after `decay` ms
  * empty (decay.h) — the arena's last pool too — and only when no arena grew during that time

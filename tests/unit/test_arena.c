@@ -7,6 +7,7 @@
 
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <semaphore.h>
 
 typedef struct {
     hl_heap_t *h;
@@ -88,6 +89,82 @@ Test(arena, threads_alive_together_spread_over_the_arenas)
     for (unsigned a = 0; a < 4; a++)
         cr_assert_leq(per[a], 2u, "arena %u has %u threads", a, per[a]);
     cr_assert_eq(live_users(h), 1u);
+    hl_heap_destroy(h);
+}
+
+/* A thread that stays bound (its arena counted) until released. */
+typedef struct {
+    hl_heap_t *h;
+    sem_t bound, release;
+    unsigned arena;
+} holder_t;
+
+static void *hold(void *arg)
+{
+    holder_t *x = arg;
+    hl_heap_free(x->h, hl_heap_malloc(x->h, 16 << 10));
+    x->arena = hl_tls_of(x->h)->arena;
+    sem_post(&x->bound);
+    sem_wait(&x->release);
+    return NULL;
+}
+
+static void start_holder(holder_t *x, hl_heap_t *h, pthread_t *t)
+{
+    x->h = h;
+    sem_init(&x->bound, 0, 0);
+    sem_init(&x->release, 0, 0);
+    cr_assert_eq(pthread_create(t, NULL, hold, x), 0);
+    sem_wait(&x->bound);
+}
+
+typedef struct {
+    hl_heap_t *h;
+    void *block;
+    unsigned arena;
+} succ_t;
+
+static void *make_block(void *arg)
+{
+    succ_t *s = arg;
+    s->block = hl_heap_malloc(s->h, 16 << 10);
+    s->arena = hl_tls_of(s->h)->arena;
+    return NULL;
+}
+
+/* Frees its predecessor's block first, then allocates. */
+static void *successor(void *arg)
+{
+    succ_t *s = arg;
+    hl_heap_free(s->h, s->block);
+    hl_heap_free(s->h, hl_heap_malloc(s->h, 16 << 10));
+    s->arena = hl_tls_of(s->h)->arena;
+    return NULL;
+}
+
+Test(arena, a_successor_takes_the_arena_of_the_blocks_it_frees_first)
+{
+    hl_heap_t *h = unit_heap("arenas=4");
+    hl_heap_free(h, hl_heap_malloc(h, 16 << 10)); /* this thread: arena 0 */
+    holder_t x, y;
+    pthread_t tx, ty, t;
+    start_holder(&x, h, &tx); /* arena 1, stays */
+    succ_t pred = {h, NULL, 99};
+    cr_assert_eq(pthread_create(&t, NULL, make_block, &pred), 0);
+    pthread_join(t, NULL); /* bound to arena 2, left it; its block stays there */
+    cr_assert_eq(pred.arena, 2u);
+    start_holder(&y, h, &ty); /* takes arena 2: arena 3 is now the least used */
+    cr_assert_eq(y.arena, 2u);
+    succ_t next = {h, pred.block, 99};
+    cr_assert_eq(pthread_create(&t, NULL, successor, &next), 0);
+    pthread_join(t, NULL);
+    cr_assert_eq(next.arena, 2u, "the successor bound to arena %u, not to its predecessor's (2)",
+                 next.arena);
+    sem_post(&x.release);
+    sem_post(&y.release);
+    pthread_join(tx, NULL);
+    pthread_join(ty, NULL);
+    cr_assert_eq(hl_heap_check(h, 1), 0);
     hl_heap_destroy(h);
 }
 
