@@ -184,6 +184,7 @@ static void fork_child(void)
     for (hl_heap_t *h = heaps; h; h = h->next) {
         heap_locks(h, 2);
         hl_tiny_fork_child(h); /* remote pushes the fork interrupted (tiny.h) */
+        hl_mid_fork_child(h);  /* only the forking thread is left in its arena */
         forget_reports(h);
     }
     hl_lock_init(&heaps_lock);

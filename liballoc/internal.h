@@ -186,6 +186,7 @@ typedef struct hl_tls_s {
     uint64_t paths[HL_PATH_COUNT];
     uint32_t reg_slot;      /* 1 + index in the registry of live caches (thread.c), 0 none */
     uint32_t unbound_frees; /* frees served while unbound (HL_TLS_BIND_AFTER_FREES) */
+    uint32_t arena_hint;    /* 1 + arena of the last mid block freed while unbound (mid.h) */
     hl_tcap_t tcap;         /* adaptive caps of the bins (tcap.h) */
 } hl_tls_t;
 

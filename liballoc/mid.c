@@ -13,7 +13,7 @@ int hl_mid_setup(hl_heap_t *h)
 {
     hl_mid_t *m = &h->mid;
     m->narenas = h->arena_base ? 1 : h->opt.arenas;
-    m->next_arena = 0;
+    memset(m->users, 0, sizeof m->users);
     for (unsigned i = 0; i < m->narenas; i++) {
         hl_lock_init(&m->arenas[i].lock);
         hl_tlsf_init(&m->arenas[i].tlsf, (uint8_t)i, (int)h->opt.rotate);
@@ -24,6 +24,51 @@ int hl_mid_setup(hl_heap_t *h)
         if (hl_tlsf_add_pool(&m->arenas[0].tlsf, base, len) != 0) return -1;
     }
     return 0;
+}
+
+unsigned hl_mid_pick_arena(hl_heap_t *h)
+{
+    hl_mid_t *m = &h->mid;
+    hl_tls_t *t = hl_tls_of(h);
+    unsigned hint = t->arena_hint;
+    t->arena_hint = 0;
+    unsigned best = 0;
+    for (int tries = 0; tries < 8; tries++) {
+        uint32_t least = UINT32_MAX;
+        for (unsigned i = 0; i < m->narenas; i++) {
+            uint32_t u = __atomic_load_n(&m->users[i], __ATOMIC_RELAXED);
+            if (u < least) least = u, best = i;
+        }
+        /* The arena of the blocks this thread freed before it first allocated (a successor
+         * taking over its predecessor's blocks), unless it has more than one thread above the
+         * least-used arena: the thread then works where those blocks' free space is. */
+        if (hint && hint <= m->narenas) {
+            uint32_t u = __atomic_load_n(&m->users[hint - 1], __ATOMIC_RELAXED);
+            if (u <= least + 1) least = u, best = hint - 1;
+        }
+        /* Threads binding at the same moment: only one takes a count it saw; the others look
+         * again, so a burst of new threads still spreads over the arenas. */
+        if (__atomic_compare_exchange_n(&m->users[best], &least, least + 1, 0, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED))
+            return best;
+    }
+    __atomic_add_fetch(&m->users[best], 1, __ATOMIC_RELAXED);
+    return best;
+}
+
+void hl_mid_leave_arena(hl_heap_t *h, unsigned arena)
+{
+    hl_mid_t *m = &h->mid;
+    if (arena < m->narenas && __atomic_load_n(&m->users[arena], __ATOMIC_RELAXED))
+        __atomic_sub_fetch(&m->users[arena], 1, __ATOMIC_RELAXED);
+}
+
+void hl_mid_fork_child(hl_heap_t *h)
+{
+    hl_mid_t *m = &h->mid;
+    memset(m->users, 0, sizeof m->users);
+    hl_tls_t *t = hl_tls_of(h);
+    if (t->state == HL_TLS_BOUND && t->heap == h && t->arena < m->narenas) m->users[t->arena] = 1;
 }
 
 static inline hl_arena_t *thread_arena(hl_heap_t *h)
@@ -182,6 +227,8 @@ void hl_mid_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
     hl_tlsf_freed_t fr;
     hl_tlsf_pool_t *release = NULL;
     size_t usable = hl_tlsf_usable(p);
+    hl_tls_t *t = hl_tls_of(h);
+    if (!t->heap) t->arena_hint = owner + 1; /* a new thread freeing its predecessor's blocks */
     hl_lock(&a->lock);
     hl_tlsf_free(&a->tlsf, p, &fr);
     if (!h->arena_base) {

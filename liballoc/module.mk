@@ -15,7 +15,10 @@ ALLOC_TRACE_SRCS := $(wildcard liballoc/trace_lttng.c)
 
 ALLOC_CFLAGS := $(BASE_CFLAGS) -DHL_BUILDING_LIBRARY -fPIC -fvisibility=hidden -fno-builtin-malloc \
 	-fno-builtin-calloc -fno-builtin-free -fno-builtin-realloc
-ALLOC_PIC_CFLAGS := $(ALLOC_CFLAGS) $(if $(ALLOC_TRACE_SRCS),-DHL_TRACE_LTTNG)
+# -ffunction-sections: libheapledger.so's text is ordered by liballoc/hot_text.ld (what an
+# untraced program runs first, so that it shares one 64 KiB fault-around window).
+ALLOC_PIC_CFLAGS := $(ALLOC_CFLAGS) $(if $(ALLOC_TRACE_SRCS),-DHL_TRACE_LTTNG) -ffunction-sections
+ALLOC_HOT_LD := liballoc/hot_text.ld
 # Libraries every build needs (stack capture), and those of the tracing backend.
 # Programs linking libheapledger_core.a link $(LIBHL_CORE_LIBS) after it. The shared libraries
 # do not link libunwind: they dlopen it at the first stack capture (unwind_load.c), so that a
@@ -62,9 +65,9 @@ $(OBJ_DIR)/liballoc/asan/unwind_linked.o: liballoc/unwind_load.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLOC_CFLAGS) -O1 $(SAN_FLAGS) -DHL_UNWIND_LINKED -MMD -MP -c $< -o $@
 
-$(LIBHL_SO): $(ALLOC_PIC_OBJS)
+$(LIBHL_SO): $(ALLOC_PIC_OBJS) $(ALLOC_HOT_LD)
 	@mkdir -p $(dir $@)
-	$(CC) -shared -o $@ $^ -Wl,-z,now -Wl,-soname,libheapledger.so $(ALLOC_TRACE_LIBS) $(LIBHL_SO_LIBS)
+	$(CC) -shared -o $@ $(ALLOC_PIC_OBJS) -Wl,-T,$(ALLOC_HOT_LD) -Wl,-z,now -Wl,-soname,libheapledger.so $(ALLOC_TRACE_LIBS) $(LIBHL_SO_LIBS)
 
 $(LIBHL_NOTRACE): $(ALLOC_CORE_OBJS) $(ALLOC_SHIM_CORE)
 	@mkdir -p $(dir $@)

@@ -142,6 +142,7 @@ hl_tls_t *hl_tls_bind(hl_heap_t *h)
         if (hl_heap_alive(t->heap, t->heap_uid)) {
             hl_tls_flush(t);
             merge_paths(t);
+            hl_mid_leave_arena(t->heap, t->arena);
         }
         memset(t->paths, 0, sizeof t->paths);
     }
@@ -155,7 +156,7 @@ hl_tls_t *hl_tls_bind(hl_heap_t *h)
     set_caps(t, h->tiny.caps);
     t->heap = h;
     t->heap_uid = h->uid;
-    t->arena = __atomic_fetch_add(&h->mid.next_arena, 1, __ATOMIC_RELAXED);
+    t->arena = hl_mid_pick_arena(h); /* left at exit or at the next bind (mid.h) */
     return t;
 }
 
@@ -166,6 +167,7 @@ static void cache_exit(hl_tls_t *t)
         hl_harden_thread_flush(t->heap); /* hardening hook: the thread's buffers, if any */
         hl_tls_flush(t);
         merge_paths(t);
+        hl_mid_leave_arena(t->heap, t->arena);
     }
     set_caps(t, NULL);
     t->state = HL_TLS_EXITING;

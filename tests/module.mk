@@ -68,6 +68,7 @@ check-preload: $(PRELOAD_PROGS) $(LIBHL_SO)
 	tests/preload/real_programs.sh $(abspath $(LIBHL_SO))
 	tests/preload/options_env.sh $(abspath $(LIBHL_SO)) $(TEST_DIR)/arena_env
 	tests/preload/lazy_load.sh $(abspath $(LIBHL_SO))
+	tests/preload/hot_text.sh $(abspath $(LIBHL_SO))
 	tests/preload/install_test.sh
 
 CHECK_TARGETS += check-unit check-asan check-preload
