@@ -393,9 +393,7 @@ void *hl_tiny_alloc_slow(hl_heap_t *h, hl_tls_t *tl, unsigned cls, hl_opinfo_t *
     head = NULL;
     unsigned prev = HL_TCAP_NONE;
     if (b->cap) prev = hl_tcap_event(h, &tl->tcap, cls, HL_TCAP_REFILL); /* may grow (tcap.h) */
-    /* Half a bin; a whole one for one-way traffic (a refill after a refill). */
-    unsigned half = prev == HL_TCAP_REFILL ? b->cap : (b->cap + 1) / 2;
-    unsigned want = b->cap ? hl_tcap_warm(&tl->tcap, cls, hl_class_slot(cls), half) : 1;
+    unsigned want = b->cap ? hl_tcap_warm(&tl->tcap, cls, hl_class_slot(cls), (b->cap + 1) / 2) : 1;
     unsigned got = 0;
 
     hl_slab_t *empty = NULL;
