@@ -95,10 +95,10 @@ hl_tcap_event(struct hl_heap_s *h, hl_tcap_t *a, unsigned cls, unsigned kind)
  * a cut, no lock, nothing another thread touches); only when the second chain is taken
  * already does that older chain go to the class's transfer cache (hl_tiny_flush_batch). A
  * malloc on an empty bin takes the second chain back whole, also without a lock, before it
- * refills from the class (hl_tiny_alloc_slow). So a phase of up to a cap of allocations and
- * their frees, in any order, never leaves the thread, and a thread that only frees (a consumer)
- * hands over whole bins. cap and prev (the bin's previous class event) are not needed any more;
- * heap.c's flush passes them. */
+ * refills from the class (hl_tiny_alloc_slow). So a phase of up to two caps of allocations and
+ * their frees, in any order, never leaves the thread once the bin and its second chain are
+ * filled, and a thread that only frees (a consumer) hands over whole bins. cap and prev (the bin's
+ * previous class event) are not needed any more; heap.c's flush passes them. */
 static inline __attribute__((always_inline)) uint32_t hl_tcap_flush_keep(uint32_t cap,
                                                                          unsigned prev)
 {
