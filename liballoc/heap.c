@@ -306,7 +306,7 @@ static int arena_reclaim(hl_heap_t *h)
     hl_tls_t *t = hl_tls_of(h);
     if (t->heap == h)
         for (unsigned c = 0; c < HL_CLASS_COUNT && !any; c++)
-            any = hl_bin_count(&t->bins[HL_TAG_TINY | c]) != 0;
+            any = hl_bin_count(&t->bins[HL_TAG_TINY | c]) + hl_tcap_spare_count(&t->tcap, c) != 0;
     if (t->heap == h) hl_tls_flush(t);
     any |= hl_harden_drain(h); /* hardening hook: quarantined blocks go back first */
     return hl_tiny_trim(h, 1) > 0 || any;
@@ -631,7 +631,9 @@ void hl_heap_info(hl_heap_t *h, hl_heap_info_t *out)
     for (unsigned c = 0; c < HL_CLASS_COUNT; c++) {
         size_t slabs, used, held;
         hl_tiny_class_counts(h, c, &slabs, &used, &held);
-        size_t cached = t->heap == h ? hl_bin_count(&t->bins[HL_TAG_TINY | c]) : 0;
+        size_t cached = t->heap == h ? hl_bin_count(&t->bins[HL_TAG_TINY | c]) +
+                                           hl_tcap_spare_count(&t->tcap, c)
+                                     : 0;
         size_t S = hl_class_slot(c);
         tiny_used += (used - cached) * (S - 1);
         tiny_free += (held - used + cached) * (S - 1);

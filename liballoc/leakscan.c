@@ -323,6 +323,8 @@ static void build_table(scan_t *s)
         for (size_t t = 0; t < s->ncaches; t++) {
             hl_tbin_t *b = &s->caches[t]->bins[HL_TAG_TINY | c];
             if (b->cap) free_chain(s, b->head, hl_bin_count(b));
+            hl_tcap_t *a = &s->caches[t]->tcap; /* the bin's second chain */
+            if (a->spare[c]) free_chain(s, a->spare[c], a->spare_n[c]);
         }
     }
 }

@@ -19,8 +19,14 @@ static void grow(hl_heap_t *h, hl_tls_t *t, unsigned cls)
     uint32_t cap = b->cap * 2, max = cap_max(h, cls);
     if (cap > max) cap = max;
     if (cap <= b->cap) return;
-    uint32_t add = (cap - b->cap) * hl_class_slot(cls);
-    if (t->tcap.grown + add > HL_TCAP_THREAD_BYTES) return;
+    uint32_t slot = hl_class_slot(cls), add = (cap - b->cap) * slot;
+    if (t->tcap.grown + add > HL_TCAP_THREAD_BYTES) {
+        /* The budget's rest, in whole slots: the last bins to grow get what is left. */
+        uint32_t more = (HL_TCAP_THREAD_BYTES - t->tcap.grown) / slot;
+        if (more == 0) return;
+        cap = b->cap + more;
+        add = more * slot;
+    }
     t->tcap.grown += add;
     b->avail += (int32_t)(cap - b->cap);
     b->cap = cap;
@@ -34,6 +40,10 @@ static void shrink(hl_heap_t *h, hl_tls_t *t, unsigned cls)
     hl_tbin_t *b = &t->bins[HL_TAG_TINY | cls];
     uint32_t base = h->tiny.caps[cls];
     if (b->cap <= base) return;
+    void *spare = t->tcap.spare[cls]; /* may hold more than the new cap: back to the slabs */
+    t->tcap.spare[cls] = NULL;
+    t->tcap.spare_n[cls] = 0;
+    if (spare) hl_tiny_return_chain(h, cls, spare);
     uint32_t cap = b->cap / 2 < base ? base : b->cap / 2;
     uint32_t count = hl_bin_count(b), keep = cap / 2;
     void *chain = NULL;
@@ -90,5 +100,12 @@ void hl_tcap_slow(hl_heap_t *h, hl_tcap_t *a, unsigned cls, int alternated)
 
 void hl_tcap_reset(hl_tls_t *t)
 {
+    hl_heap_t *h = t->heap;
+    int alive = -1; /* not asked yet: hl_heap_alive takes the heap list's lock */
+    for (unsigned c = 0; c < HL_CLASS_COUNT; c++) {
+        if (!t->tcap.spare[c]) continue;
+        if (alive < 0) alive = h && hl_heap_alive(h, t->heap_uid);
+        if (alive) hl_tiny_return_chain(h, c, t->tcap.spare[c]);
+    }
     memset(&t->tcap, 0, sizeof t->tcap);
 }

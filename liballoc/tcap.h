@@ -1,26 +1,29 @@
 /* liballoc/tcap.h — adaptive thread-cache caps (tiny tier, default unhardened heaps).
  *
- * A thread bin starts at its class's base cap (tiny.c: about 16 KiB of slots, 16–128 slots).
- * A program whose per-class working set per phase is larger than that empties and refills
- * the bin, then fills and flushes it, every cap/2 operations, and each refill and flush takes
- * the class lock and moves a batch through the class's shared transfer cache and slabs: with
- * two threads on the same classes, those lines bounce between cores.
+ * A thread bin starts at its class's base cap (tiny.c: about 8 KiB of slots, 16–128 slots)
+ * and is two chains (hl_tcap_flush_keep below): it holds up to twice its cap before anything
+ * reaches the class. A program whose per-class working set per phase is larger than that
+ * refills the bin from the class and flushes it to the class every round, and each refill and
+ * flush takes the class lock and moves a batch through the class's shared transfer cache and
+ * slabs: with two threads on the same classes, those lines bounce between cores.
  *
- * So a bin grows when it alternates: a refill whose previous slow event was a flush, or a
- * flush whose previous slow event was a refill, doubles its cap (the flush then does not
- * happen: the bin has room again), from the bin's second alternation on. One-way traffic (a
- * producer only refills, a consumer only flushes) and a single burst (allocations, then their
- * frees: one alternation) never grow a cap. Bounds: a bin holds at most
+ * So a bin grows when its class events alternate: a refill from the class whose previous
+ * class event was a flush, or a flush to the class whose previous one was a refill, doubles
+ * its cap (the flush then does not happen: the bin has room again), from the bin's second
+ * alternation on. Moves between the bin and its second chain are no events. One-way traffic
+ * (a producer only refills, a consumer only flushes) and a single burst (allocations, then
+ * their frees: one alternation) never grow a cap. Bounds: a bin holds at most
  * HL_TCAP_BIN_BYTES of slots (HL_TCAP_BIN_SLOTS slots), and a thread's caps together at most
- * HL_TCAP_THREAD_BYTES above the base caps.
+ * HL_TCAP_THREAD_BYTES above the base caps (a doubling that does not fit grows by the rest).
  *
  * Shrinking happens on the thread's own slow paths (the bins are the thread's, unlocked): one
  * slow event in HL_TCAP_CHECK_EVERY reads the clock, and once per decay period (option
- * decay=MS) every grown bin that did not alternate during the period halves its cap (not
- * below the base) and gives the slots beyond half of the new cap back to their slabs, from
- * which empty slabs go back to the OS as before. A flush of the whole cache (thread exit,
- * a bind to another heap, malloc_trim, a fixed arena running out) sets every cap back to
- * the base. The fast paths do not change: they touch only a bin's head and avail.
+ * decay=MS) every grown bin that neither alternated nor took its second chain back during the
+ * period halves its cap (not below the base) and gives its second chain and the slots beyond
+ * half of the new cap back to their slabs, from which empty slabs go back to the OS as before. A
+ * flush of the whole cache (thread exit, a bind to another heap, malloc_trim, a fixed arena running
+ * out) sets every cap back to the base. The fast paths do not change: they touch only a bin's head
+ * and avail.
  */
 #ifndef HL_TCAP_H
 #define HL_TCAP_H
@@ -32,7 +35,7 @@
 #endif
 #define HL_TCAP_BIN_SLOTS 1024u
 #ifndef HL_TCAP_THREAD_BYTES /* -D at build time for measurements (docs/PERFORMANCE.md) */
-#define HL_TCAP_THREAD_BYTES (384u << 10)
+#define HL_TCAP_THREAD_BYTES (192u << 10)
 #endif
 #define HL_TCAP_CHECK_EVERY 64u
 /* First refills of a bin carve at most HL_TCAP_WARM_BYTES of slots (at least one), twice as
@@ -48,11 +51,17 @@ typedef struct hl_tcap_s {
     uint8_t busy[32];     /* per class: alternated during the current period */
     uint8_t switches[32]; /* per class: alternations seen (saturates at 2) */
     uint8_t warm[32];     /* per class: refills so far (saturates at HL_TCAP_WARM_STEPS) */
+    uint8_t before[32];   /* per class: the slow event before the last one (HL_TCAP_*) */
     uint32_t grown;       /* bytes of slots the caps allow above the base caps */
     uint32_t events;      /* slow events (refills and full-bin frees) so far */
     uint32_t since;       /* ms: start of the current period, 0 before the first look */
     uint32_t grows;       /* caps doubled (statistics, tests) */
     uint32_t shrinks;     /* caps halved by the idle check (statistics, tests) */
+    /* Per class: the bin's second chain (hl_tcap_flush_keep below): a whole bin that filled,
+     * kept by the thread until the bin empties, and its slot count; NULL / 0 when empty.
+     * At most the bin's cap slots. */
+    void *spare[32];
+    uint32_t spare_n[32];
 } hl_tcap_t;
 
 struct hl_heap_s;
@@ -62,12 +71,17 @@ struct hl_tls_s;
 void hl_tcap_slow(struct hl_heap_s *h, hl_tcap_t *a, unsigned cls, int alternated);
 
 /* A slow event of bin cls of the thread cache that holds a (kind HL_TCAP_REFILL: the empty bin
- * is about to be refilled; HL_TCAP_FLUSH: a free found the bin full, which may have room
- * afterwards because its cap grew). A few instructions unless something is to be done. */
+ * is about to be refilled from the class; HL_TCAP_FLUSH: a free found the bin full, which may
+ * have room afterwards because its cap grew). Only events that reach the class count: a full
+ * bin whose second chain is empty only moves into it (no event, returns HL_TCAP_NONE), and a
+ * refill from the second chain does not call this. A few instructions unless something is
+ * to be done. */
 static inline __attribute__((always_inline)) unsigned
 hl_tcap_event(struct hl_heap_s *h, hl_tcap_t *a, unsigned cls, unsigned kind)
 {
+    if (kind == HL_TCAP_FLUSH && !a->spare[cls]) return HL_TCAP_NONE;
     unsigned prev = a->last[cls];
+    a->before[cls] = (uint8_t)prev;
     a->last[cls] = (uint8_t)kind;
     int alternated = prev != kind && prev != HL_TCAP_NONE;
     if (__builtin_expect(alternated || ++a->events % HL_TCAP_CHECK_EVERY == 0, 0))
@@ -75,16 +89,28 @@ hl_tcap_event(struct hl_heap_s *h, hl_tcap_t *a, unsigned cls, unsigned kind)
     return prev;
 }
 
-/* Slots a full bin of cap slots keeps when a free flushes it, given the bin's slow event before
- * this flush (prev, HL_TCAP_*). After a refill: half the cap, so that a phase of up to cap/2
- * allocations and their frees stays in the bin. After another flush (the bin filled up again
- * without emptying: a thread that frees more than it allocates, a consumer): none — the kept
- * half would only wait there, and finding where to cut it walks it link by link through blocks
- * other threads wrote. */
+/* Slots a full bin of cap slots keeps when a free flushes it: none. A bin is two chains: the
+ * loaded one the fast paths push onto and pop from, and a second one (hl_tcap_t.spare). A free
+ * that finds the bin full moves the whole loaded chain to the second in O(1) (no walk to find
+ * a cut, no lock, nothing another thread touches); only when the second chain is taken
+ * already does that older chain go to the class's transfer cache (hl_tiny_flush_batch). A
+ * malloc on an empty bin takes the second chain back whole, also without a lock, before it
+ * refills from the class (hl_tiny_alloc_slow). So a phase of up to two caps of allocations and
+ * their frees, in any order, never leaves the thread once the bin and its second chain are
+ * filled, and a thread that only frees (a consumer) hands over whole bins. cap and prev (the bin's
+ * previous class event) are not needed any more; heap.c's flush passes them. */
 static inline __attribute__((always_inline)) uint32_t hl_tcap_flush_keep(uint32_t cap,
                                                                          unsigned prev)
 {
-    return prev == HL_TCAP_FLUSH ? 0 : cap / 2;
+    (void)cap;
+    (void)prev;
+    return 0;
+}
+
+/* Slots of class cls the thread cache of a holds in the bin's second chain (statistics). */
+static inline uint32_t hl_tcap_spare_count(const hl_tcap_t *a, unsigned cls)
+{
+    return a->spare_n[cls];
 }
 
 /* How many slots a refill of bin cls (slots of slot bytes) takes, from the want of its cap:
@@ -100,7 +126,9 @@ static inline __attribute__((always_inline)) unsigned hl_tcap_warm(hl_tcap_t *a,
     return want < lim ? want : lim;
 }
 
-/* Forget the adaptation state (the caps themselves are set by the caller). */
+/* Forget the adaptation state (the caps themselves are set by the caller); the second chains
+ * go back to the slabs of the cache's heap while that heap is alive, and are dropped with it
+ * otherwise. */
 void hl_tcap_reset(struct hl_tls_s *t);
 
 #endif

@@ -23,7 +23,7 @@ void hl_tiny_setup(hl_heap_t *h)
     t->slab_mask = ~(uintptr_t)(t->slab_size - 1);
     size_t max_slots = t->slab_size / 16;
     t->hdr_size = sizeof(hl_slab_t) + (max_slots + 63) / 64 * 8;
-    /* Cache caps: about 16 KiB of slots per class, between 16 and 128 slots, scaled. */
+    /* Cache caps: about HL_TINY_CAP_BYTES of slots per class, between 16 and 128 slots, scaled. */
     for (unsigned c = 0; c < HL_CLASS_MAX; c++) {
         uint32_t cap = 0;
         if (c < HL_CLASS_COUNT && h->opt.tcache) {
@@ -350,34 +350,82 @@ static void return_remote(hl_tiny_t *t, hl_tiny_class_t *c, void *chain)
     }
 }
 
+/* Index of the batch a refill by thread cache tl takes: tl's newest, else the newest.
+ * Caller holds the class lock; c->nxfer > 0. */
+static inline unsigned xfer_pick(const hl_tiny_class_t *c, const hl_tls_t *tl)
+{
+    for (unsigned k = c->nxfer; k-- > 0;)
+        if (c->xfer_by[k] == tl) return k;
+    return c->nxfer - 1;
+}
+
+/* Drop batch k, keeping the others in the order they were handed over. */
+static inline void xfer_remove(hl_tiny_class_t *c, unsigned k)
+{
+    for (unsigned i = k + 1; i < c->nxfer; i++) {
+        c->xfer[i - 1] = c->xfer[i];
+        c->xfer_n[i - 1] = c->xfer_n[i];
+        c->xfer_by[i - 1] = c->xfer_by[i];
+    }
+    c->nxfer--;
+}
+
 void *hl_tiny_alloc_slow(hl_heap_t *h, hl_tls_t *tl, unsigned cls, hl_opinfo_t *info)
 {
     hl_tiny_t *t = &h->tiny;
     hl_tiny_class_t *c = &t->cls[cls];
     hl_tbin_t *b = &tl->bins[HL_TAG_TINY | cls];
-    if (b->cap) hl_tcap_event(h, &tl->tcap, cls, HL_TCAP_REFILL); /* the bin may grow (tcap.h) */
+    void *head = tl->tcap.spare[cls];
+    if (head && b->cap) {
+        /* The bin's second chain (tcap.h): taken back whole, no lock, nothing shared; a hit
+         * of the thread cache in the statistics (tiny_refill counts refills from the class). */
+        uint32_t got = tl->tcap.spare_n[cls];
+        tl->tcap.spare[cls] = NULL;
+        tl->tcap.spare_n[cls] = 0;
+        tl->tcap.busy[cls] = 1; /* in use beyond its cap: not idle (tcap.h) */
+        b->head = *(void **)head;
+        b->avail = (int32_t)b->cap - (int32_t)(got - 1);
+        tl->paths[HL_PATH_TINY_CACHE_HIT]++;
+        hl_info(info, HL_TIER_TINY, cls, HL_PATH_TINY_CACHE_HIT, hl_class_slot(cls) - 1);
+        return head;
+    }
+    hl_path_t path = HL_PATH_TINY_REFILL;
+    head = NULL;
+    unsigned prev = HL_TCAP_NONE;
+    if (b->cap) prev = hl_tcap_event(h, &tl->tcap, cls, HL_TCAP_REFILL); /* may grow (tcap.h) */
     unsigned want = b->cap ? hl_tcap_warm(&tl->tcap, cls, hl_class_slot(cls), (b->cap + 1) / 2) : 1;
     unsigned got = 0;
-    void *head = NULL;
-    hl_path_t path = HL_PATH_TINY_REFILL;
 
     hl_slab_t *empty = NULL;
     hl_lock(&c->lock);
     if (c->nxfer && b->cap) {
-        /* A batch another bin handed over: taken whole, no slab touched. */
-        c->nxfer--;
-        head = c->xfer[c->nxfer];
-        got = c->xfer_n[c->nxfer];
+        /* A batch a bin handed over: taken whole, no slab touched; this thread's own newest
+         * one if it has one (its lines are in this core's cache), else the newest. */
+        unsigned k = xfer_pick(c, tl);
+        head = c->xfer[k];
+        got = c->xfer_n[k];
         if (got > b->cap) {
             /* A batch of a bin whose cap grew larger (tcap.h): take what fits, the rest stays. */
             void *cut = head;
             for (unsigned i = 1; i < want; i++)
                 cut = *(void **)cut;
-            c->xfer[c->nxfer] = *(void **)cut;
-            c->xfer_n[c->nxfer] = got - want;
-            c->nxfer++;
+            c->xfer[k] = *(void **)cut;
+            c->xfer_n[k] = got - want;
             *(void **)cut = NULL;
             got = want;
+        } else {
+            xfer_remove(c, k);
+            /* One-way traffic (a refill after a refill: a thread that allocates more than it
+             * frees, a producer): a second batch becomes the bin's second chain, so such a
+             * thread comes to the class once per two bins, as a consumer hands over (below). */
+            if (prev == HL_TCAP_REFILL && c->nxfer) {
+                unsigned k2 = xfer_pick(c, tl);
+                if (c->xfer_n[k2] <= b->cap) {
+                    tl->tcap.spare[cls] = c->xfer[k2];
+                    tl->tcap.spare_n[cls] = c->xfer_n[k2];
+                    xfer_remove(c, k2);
+                }
+            }
         }
         want = 0;
     }
@@ -415,22 +463,60 @@ void *hl_tiny_alloc_slow(hl_heap_t *h, hl_tls_t *tl, unsigned cls, hl_opinfo_t *
     return p;
 }
 
-void hl_tiny_flush_batch(hl_heap_t *h, unsigned cls, void *chain, uint32_t n)
+/* Put the chain of n slots into the transfer cache, or return it to the slabs when the cache
+ * is full. Caller holds the class lock. */
+static void xfer_put(hl_heap_t *h, hl_tiny_class_t *c, void *chain, uint32_t n, const void *by,
+                     hl_slab_t **empty)
 {
-    hl_tiny_class_t *c = &h->tiny.cls[cls];
-    if (pthread_mutex_trylock(&c->lock)) {
-        return_remote(&h->tiny, c, chain); /* busy: never wait on a free path */
-        return;
-    }
-    hl_slab_t *empty = NULL;
     if (c->nxfer < HL_XFER_SLOTS) {
         c->xfer[c->nxfer] = chain;
         c->xfer_n[c->nxfer] = n;
+        c->xfer_by[c->nxfer] = by;
         c->nxfer++;
     } else {
-        return_locked(&h->tiny, c, chain, &empty);
-        remote_collect(c, &empty);
+        return_locked(&h->tiny, c, chain, empty);
     }
+}
+
+void hl_tiny_flush_batch(hl_heap_t *h, unsigned cls, void *chain, uint32_t n)
+{
+    hl_tiny_class_t *c = &h->tiny.cls[cls];
+    hl_tls_t *tl = hl_tls_of(h);
+    void *second = NULL;
+    uint32_t second_n = 0;
+    if (tl->heap == h && tl->bins[HL_TAG_TINY | cls].cap) {
+        /* The chain becomes the bin's second chain (tcap.h); the one it held, if any, goes to
+         * the class. One-way traffic (this flush's event came after another flush: a thread
+         * that frees more than it allocates, a consumer) hands over both: nothing waits in a
+         * thread that will not allocate it, and the class sees one flush per two bins. */
+        void *old = tl->tcap.spare[cls];
+        uint32_t old_n = tl->tcap.spare_n[cls];
+        if (!old) {
+            tl->tcap.spare[cls] = chain;
+            tl->tcap.spare_n[cls] = n;
+            return;
+        }
+        if (tl->tcap.before[cls] == HL_TCAP_FLUSH) {
+            second = chain;
+            second_n = n;
+            tl->tcap.spare[cls] = NULL;
+            tl->tcap.spare_n[cls] = 0;
+        } else {
+            tl->tcap.spare[cls] = chain;
+            tl->tcap.spare_n[cls] = n;
+        }
+        chain = old;
+        n = old_n;
+    }
+    if (pthread_mutex_trylock(&c->lock)) {
+        return_remote(&h->tiny, c, chain); /* busy: never wait on a free path */
+        if (second) return_remote(&h->tiny, c, second);
+        return;
+    }
+    hl_slab_t *empty = NULL;
+    xfer_put(h, c, chain, n, tl, &empty);
+    if (second) xfer_put(h, c, second, second_n, tl, &empty);
+    if (empty || c->nxfer == HL_XFER_SLOTS) remote_collect(c, &empty);
     class_unlock(h, c, empty);
 }
 
@@ -588,6 +674,17 @@ size_t hl_tiny_check(hl_heap_t *h, int verbose)
             }
             if (n != hl_bin_count(b) || b->avail < 0)
                 errors += tiny_bad(verbose, "thread cache count", b);
+            /* The bin's second chain (tcap.h): at most a cap of slots of this class. */
+            uint32_t m = 0;
+            for (void *p = tl->tcap.spare[cls]; p; p = *(void **)p) {
+                if (((uint8_t *)p)[-1] != (HL_TAG_TINY | cls)) {
+                    errors += tiny_bad(verbose, "second-chain slot header byte", p);
+                    break;
+                }
+                if (++m > tl->tcap.spare_n[cls]) break;
+            }
+            if (m != tl->tcap.spare_n[cls] || m > b->cap)
+                errors += tiny_bad(verbose, "thread cache second-chain count", b);
         }
     }
     return errors;

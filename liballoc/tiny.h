@@ -70,14 +70,18 @@ struct hl_segment_s {
 /* Batches a class keeps between thread caches and slabs (a transfer cache): a full thread
  * bin hands its older half over as one chain in O(1), and an empty bin takes one back in
  * O(1), so blocks that move between threads (freed by one, allocated by another) never go
- * back to their slabs one by one. */
+ * back to their slabs one by one. Each batch records the thread cache that handed it over
+ * (whose core last wrote its links), and a refill takes the newest batch of its own thread
+ * when there is one, else the newest: a thread whose phases overflow its bins gets its own,
+ * cache-warm blocks back instead of blocks another core wrote last (docs/allocator.md). */
 #ifndef HL_XFER_SLOTS /* -D at build time for measurements (docs/PERFORMANCE.md) */
 #define HL_XFER_SLOTS 8u
 #endif
 
-/* A thread bin's base cap: about HL_TINY_CAP_BYTES of slots, 16 to 128 slots (tiny.c). */
+/* A thread bin's base cap: about HL_TINY_CAP_BYTES of slots, 16 to 128 slots (tiny.c); with the
+ * bin's second chain (tcap.h) a thread holds up to twice that per class. */
 #ifndef HL_TINY_CAP_BYTES /* -D at build time for measurements (docs/PERFORMANCE.md) */
-#define HL_TINY_CAP_BYTES (16u << 10)
+#define HL_TINY_CAP_BYTES (8u << 10)
 #endif
 
 typedef struct hl_tiny_class_s {
@@ -86,9 +90,10 @@ typedef struct hl_tiny_class_s {
     hl_slab_t *partial;
     hl_slab_t *all;
     size_t slabs;
-    unsigned nxfer;                 /* batches held */
-    uint32_t xfer_n[HL_XFER_SLOTS]; /* slots in each batch */
-    void *xfer[HL_XFER_SLOTS];      /* chains linked through their first word */
+    unsigned nxfer;                     /* batches held */
+    uint32_t xfer_n[HL_XFER_SLOTS];     /* slots in each batch */
+    void *xfer[HL_XFER_SLOTS];          /* chains linked through their first word */
+    const void *xfer_by[HL_XFER_SLOTS]; /* thread cache that handed each batch over */
 } hl_tiny_class_t;
 
 typedef struct hl_tiny_s {
@@ -117,8 +122,9 @@ void *hl_tiny_alloc_slow(struct hl_heap_s *h, struct hl_tls_s *t, unsigned cls, 
  * whole runs of one slab at a time, under the class lock if it is free at once, else onto
  * the slabs' remote lists. Never waits for a lock other than the slab source's. */
 void hl_tiny_return_chain(struct hl_heap_s *h, unsigned cls, void *chain);
-/* Hand a chain of n slots of class cls to the transfer cache (or to the slabs when it is
- * full or its lock is busy). */
+/* A full bin of the calling thread's cache hands over its chain of n slots of class cls: it
+ * becomes the bin's second chain (tcap.h), and the second chain it replaces, if any, goes to
+ * the transfer cache (or to the slabs when that is full or its lock is busy). */
 void hl_tiny_flush_batch(struct hl_heap_s *h, unsigned cls, void *chain, uint32_t n);
 /* Free one slot without any cache. */
 void hl_tiny_free_direct(struct hl_heap_s *h, void *p, unsigned cls);

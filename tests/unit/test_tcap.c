@@ -125,13 +125,16 @@ Test(tcap, idle_bin_shrinks_and_gives_slots_back, .timeout = 60)
     rounds(h, SIZE, 4 * base, 4);
     hl_tbin_t *b = bin_of(h, SIZE);
     cr_assert_gt(b->cap, base);
-    cr_assert_gt(hl_bin_count(b), base, "the grown bin holds a round's slots");
+    hl_tcap_t *a = &hl_tls_of(h)->tcap;
+    unsigned cls = hl_size_class[(SIZE + 16) >> 4];
+    cr_assert_gt(hl_bin_count(b) + a->spare_n[cls], base, "the grown bin holds a round's slots");
     for (int i = 0; i < 400 && b->cap > base; i++) {
         rounds(h, 40, 4000, 1); /* another class: slow events that look at the clock */
         sleep_ms(2);
     }
     cr_assert_eq(b->cap, base, "idle bin back to its base cap (%u, base %u)", b->cap, base);
     cr_assert_leq(hl_bin_count(b), base / 2 + 1);
+    cr_assert_eq(a->spare[cls], NULL, "a shrinking bin gives its second chain back");
     size_t slabs, used, held;
     hl_tiny_class_counts(h, hl_size_class[(SIZE + 16) >> 4], &slabs, &used, &held);
     cr_assert_leq(used, base / 2 + 1, "the slots went back to their slabs: %zu still out", used);
@@ -214,9 +217,10 @@ Test(tcap, large_transfer_batch_is_split_for_a_small_bin)
     hl_tbin_t *b = bin_of(h, SIZE);
     cr_assert_geq(b->cap, 4 * base);
     hl_tiny_trim(h, 0); /* transfer cache empty: the next flush lands in it */
-    /* Fill the bin, then one more free: a flush of cap/2 slots into the transfer cache. */
+    /* Fill the bin twice, one more free each time: the first full bin becomes the second
+     * chain, the next one sends that chain (cap slots) to the transfer cache. */
     static void *v[4096];
-    unsigned n = b->cap + 1;
+    unsigned n = 2 * b->cap + 2;
     for (unsigned i = 0; i < n; i++)
         v[i] = hl_heap_malloc(h, SIZE);
     for (unsigned i = 0; i < n; i++)
@@ -285,7 +289,8 @@ Test(tcap, first_refills_carve_a_page_then_grow)
     void *small = hl_heap_malloc(h, 200); /* 224-byte slots: a refill wants 37 */
     uint32_t slot = hl_class_slot(hl_size_class[(200 + 16) >> 4]);
     cr_assert_eq(carved(h, small), HL_TCAP_WARM_BYTES / slot);
-    /* Refill by refill the batches double up to the cap's half: 18, 36, then 37 each. */
+    /* Refill by refill the batches double up to the cap's half: 18, then 18 each (the base
+     * cap of 224-byte slots is 36). */
     hl_tbin_t *b = bin_of(h, 200);
     uint32_t want = (b->cap + 1) / 2, prev = carved(h, small);
     static void *v[512];
@@ -335,37 +340,132 @@ Test(tcap, a_new_thread_warms_its_own_bins)
     hl_heap_destroy(h);
 }
 
-/* A free that finds its bin full keeps half the bin after a refill (a phase fits), but hands
- * the whole bin over after another flush: a thread that only frees (a consumer) keeps nothing
- * waiting, and the flush walks no kept half (tcap.h, hl_tcap_flush_keep). */
-Test(tcap, second_flush_in_a_row_hands_over_the_whole_bin)
+/* A bin is two chains (tcap.h, hl_tcap_flush_keep): a free that finds the bin full moves it
+ * whole to the second chain, touching nothing shared; the next full bin sends the older chain
+ * to the transfer cache; and a flush after a flush (one-way traffic, a consumer) sends both. */
+Test(tcap, full_bin_moves_to_its_second_chain_then_to_the_class)
 {
     hl_heap_t *h = unit_heap("decay=60000");
-    uint32_t cap = base_cap(h, SIZE), keep = cap / 2;
+    uint32_t cap = base_cap(h, SIZE);
     static void *v[1024];
-    unsigned n = 2 * cap + 2;
+    unsigned n = 3 * cap + 3;
     for (unsigned i = 0; i < n; i++)
         v[i] = hl_heap_malloc(h, SIZE);
     hl_heap_flush_thread(h); /* empty bin, no slow event yet */
     hl_tiny_trim(h, 0);      /* empty transfer cache */
     hl_tbin_t *b = bin_of(h, SIZE);
-    hl_tiny_class_t *c = &h->tiny.cls[hl_size_class[(SIZE + 16) >> 4]];
+    unsigned cls = hl_size_class[(SIZE + 16) >> 4];
+    hl_tcap_t *a = &hl_tls_of(h)->tcap;
+    hl_tiny_class_t *c = &h->tiny.cls[cls];
     unsigned i = 0;
     while (i < cap) /* the bin fills */
         hl_heap_free(h, v[i++]);
     cr_assert_eq(hl_bin_count(b), cap);
-    hl_heap_free(h, v[i++]); /* first flush: half stays */
-    cr_assert_eq(hl_bin_count(b), keep + 1);
-    cr_assert_eq(c->nxfer, 1);
-    cr_assert_eq(c->xfer_n[0], cap - keep);
-    while (hl_bin_count(b) < cap) /* full again without a refill in between */
-        hl_heap_free(h, v[i++]);
-    hl_heap_free(h, v[i++]); /* a flush after a flush: all of it goes */
+    hl_heap_free(h, v[i++]); /* first full bin: into the second chain */
     cr_assert_eq(hl_bin_count(b), 1, "the bin kept %u slots", hl_bin_count(b) - 1);
-    cr_assert_eq(c->nxfer, 2);
-    cr_assert_eq(c->xfer_n[1], cap, "a batch of the whole bin");
+    cr_assert_eq(a->spare_n[cls], cap);
+    cr_assert_eq(c->nxfer, 0, "nothing went to the class");
+    while (hl_bin_count(b) < cap)
+        hl_heap_free(h, v[i++]);
+    hl_heap_free(h, v[i++]); /* the second chain was taken: it goes to the class */
+    cr_assert_eq(hl_bin_count(b), 1);
+    cr_assert_eq(a->spare_n[cls], cap);
+    cr_assert_eq(c->nxfer, 1);
+    cr_assert_eq(c->xfer_n[0], cap, "a batch of a whole bin");
+    while (hl_bin_count(b) < cap)
+        hl_heap_free(h, v[i++]);
+    hl_heap_free(h, v[i++]); /* a flush after a flush: both chains go */
+    cr_assert_eq(hl_bin_count(b), 1);
+    cr_assert_eq(a->spare[cls], NULL, "one-way traffic keeps no second chain");
+    cr_assert_eq(c->nxfer, 3);
+    cr_assert_eq(c->xfer_n[1] + c->xfer_n[2], 2 * cap);
     cr_assert_eq(b->cap, cap, "one-way traffic does not grow the bin");
     while (i < n)
         hl_heap_free(h, v[i++]);
+    check_empty_and_destroy(h);
+}
+
+/* A phase of up to two caps of allocations and frees stays in the thread with (almost) no
+ * growth: the empty bin takes its second chain back, no refill from the class. (The first
+ * round's last refill may carve more than the round needs, so that its frees overflow twice
+ * and the second round refills once: one growth step at most. A bin that kept half at a
+ * flush needed four caps for such a phase.) */
+Test(tcap, phase_of_two_caps_stays_in_the_thread)
+{
+    hl_heap_t *h = unit_heap("decay=60000");
+    uint32_t base = base_cap(h, SIZE);
+    rounds(h, SIZE, 2 * base, 2); /* slots carved, bin and second chain filled */
+    uint64_t before = refills(h);
+    rounds(h, SIZE, 2 * base, 20);
+    cr_assert_eq(refills(h) - before, 0, "%llu refills from the class in 20 rounds",
+                 (unsigned long long)(refills(h) - before));
+    cr_assert_leq(bin_of(h, SIZE)->cap, 2 * base, "the bin grew to %u (base %u)",
+                  bin_of(h, SIZE)->cap, base);
+    cr_assert_eq(h->tiny.cls[hl_size_class[(SIZE + 16) >> 4]].nxfer, 0);
+    check_empty_and_destroy(h);
+}
+
+/* Fill the bin and its second chain, then overflow once more: the thread's cache hands one
+ * batch of a whole bin to the class. In two steps: allocate, then free. */
+static void alloc_blocks(hl_heap_t *h, void **v, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        v[i] = hl_heap_malloc(h, SIZE);
+}
+
+static void free_blocks(hl_heap_t *h, void **v, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        hl_heap_free(h, v[i]);
+}
+
+static pthread_barrier_t handover_barrier;
+
+/* Allocates its blocks before the main thread hands its batch over, frees them after. */
+static void *other_hands_over(void *arg)
+{
+    static void *w[1024];
+    hl_heap_t *h = arg;
+    unsigned n = 2 * base_cap(h, SIZE) + 1;
+    alloc_blocks(h, w, n);
+    pthread_barrier_wait(&handover_barrier);
+    pthread_barrier_wait(&handover_barrier);
+    free_blocks(h, w, n);
+    return NULL; /* its bin and second chain go back to the slabs at exit */
+}
+
+/* A refill takes its own thread's batch (whose lines its core wrote last) before a newer one
+ * another thread handed over (tiny.h, xfer_by). */
+Test(tcap, refill_prefers_its_own_threads_batch)
+{
+    hl_heap_t *h = unit_heap("decay=60000");
+    uint32_t cap = base_cap(h, SIZE);
+    unsigned cls = hl_size_class[(SIZE + 16) >> 4];
+    hl_tiny_class_t *c = &h->tiny.cls[cls];
+    static void *v[1024];
+    pthread_barrier_init(&handover_barrier, NULL, 2);
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, other_hands_over, h), 0);
+    pthread_barrier_wait(&handover_barrier); /* the other thread holds its blocks */
+    alloc_blocks(h, v, 2 * cap + 1);
+    free_blocks(h, v, 2 * cap + 1);
+    cr_assert_eq(c->nxfer, 1);
+    void *mine = c->xfer[0];
+    pthread_barrier_wait(&handover_barrier); /* now it frees them */
+    cr_assert_eq(pthread_join(t, NULL), 0);
+    pthread_barrier_destroy(&handover_barrier);
+    cr_assert_eq(c->nxfer, 2, "the other thread's batch is the newest (%u batches)", c->nxfer);
+    cr_assert_eq(c->xfer_by[0], hl_tls_of(h));
+    /* Empty the bin and its second chain; the next malloc refills from the class. */
+    hl_tbin_t *b = bin_of(h, SIZE);
+    unsigned k = 0;
+    while (b->head || hl_tls_of(h)->tcap.spare[cls])
+        v[k++] = hl_heap_malloc(h, SIZE);
+    v[k++] = hl_heap_malloc(h, SIZE);
+    cr_assert_eq(v[k - 1], mine, "the refill took this thread's batch");
+    cr_assert_eq(c->nxfer, 1);
+    cr_assert_neq(c->xfer_by[0], hl_tls_of(h), "the other thread's batch stays");
+    for (unsigned i = 0; i < k; i++)
+        hl_heap_free(h, v[i]);
     check_empty_and_destroy(h);
 }
