@@ -213,8 +213,9 @@ typedef struct pass_s {
 } pass_t;
 
 /* Decode dirs[0..n) into s (records' seq offset by seq_base). Returns 0 with p filled, or -1
- * when the decoder could not start (err says why). Call with no other ingest thread alive
- * (the decoder forks). */
+ * when the decoder could not start (err says why). The decoder forks: call it with no other
+ * ingest thread at work (the store's SQLite thread, ingest_writer.c, may exist but is idle
+ * between passes; the child uses neither SQLite nor the writer's lock). */
 static int decode_pass(session_t *s, char **dirs, size_t n, const char *scratch, hl_iprogress_t *pr,
                        uint64_t seq_base, const volatile sig_atomic_t *stop, pass_t *p, char *err,
                        size_t errlen)
