@@ -14,6 +14,7 @@
 #include "ingest_internal.h"
 #include "ingest_writer.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,6 +163,18 @@ static void failed_set(hl_store_t *s)
     __atomic_store_n(&s->failed, 1, __ATOMIC_RELEASE);
 }
 
+/* The store's first error, a message of its own (fail: SQLite's). Returns -1. */
+static __attribute__((format(printf, 2, 3))) int fail_text(hl_store_t *s, const char *fmt, ...)
+{
+    if (!claim(s)) return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->err, sizeof s->err, fmt, ap);
+    va_end(ap);
+    failed_set(s);
+    return -1;
+}
+
 static void run_jobs(void *ctx, void *jobs, size_t n);
 
 static int fail(hl_store_t *s, const char *what)
@@ -222,6 +235,19 @@ sqlite3 *hl_store_db(hl_store_t *st)
     return st->db;
 }
 
+/* The integer in the first column of query q's first row; 0 after fail(s, what). */
+static int64_t first_int(hl_store_t *s, const char *q, const char *what)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t v = 0;
+    if (sqlite3_prepare_v2(s->db, q, -1, &st, NULL) != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW)
+        fail(s, what);
+    else
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
 hl_store_t *hl_store_open(sqlite3 *db, int live, char *err, size_t errlen)
 {
     hl_store_t *s = calloc(1, sizeof *s);
@@ -261,8 +287,7 @@ hl_store_t *hl_store_open(sqlite3 *db, int live, char *err, size_t errlen)
         size_t hl = (size_t)(one - head), ol = strlen(one);
         char *q = malloc(hl + HL_STORE_BATCH * (ol + 1) + 1);
         if (!q) {
-            snprintf(s->err, sizeof s->err, "out of memory");
-            s->failed = 1;
+            fail_text(s, "out of memory");
         } else {
             char *p = q + hl;
             memcpy(q, head, hl);
@@ -279,32 +304,16 @@ hl_store_t *hl_store_open(sqlite3 *db, int live, char *err, size_t errlen)
         }
     }
     if (!s->failed && exec(s, "BEGIN") == 0) s->in_txn = 1;
-    /* The append path needs the table's largest rowid (0 in a new database). */
-    sqlite3_stmt *mx = NULL;
-    if (!s->failed) {
-        if (sqlite3_prepare_v2(db, "SELECT coalesce(max(id), 0) FROM block_data", -1, &mx, NULL) !=
-                SQLITE_OK ||
-            sqlite3_step(mx) != SQLITE_ROW)
-            fail(s, "reading block_data");
-        else
-            s->tmax = sqlite3_column_int64(mx, 0);
-        sqlite3_finalize(mx);
-    }
-    /* A segment above the largest in block_seg has no row there yet (seg_base). */
+    /* The append path needs the table's largest rowid (0 in a new database); a segment above
+     * the largest in block_seg has no row there yet (seg_base). */
     s->seg_hi = -1;
-    if (!s->failed) {
-        if (sqlite3_prepare_v2(db, "SELECT coalesce(max(seg), -1) FROM block_seg", -1, &mx, NULL) !=
-                SQLITE_OK ||
-            sqlite3_step(mx) != SQLITE_ROW)
-            fail(s, "reading block_seg");
-        else
-            s->seg_hi = sqlite3_column_int64(mx, 0);
-        sqlite3_finalize(mx);
-    }
-    if (!s->failed && !(s->order = hl_order_new(HL_STORE_WINDOW, s->tmax + 1))) {
-        snprintf(s->err, sizeof s->err, "out of memory");
-        s->failed = 1;
-    }
+    if (!s->failed)
+        s->tmax = first_int(s, "SELECT coalesce(max(id), 0) FROM block_data", "reading block_data");
+    if (!s->failed)
+        s->seg_hi =
+            first_int(s, "SELECT coalesce(max(seg), -1) FROM block_seg", "reading block_seg");
+    if (!s->failed && !(s->order = hl_order_new(HL_STORE_WINDOW, s->tmax + 1)))
+        fail_text(s, "out of memory");
     if (s->failed) {
         snprintf(err, errlen, "%s", s->err);
         hl_store_close(s, 0, NULL, 0);
@@ -372,10 +381,7 @@ int hl_store_close(hl_store_t *s, int indexes, char *err, size_t errlen)
     s->in_txn = 0;
     if (!s->failed && indexes) {
         char e[256];
-        if (hl_db_create_indexes(s->db, e, sizeof e) != 0) {
-            s->failed = 1;
-            snprintf(s->err, sizeof s->err, "%s", e);
-        }
+        if (hl_db_create_indexes(s->db, e, sizeof e) != 0) fail_text(s, "%s", e);
     }
     /* A finished database is one file (bulk: journal off until now; record's chunks and
      * collectd: WAL while it fills): in WAL mode every read-only reader (report, diff, the
@@ -570,13 +576,8 @@ static int flush_blocks(hl_store_t *s)
     s->tmax += n;
     /* The rowids SQLite gave are the ids (tmax was the largest rowid): a check per batch. */
     if (sqlite3_last_insert_rowid(s->db) != s->tmax) {
-        if (claim(s)) {
-            snprintf(s->err, sizeof s->err,
-                     "writing blocks: block_data row %lld stored as %lld (internal error)",
-                     (long long)s->tmax, (long long)sqlite3_last_insert_rowid(s->db));
-            failed_set(s);
-        }
-        return -1;
+        return fail_text(s, "writing blocks: block_data row %lld stored as %lld (internal error)",
+                         (long long)s->tmax, (long long)sqlite3_last_insert_rowid(s->db));
     }
     s->appended += (uint64_t)n;
     /* Counted toward the bulk transaction size like the rows of step() (hl_store_block
@@ -681,13 +682,7 @@ int hl_store_block(hl_store_t *s, const hl_block_row_t *b)
     if (rc < 0) return -1;
     if (rc == 0 || !hl_bf_encode(&r, base, o.c, &o.fr_null)) {
         o.wide = malloc(sizeof *o.wide);
-        if (!o.wide) {
-            if (claim(s)) {
-                snprintf(s->err, sizeof s->err, "writing blocks: out of memory");
-                failed_set(s);
-            }
-            return -1;
-        }
+        if (!o.wide) return fail_text(s, "writing blocks: out of memory");
         *o.wide = r;
     }
     if (hl_order_put(s->order, &o, queue_row, s) != 0) return -1;
