@@ -646,6 +646,18 @@ static inline size_t first_not(const char *p, size_t from, size_t to, uint8_t v,
     return hl_pattern_first_not(p, from, to, v, zero_ok);
 }
 
+/* A block whose trailer no longer checks, described from the trailer's out-of-line copy
+ * instead (b->meta = &b->copy) when the copy checks: 1; else b is left as it was, 0. */
+static int meta_from_copy(const hl_heap_t *h, hblk_t *b)
+{
+    if (!copy_get(h, b, &b->copy)) return 0;
+    hl_hmeta_t *inl = b->meta;
+    b->meta = &b->copy;
+    if (meta_valid(b)) return 1;
+    b->meta = inl;
+    return 0;
+}
+
 /* Report a failed locate for operation op. */
 static void report_loc(hl_heap_t *h, loc_t l, hblk_t *b, void *p, op_t op)
 {
@@ -667,16 +679,8 @@ static void report_loc(hl_heap_t *h, loc_t l, hblk_t *b, void *p, op_t op)
         kind = "heap-overflow";
     }
     /* The trailer is gone: its out-of-line copy still knows the size, state and stacks. */
-    int from_copy = 0;
-    if (l == LOC_CORRUPT && (b->tier == HL_TIER_TINY || b->tier == HL_TIER_MID) && b->moff &&
-        (char *)p == b->p && copy_get(h, b, &b->copy)) {
-        hl_hmeta_t *inl = b->meta;
-        b->meta = &b->copy;
-        if (meta_valid(b))
-            from_copy = 1;
-        else
-            b->meta = inl;
-    }
+    int from_copy = l == LOC_CORRUPT && (b->tier == HL_TIER_TINY || b->tier == HL_TIER_MID) &&
+                    b->moff && (char *)p == b->p && meta_from_copy(h, b);
     if (from_copy && b->copy.state == HL_META_FREED) kind = "use-after-free";
     report_fill(&r, h, kind, p, b);
     hl_text_str(&d, op_name(op));
@@ -882,15 +886,7 @@ static int cached_intact(hl_heap_t *h, void *p, unsigned cls, hblk_t *b)
 static __attribute__((noinline, cold)) void report_cached_trailer(hl_heap_t *h, hblk_t *b)
 {
     hl_hreport_t r;
-    int from_copy = copy_get(h, b, &b->copy);
-    if (from_copy) {
-        hl_hmeta_t *inl = b->meta;
-        b->meta = &b->copy;
-        if (!meta_valid(b)) {
-            b->meta = inl;
-            from_copy = 0;
-        }
-    }
+    int from_copy = meta_from_copy(h, b);
     report_fill(&r, h, "use-after-free", b->p, b);
     r.has_offset = h->opt.poison;
     r.offset = (long)first_not(b->p, 0, b->moff, HL_POISON_BYTE, 0);
