@@ -73,8 +73,6 @@ uint64_t hl_rotor_backlog_bytes(uint64_t chunk_bytes)
                                                    : (chunk_bytes ? chunk_bytes : budget);
 }
 
-static uint64_t du(const char *dir);
-
 static double now_s(void)
 {
     struct timespec t;
@@ -146,7 +144,7 @@ static void *watch_main(void *arg)
         uint64_t bytes = 0;
         if (throttle) {
             uint64_t kept = atomic_load(&r->retained);
-            bytes = du(archives);
+            bytes = hl_rotor_du(archives);
             bytes = bytes > kept ? bytes - kept : 0;
         }
         pthread_mutex_lock(&r->mu);
@@ -244,7 +242,7 @@ static int du_entry(const char *path, const struct stat *st, int flag, struct FT
     return 0;
 }
 
-static uint64_t du(const char *dir)
+uint64_t hl_rotor_du(const char *dir)
 {
     du_total = 0;
     nftw(dir, du_entry, 16, FTW_PHYS);
@@ -299,14 +297,14 @@ static void store(hl_rotor_t *r, const char *path)
     if (rc > 0) {
         if (!r->damaged) snprintf(r->err, sizeof r->err, "%s", res.error);
         r->damaged = 1;
-        atomic_fetch_add(&r->retained, du(path)); /* kept on disk: not waiting any more */
+        atomic_fetch_add(&r->retained, hl_rotor_du(path)); /* kept on disk: not waiting any more */
         return;
     }
     if (r->after_store) r->after_store(r->arg, path);
     if (!r->keep && nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS) == 0)
         r->deleted++;
     else
-        atomic_fetch_add(&r->retained, du(path));
+        atomic_fetch_add(&r->retained, hl_rotor_du(path));
     pthread_mutex_lock(&r->mu);
     r->stored++;
     pthread_mutex_unlock(&r->mu);
@@ -322,7 +320,7 @@ unsigned hl_rotor_poll(hl_rotor_t *r)
     uint64_t bytes = 0;
     for (size_t i = 0; i < n; i++) {
         snprintf(path, sizeof path, "%s/archives/%s", r->dir, v[i].name);
-        bytes += du(path);
+        bytes += hl_rotor_du(path);
     }
     if (bytes > r->peak_waiting_bytes) r->peak_waiting_bytes = bytes;
     watch_start(r);

@@ -115,6 +115,8 @@ uint64_t hl_rotor_chunk_bytes(void);
 uint64_t hl_rotor_backlog_bytes(uint64_t chunk_bytes);
 /* A size in bytes with an optional K, M or G suffix; (uint64_t)-1 when malformed. */
 uint64_t hl_rotor_parse_size(const char *v);
+/* Bytes of the regular files under dir (not following symbolic links). */
+uint64_t hl_rotor_du(const char *dir);
 void hl_rotor_init(hl_rotor_t *r, const char *dir, hl_ingest_chunks_t *ing, int keep);
 /* The program ended: the watch thread (chunk schedule, throttle) ends; waits for it. After it,
  * record's main thread may call liblttng-ctl again. Safe twice and without the thread. */

@@ -4,11 +4,9 @@
 #include "record_rotate.h"
 
 #include <dirent.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 uint64_t hl_rsched_first_bytes(uint64_t max)
 {
@@ -34,15 +32,6 @@ void hl_rsched_init(hl_rsched_t *r, hl_session_t *s, uint64_t first, uint64_t ma
     r->max = max;
 }
 
-static __thread uint64_t filled_total; /* the watch thread's */
-
-static int filled_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)path, (void)ftw;
-    if (flag == FTW_F) filled_total += (uint64_t)st->st_size;
-    return 0;
-}
-
 /* Bytes of the chunk being filled: everything in the session's directory but the closed
  * chunks (archives/). Exact while no rotation is in progress (then the chunk that closes and
  * the new one would both count). */
@@ -50,16 +39,16 @@ static uint64_t filled(const char *dir)
 {
     DIR *d = opendir(dir);
     if (!d) return 0;
-    filled_total = 0;
+    uint64_t total = 0;
     struct dirent *e;
     char path[4400];
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.' || !strcmp(e->d_name, "archives")) continue;
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        nftw(path, filled_entry, 16, FTW_PHYS);
+        total += hl_rotor_du(path);
     }
     closedir(d);
-    return filled_total;
+    return total;
 }
 
 int hl_rsched_tick(hl_rsched_t *r)
