@@ -9,11 +9,11 @@
  * stop at its next batch.
  */
 #include "db.h"
+#include "fstree.h"
 #include "ingest_chunks.h"
 #include "ingest_internal.h"
 
 #include <errno.h>
-#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,15 +164,6 @@ static void free_dirs(char **dirs, int n)
     for (int i = 0; i < n; i++)
         free(dirs[i]);
     free(dirs);
-}
-
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    remove(path);
-    return 0;
 }
 
 int hl_ingest_find_traces(const char *trace_dir, char ***roots, char *err, size_t errlen)
@@ -347,7 +338,7 @@ int hl_ingest_trace(const char *trace_dir, const char *db_path, const hl_ingest_
     r->store_cpu = p.store_cpu;
     r->store_sql_cpu = p.store_sql_cpu;
     r->decode_cpu = p.decode_cpu;
-    nftw(scratch, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+    hl_tree_remove(scratch);
     hl_ledger_counts(s.led, r);
     if (p.rc == 2) { /* stopped by a signal: keep what was stored, say how to redo it */
         r->interrupted = ingest_stop;
@@ -577,7 +568,7 @@ int hl_ingest_chunks_add(hl_ingest_chunks_t *c, const char *dir, hl_ingest_resul
     int rc = decode_pass(&c->s, dirs, (size_t)n, c->scratch, &c->pr, c->seq_base,
                          c->sig_on ? &ingest_stop : &chunks_no_stop, &p, c->err, sizeof c->err);
     free_dirs(dirs, n);
-    nftw(c->scratch, rm_entry, 8, FTW_DEPTH | FTW_PHYS); /* salvage copies of this chunk */
+    hl_tree_remove(c->scratch); /* salvage copies of this chunk */
     mkdir(c->scratch, 0700);
     /* Interrupted: end at once, symbolising can take seconds (as in hl_ingest_trace). */
     if (rc == 0 && p.rc == 2) hl_ledger_raw_frames(c->s.led);
@@ -675,7 +666,7 @@ int hl_ingest_chunks_close(hl_ingest_chunks_t *c, int exit_status, const char *t
         r->store_sql_cpu = c->store_sql_cpu;
         r->seconds = hl_ingest_now() - c->t0;
     }
-    if (c->scratch[0]) nftw(c->scratch, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+    if (c->scratch[0]) hl_tree_remove(c->scratch);
     hl_iprogress_end(&c->pr, r->events);
     r->interrupted = c->interrupted;
     hl_ingest_chunks_signals(c, 0);

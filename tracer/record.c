@@ -19,6 +19,7 @@
  */
 #include "cmd.h"
 #include "db.h"
+#include "fstree.h"
 #include "heapledger.h"
 #include "ingest.h"
 #include "record_env.h"
@@ -35,7 +36,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -411,22 +411,10 @@ static int record_status(const char *prog, int status)
     return code;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
-static int has_metadata(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag;
-    return strcmp(path + ftw->base, "metadata") == 0;
-}
-
 /* Did any process write into the trace? (a CTF metadata file exists below dir) */
 static int record_trace_written(const char *dir)
 {
-    return nftw(dir, has_metadata, 16, FTW_PHYS) == 1;
+    return hl_tree_has_trace(dir);
 }
 
 /* --keep-trace DIR, when it exists: a directory of ours that holds no trace yet. Another
@@ -915,7 +903,7 @@ static int record_finish(record_ctx_t *c, int code)
         if (c->keep_trace)
             fprintf(stderr, "  %-12s %s\n", "trace", c->trace);
         else
-            nftw(c->trace, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+            hl_tree_remove(c->trace);
     }
     hl_reaper_done(&c->reaper);
     return code;

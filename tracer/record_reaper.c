@@ -1,12 +1,12 @@
 /* tracer/record_reaper.c — cleanup after a record that died (record_reaper.h). */
 #include "record_reaper.h"
+#include "fstree.h"
 #include "procstat.h"
 #include "record_ns.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,18 +140,6 @@ static int reap_daemon(pid_t root)
     return nt;
 }
 
-static int reap_rm(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
-static int reap_metadata(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag;
-    return strcmp(path + ftw->base, "metadata") == 0;
-}
-
 /* The trace directory that record kept once a chunk was stored: the last chunk committed goes
  * (it is in the database; record died before deleting it). Returns 1 when a trace is left
  * below it to store (a CTF metadata file), 0 when nothing is: every chunk that reached the disk
@@ -161,8 +149,8 @@ static int reap_kept_left(const reap_state_t *s)
     struct stat st;
     if (s->stored[0] && strncmp(s->stored, s->kept, strlen(s->kept)) == 0 &&
         lstat(s->stored, &st) == 0)
-        nftw(s->stored, reap_rm, 16, FTW_DEPTH | FTW_PHYS);
-    return nftw(s->kept, reap_metadata, 16, FTW_PHYS) == 1;
+        hl_tree_remove(s->stored);
+    return hl_tree_has_trace(s->kept);
 }
 
 static void __attribute__((noreturn)) reap_cleanup(reap_state_t *s)
@@ -178,8 +166,8 @@ static void __attribute__((noreturn)) reap_cleanup(reap_state_t *s)
     /* The daemons are gone: the trace directory changes no more. */
     int nothing_left = s->kept[0] && s->stored[0] && !reap_kept_left(s);
     if (nothing_left) snprintf(s->trace, sizeof s->trace, "%s", s->kept);
-    if (s->trace[0]) nftw(s->trace, reap_rm, 16, FTW_DEPTH | FTW_PHYS);
-    if (s->home[0]) nftw(s->home, reap_rm, 16, FTW_DEPTH | FTW_PHYS);
+    if (s->trace[0]) hl_tree_remove(s->trace);
+    if (s->home[0]) hl_tree_remove(s->home);
     char msg[8400];
     int len = snprintf(msg, sizeof msg,
                        "heapledger record: record ended before it finished; killed %d traced "

@@ -1,5 +1,6 @@
 /* tracer/record_rotate.c — trace chunks stored while the program runs (record_rotate.h). */
 #include "record_rotate.h"
+#include "fstree.h"
 #include "procstat.h"
 
 /* The ingest may be absent from a partial build: record then keeps the trace (record.c). */
@@ -249,12 +250,6 @@ uint64_t hl_rotor_du(const char *dir)
     return du_total;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
 /* The closed chunks not stored yet, oldest first (at most max). */
 static size_t scan(hl_rotor_t *r, chunk_t *v, size_t max)
 {
@@ -301,7 +296,7 @@ static void store(hl_rotor_t *r, const char *path)
         return;
     }
     if (r->after_store) r->after_store(r->arg, path);
-    if (!r->keep && nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS) == 0)
+    if (!r->keep && hl_tree_remove(path) == 0)
         r->deleted++;
     else
         atomic_fetch_add(&r->retained, hl_rotor_du(path));
@@ -332,16 +327,10 @@ unsigned hl_rotor_poll(hl_rotor_t *r)
     return r->failed || r->stopped ? 0 : (unsigned)(n - 1);
 }
 
-static int metadata_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag;
-    return strcmp(path + ftw->base, "metadata") == 0;
-}
-
 /* Does dir hold a trace (a CTF metadata file below it)? */
 static int has_trace(const char *dir)
 {
-    return nftw(dir, metadata_entry, 16, FTW_PHYS) == 1;
+    return hl_tree_has_trace(dir);
 }
 
 /* Chunk directories of dir (names NAME-INDEX, not hidden, not archives), oldest first. */

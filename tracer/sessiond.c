@@ -1,12 +1,12 @@
 /* tracer/sessiond.c — the private session daemon of one recording (see sessiond.h). */
 #include "sessiond.h"
+#include "fstree.h"
 #include "procstat.h"
 #include "record_ns.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <lttng/lttng.h>
 #include <signal.h>
 #include <stdio.h>
@@ -205,12 +205,6 @@ int hl_sessiond_exited(hl_sessiond_t *d, int *status)
     return 1;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
 void hl_sessiond_terminate(hl_sessiond_t *d)
 {
     if (d->pid) kill(d->pid, SIGTERM);
@@ -236,7 +230,7 @@ void hl_sessiond_stop(hl_sessiond_t *d)
         d->consumerd = 0;
     }
     if (d->own_home && d->home[0]) {
-        nftw(d->home, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        hl_tree_remove(d->home);
         d->own_home = 0;
     }
 }

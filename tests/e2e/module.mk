@@ -84,10 +84,11 @@ $(E2E_DIR)/record_chunks_prog: tests/e2e/record_chunks_prog.c
 
 # What the reaper leaves of a kept trace directory when record dies (Criterion, no daemon).
 $(E2E_DIR)/record_reaper_test: tests/e2e/record_reaper_test.c tracer/record_reaper.c \
-                               tracer/record_reaper.h tracer/procstat.c tracer/record_ns.c
+                               tracer/record_reaper.h tracer/procstat.c tracer/record_ns.c \
+                               tracer/fstree.c tracer/fstree.h
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -I tracer -o $@ tests/e2e/record_reaper_test.c tracer/record_reaper.c \
-	    tracer/procstat.c tracer/record_ns.c -lcriterion
+	    tracer/procstat.c tracer/record_ns.c tracer/fstree.c -lcriterion
 
 .PHONY: record-chunks-check
 record-chunks-check: $(E2E_DIR)/record_chunks_prog $(E2E_DIR)/record_reaper_test $(BIN_DIR)/heapledger \

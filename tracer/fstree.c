@@ -1,0 +1,34 @@
+/* tracer/fstree.c — removing a directory tree, finding a trace in one (see fstree.h). */
+#include "fstree.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <string.h>
+
+static __thread int remove_failed; /* record's threads and the reaper each remove their own */
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    if (remove(path) != 0 && errno != ENOENT) remove_failed = 1;
+    return 0;
+}
+
+int hl_tree_remove(const char *dir)
+{
+    remove_failed = 0;
+    if (nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT) return -1;
+    return remove_failed ? -1 : 0;
+}
+
+static int is_metadata(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag;
+    return strcmp(path + ftw->base, "metadata") == 0;
+}
+
+int hl_tree_has_trace(const char *dir)
+{
+    return nftw(dir, is_metadata, 16, FTW_PHYS) == 1;
+}
