@@ -1096,7 +1096,8 @@ int hl_cmd_record(int argc, char **argv)
         } else if (e > 0) {
             relay_late = 1;
             w.died = "relay daemon";
-        }
+        } else if (hl_session_relay_reachable(&s, 2000) == 0)
+            w.died = "relay daemon"; /* it went away; the consumer dropped what followed */
     } else if (!w.died) {
         int e = hl_session_stop(&s, &discarded, &lost);
         hl_rstats_mark(&rec_stats, HL_RS_STOPPED);

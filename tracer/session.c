@@ -2,6 +2,11 @@
 #include "session.h"
 
 #include <lttng/lttng.h>
+#include <netdb.h>
+#include <poll.h>
+#include <fcntl.h>
+#include <errno.h>
+#include <sys/socket.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,6 +128,61 @@ int hl_session_set_relay(hl_session_t *s, const char *url, const char *name)
     }
     snprintf(s->relay, sizeof s->relay, "%s", url);
     return 0;
+}
+
+/* Splits s->relay (net[46]://HOST[:CTRL[:DATA]][/PATH], HOST maybe in brackets) into the host
+ * and the control port (default 5342). */
+static int relay_host_port(const char *url, char *host, size_t hlen, char *port, size_t plen)
+{
+    const char *h = strstr(url, "://");
+    if (!h) return -1;
+    h += 3;
+    const char *end;
+    if (*h == '[') {
+        end = strchr(++h, ']');
+        if (!end) return -1;
+    } else
+        end = h + strcspn(h, ":/");
+    if (end == h || (size_t)(end - h) >= hlen) return -1;
+    snprintf(host, hlen, "%.*s", (int)(end - h), h);
+    const char *p = end + (*end == ']');
+    if (*p == ':') {
+        size_t n = strspn(p + 1, "0123456789");
+        if (!n || n >= plen) return -1;
+        snprintf(port, plen, "%.*s", (int)n, p + 1);
+    } else
+        snprintf(port, plen, "5342");
+    return 0;
+}
+
+int hl_session_relay_reachable(const hl_session_t *s, int timeout_ms)
+{
+    char host[256], port[16];
+    if (!s->relay[0] || relay_host_port(s->relay, host, sizeof host, port, sizeof port)) return -1;
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;
+    hints.ai_family = !strncmp(s->relay, "net6://", 7)   ? AF_INET6
+                      : !strncmp(s->relay, "net4://", 7) ? AF_INET
+                                                         : AF_UNSPEC;
+    if (getaddrinfo(host, port, &hints, &res) || !res) return -1;
+    int reached = 0;
+    for (struct addrinfo *a = res; a && !reached; a = a->ai_next) {
+        int fd =
+            socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+        if (fd < 0) continue;
+        if (connect(fd, a->ai_addr, a->ai_addrlen) == 0)
+            reached = 1;
+        else if (errno == EINPROGRESS) {
+            struct pollfd pf = {.fd = fd, .events = POLLOUT};
+            int err = 0;
+            socklen_t len = sizeof err;
+            if (poll(&pf, 1, timeout_ms) == 1 &&
+                getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0)
+                reached = 1;
+        }
+        close(fd);
+    }
+    freeaddrinfo(res);
+    return reached;
 }
 
 static void session_domain(struct lttng_domain *dom)

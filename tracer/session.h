@@ -40,6 +40,12 @@ void hl_session_init(hl_session_t *s, const char *dir, int lossy);
 /* Stream to a relay daemon instead of dir, as session name (NULL: keep the unique one).
  * Returns 0, or -1 with a message (bad URL or name). */
 int hl_session_set_relay(hl_session_t *s, const char *url, const char *name);
+
+/* --relay: does the relay daemon still accept connections on its control port? (a TCP connect,
+ * closed at once, within timeout_ms). 1 yes, 0 no, -1 when the URL's host does not resolve.
+ * After the session's end, 0 means the daemon went away while the program ran: the consumer's
+ * relay sockets fail without an error lttng-ctl reports. */
+int hl_session_relay_reachable(const hl_session_t *s, int timeout_ms);
 /* Create the session, channel, contexts and events. On error the partial session is
  * destroyed. */
 int hl_session_create(hl_session_t *s);
