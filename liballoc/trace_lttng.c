@@ -25,9 +25,15 @@
  * first event that uses its id.
  *
  * Process and thread ids. alloc/free/realloc carry vpid/vtid in their payload from
- * hl_tr_who, a per-thread cache filled at the thread's first traced operation (which also
- * emits the `thread` event naming it) and cleared in a forked child; the session needs no
- * context on their channel (about 14 ns/event less than LTTng's vpid/vtid context callbacks).
+ * hl_tr_who, a per-thread word (vpid << 32 | vtid) filled at the thread's first traced
+ * operation (which also emits the `thread` event naming it) and cleared in a forked child; the
+ * session needs no context on their channel (about 14 ns/event less than LTTng's vpid/vtid
+ * context callbacks).
+ *
+ * The per-event path (trace_start, trace_begin, the emitters) is one per-thread test (is
+ * hl_tr_who known: it is only after this process has started, see trace_start), the pending
+ * stack id, the words built on the stack and one tracepoint call with a pointer to them
+ * (schemas/heapledger_tp.h); everything else is in cold functions.
  */
 #define LTTNG_UST_TRACEPOINT_DEFINE
 #define LTTNG_UST_TRACEPOINT_PROBE_DYNAMIC_LINKAGE
@@ -71,9 +77,10 @@ static struct {
     uint64_t fork_ns;             /* CLOCK_MONOTONIC just before that fork */
 } hl_tr = {.stacks = HL_STACKS_DEFAULT};
 
-/* This thread's ids for the event payloads; tid 0 = not known yet (first traced operation of
- * the thread, or the thread that forked, in the child). */
-static __thread struct hl_tp_who hl_tr_who __attribute__((tls_model("initial-exec")));
+/* This thread's `who` word for the event payloads (HL_TP_WHO); 0 = not known yet: first
+ * traced operation of the thread, or the thread that forked, in the child. Set only once the
+ * process has started (trace_start_slow), so that a known word implies a started process. */
+static __thread uint64_t hl_tr_who __attribute__((tls_model("initial-exec")));
 /* Stack id + 1 captured by hl_trace_prepare_alloc for this thread's next event (0 = none). */
 static __thread uint32_t hl_tr_pending __attribute__((tls_model("initial-exec")));
 
@@ -173,7 +180,7 @@ static void trace_atfork_prepare(void)
 static void trace_atfork_child(void)
 {
     hl_tr.forked = 1;
-    hl_tr_who.tid = 0;
+    hl_tr_who = 0;
     atomic_store(&hl_tr.started, 0);
     hl_stack_fork_child();
 }
@@ -228,40 +235,54 @@ static __attribute__((noinline, cold)) void trace_process_start(void)
 
 /* First traced operation of this thread (or of the forking thread in a child): cache its ids
  * and name it with a `thread` event. Raw syscalls: nothing here allocates. */
-static __attribute__((noinline, cold)) void trace_thread_start(void)
+static void trace_thread_start(void)
 {
     char name[17] = {0};
     if (prctl(PR_GET_NAME, name, 0, 0, 0) != 0) name[0] = 0;
-    hl_tr_who.pid = (uint32_t)syscall(SYS_getpid);
-    hl_tr_who.tid = (uint32_t)syscall(SYS_gettid);
+    struct hl_tp_who w = {(uint32_t)syscall(SYS_getpid), (uint32_t)syscall(SYS_gettid)};
+    hl_tr_who = HL_TP_WHO(&w);
     lttng_ust_tracepoint(heapledger, thread, name);
 }
 
-/* Per-event prologue: process start-up once, then the caller's stack id (0 when off). A
- * stack not yet described in this process gets a `stack` event before the event using it
- * (also when hardened mode interned it first). */
+/* First traced operation of this thread: the process's start-up first if it has not run (or
+ * is running in another thread: then it waits), then the thread's. */
+static __attribute__((noinline, cold)) void trace_start_slow(void)
+{
+    if (atomic_load_explicit(&hl_tr.started, memory_order_acquire) != 2) trace_process_start();
+    trace_thread_start();
+}
+
+/* Per-event prologue: one per-thread test. hl_tr_who is known only after this process has
+ * started (trace_start_slow) and is cleared with `started` in a forked child
+ * (trace_atfork_child), so a known word means both are done. */
 static inline void trace_start(void)
 {
-    if (__builtin_expect(atomic_load_explicit(&hl_tr.started, memory_order_acquire) != 2, 0))
-        trace_process_start();
-    if (__builtin_expect(hl_tr_who.tid == 0, 0)) trace_thread_start();
+    if (__builtin_expect(hl_tr_who == 0, 0)) trace_start_slow();
 }
 
 /* Intern the stack ips[0..depth) and describe it if this process has not yet. */
 static uint32_t trace_stack_id(const uint64_t *ips, size_t depth);
 
-static inline uint32_t trace_begin(void)
+/* Capture the caller's stack and return its id (stacks on, nothing pending). */
+static __attribute__((noinline)) uint32_t trace_capture_id(void)
 {
-    trace_start();
-    if (hl_tr_pending) {
-        uint32_t id = hl_tr_pending - 1;
-        hl_tr_pending = 0;
-        return id;
-    }
-    if (!hl_tr.stacks) return 0;
     uint64_t ips[HL_STACK_MAX_DEPTH];
     size_t depth = hl_stack_capture_user(ips, hl_tr.stacks, 2);
     return trace_stack_id(ips, depth);
+}
+
+/* The caller's stack id (0 when off): the one hl_trace_prepare_alloc captured, or a new
+ * capture. A stack not yet described in this process gets a `stack` event before the event
+ * using it (also when hardened mode interned it first). */
+static inline uint32_t trace_begin(void)
+{
+    trace_start();
+    uint32_t pending = hl_tr_pending;
+    if (pending) {
+        hl_tr_pending = 0;
+        return pending - 1;
+    }
+    return hl_tr.stacks ? trace_capture_id() : 0;
 }
 
 int hl_trace_prepare_alloc(void)
@@ -296,25 +317,36 @@ static inline uint32_t trace_sat32(uint64_t v)
 void hl_trace_emit_alloc(const void *ptr, size_t size, const hl_opinfo_t *info, uint64_t cycles)
 {
     uint32_t stack = trace_begin();
-    lttng_ust_tracepoint(heapledger, alloc, &hl_tr_who, (uint64_t)(uintptr_t)ptr, size,
-                         info->usable, info->tier, info->cls, info->path, trace_sat32(cycles),
-                         stack);
+    const uint64_t w[HL_TP_ALLOC_WORDS] = {hl_tr_who,
+                                           (uint64_t)(uintptr_t)ptr,
+                                           size,
+                                           info->usable,
+                                           HL_TP_OP(info->tier, info->cls, info->path, stack),
+                                           trace_sat32(cycles)};
+    lttng_ust_tracepoint(heapledger, alloc, w);
 }
 
 void hl_trace_emit_free(const void *ptr, const hl_opinfo_t *info, uint64_t cycles)
 {
     uint32_t stack = trace_begin();
-    lttng_ust_tracepoint(heapledger, free, &hl_tr_who, (uint64_t)(uintptr_t)ptr, info->usable,
-                         info->tier, info->cls, info->path, trace_sat32(cycles), stack);
+    const uint64_t w[HL_TP_FREE_WORDS] = {hl_tr_who, (uint64_t)(uintptr_t)ptr, info->usable,
+                                          HL_TP_OP(info->tier, info->cls, info->path, stack),
+                                          trace_sat32(cycles)};
+    lttng_ust_tracepoint(heapledger, free, w);
 }
 
 void hl_trace_emit_realloc(const void *old, const void *ptr, size_t size, const hl_opinfo_t *info,
                            uint64_t cycles)
 {
     uint32_t stack = trace_begin();
-    lttng_ust_tracepoint(heapledger, realloc, &hl_tr_who, (uint64_t)(uintptr_t)old,
-                         (uint64_t)(uintptr_t)ptr, size, info->usable, info->tier, info->cls,
-                         info->path, trace_sat32(cycles), stack);
+    const uint64_t w[HL_TP_REALLOC_WORDS] = {hl_tr_who,
+                                             (uint64_t)(uintptr_t)old,
+                                             (uint64_t)(uintptr_t)ptr,
+                                             size,
+                                             info->usable,
+                                             HL_TP_OP(info->tier, info->cls, info->path, stack),
+                                             trace_sat32(cycles)};
+    lttng_ust_tracepoint(heapledger, realloc, w);
 }
 
 /* Called from the OS layer, possibly with heap locks held and outside the shim's traced

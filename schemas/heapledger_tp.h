@@ -24,7 +24,13 @@
  * `thread` names a thread once, at its first traced operation. The ingest also reads layout 2
  * (named fields vpid, vtid, ptr, size, usable, tier_cls_path, cycles, stack) and layout 1 (no
  * vpid/vtid payload fields, tier/cls/path as three fields, vpid/vtid/procname contexts on
- * every event). The tracepoint arguments are the same in all three layouts.
+ * every event).
+ *
+ * Arguments. alloc/free/realloc take the words themselves (one pointer): the call site
+ * builds them where its values already are (liballoc/trace_lttng.c keeps `who` as a
+ * per-thread word), and the probe copies them with no packing and no stack-passed arguments.
+ * HL_TP_ALLOC_W / HL_TP_FREE_W / HL_TP_REALLOC_W build them from the named values (the
+ * argument list the events took before, which other call sites, e.g. test generators, use).
  */
 #undef LTTNG_UST_TRACEPOINT_PROVIDER
 #define LTTNG_UST_TRACEPOINT_PROVIDER heapledger
@@ -55,39 +61,29 @@ struct hl_tp_who {
 #define HL_TP_ALLOC_WORDS   6
 #define HL_TP_FREE_WORDS    5
 #define HL_TP_REALLOC_WORDS 7
+/* The words of one event from named values (who: a const struct hl_tp_who *). */
+#define HL_TP_ALLOC_W(who, ptr, size, usable, tier, cls, path, cycles, stack)                      \
+    ((const uint64_t[HL_TP_ALLOC_WORDS]){HL_TP_WHO(who), (ptr), (size), (usable),                  \
+                                         HL_TP_OP(tier, cls, path, stack), (cycles)})
+#define HL_TP_FREE_W(who, ptr, usable, tier, cls, path, cycles, stack)                             \
+    ((const uint64_t[HL_TP_FREE_WORDS]){HL_TP_WHO(who), (ptr), (usable),                           \
+                                        HL_TP_OP(tier, cls, path, stack), (cycles)})
+#define HL_TP_REALLOC_W(who, old_ptr, ptr, size, usable, tier, cls, path, cycles, stack)           \
+    ((const uint64_t[HL_TP_REALLOC_WORDS]){HL_TP_WHO(who), (old_ptr), (ptr), (size), (usable),     \
+                                           HL_TP_OP(tier, cls, path, stack), (cycles)})
 #endif
 
-LTTNG_UST_TRACEPOINT_EVENT(
-    heapledger, alloc,
-    LTTNG_UST_TP_ARGS(const struct hl_tp_who *, who, uint64_t, ptr, uint64_t, size, uint64_t,
-                      usable, uint8_t, tier, uint8_t, cls, uint8_t, path, uint32_t, cycles,
-                      uint32_t, stack),
-    LTTNG_UST_TP_FIELDS(lttng_ust_field_array_hex(uint64_t, words,
-                                                  ((const uint64_t[HL_TP_ALLOC_WORDS]){
-                                                      HL_TP_WHO(who), ptr, size, usable,
-                                                      HL_TP_OP(tier, cls, path, stack), cycles}),
-                                                  HL_TP_ALLOC_WORDS)))
+LTTNG_UST_TRACEPOINT_EVENT(heapledger, alloc, LTTNG_UST_TP_ARGS(const uint64_t *, words),
+                           LTTNG_UST_TP_FIELDS(lttng_ust_field_array_hex(uint64_t, words, words,
+                                                                         HL_TP_ALLOC_WORDS)))
 
-LTTNG_UST_TRACEPOINT_EVENT(
-    heapledger, free,
-    LTTNG_UST_TP_ARGS(const struct hl_tp_who *, who, uint64_t, ptr, uint64_t, usable, uint8_t, tier,
-                      uint8_t, cls, uint8_t, path, uint32_t, cycles, uint32_t, stack),
-    LTTNG_UST_TP_FIELDS(lttng_ust_field_array_hex(uint64_t, words,
-                                                  ((const uint64_t[HL_TP_FREE_WORDS]){
-                                                      HL_TP_WHO(who), ptr, usable,
-                                                      HL_TP_OP(tier, cls, path, stack), cycles}),
-                                                  HL_TP_FREE_WORDS)))
+LTTNG_UST_TRACEPOINT_EVENT(heapledger, free, LTTNG_UST_TP_ARGS(const uint64_t *, words),
+                           LTTNG_UST_TP_FIELDS(lttng_ust_field_array_hex(uint64_t, words, words,
+                                                                         HL_TP_FREE_WORDS)))
 
-LTTNG_UST_TRACEPOINT_EVENT(
-    heapledger, realloc,
-    LTTNG_UST_TP_ARGS(const struct hl_tp_who *, who, uint64_t, old_ptr, uint64_t, ptr, uint64_t,
-                      size, uint64_t, usable, uint8_t, tier, uint8_t, cls, uint8_t, path, uint32_t,
-                      cycles, uint32_t, stack),
-    LTTNG_UST_TP_FIELDS(lttng_ust_field_array_hex(uint64_t, words,
-                                                  ((const uint64_t[HL_TP_REALLOC_WORDS]){
-                                                      HL_TP_WHO(who), old_ptr, ptr, size, usable,
-                                                      HL_TP_OP(tier, cls, path, stack), cycles}),
-                                                  HL_TP_REALLOC_WORDS)))
+LTTNG_UST_TRACEPOINT_EVENT(heapledger, realloc, LTTNG_UST_TP_ARGS(const uint64_t *, words),
+                           LTTNG_UST_TP_FIELDS(lttng_ust_field_array_hex(uint64_t, words, words,
+                                                                         HL_TP_REALLOC_WORDS)))
 
 /* A call stack, innermost frame first. */
 LTTNG_UST_TRACEPOINT_EVENT(heapledger, stack,

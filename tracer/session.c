@@ -16,8 +16,20 @@
 
 /* 8 × 8 MiB per CPU: blocking mode was lossless with this here (DESIGN.md verified facts;
  * 4 × 64 KiB lost events as wrap-around even when blocking). */
-#define HL_SUBBUF_SIZE  (8ull << 20)
+#ifndef HL_SUBBUF_SIZE /* a build may set them (measurements) */
+#define HL_SUBBUF_SIZE (8ull << 20)
+#endif
+#ifndef HL_SUBBUF_COUNT
 #define HL_SUBBUF_COUNT 8ull
+#endif
+/* Per-UID buffers: one set per CPU for every traced process of the user (in record's own
+ * session daemon: the processes of this recording), not one per process. Per-PID buffers run
+ * the same instructions per event and smaller sub-buffers only add switches; neither took CPU
+ * off the program (docs/PERFORMANCE.md, "The traced program's cost per event"), and per-PID
+ * would map 8 × 8 MiB per CPU for every process a build or a shell script forks. */
+#ifndef HL_BUFFER_TYPE /* a build may set it (measurements) */
+#define HL_BUFFER_TYPE LTTNG_BUFFER_PER_UID
+#endif
 /* How long destroy waits for the consumer to finish writing the trace. */
 #define HL_DESTROY_WAIT_MS 60000
 /* How long destroy waits for a rotation of hl_session_rotate's to complete first (one takes
@@ -189,7 +201,7 @@ static void session_domain(struct lttng_domain *dom)
 {
     memset(dom, 0, sizeof *dom);
     dom->type = LTTNG_DOMAIN_UST;
-    dom->buf_type = LTTNG_BUFFER_PER_UID;
+    dom->buf_type = HL_BUFFER_TYPE;
 }
 
 /* One channel: count × size per CPU, discard mode (never overwrite), blocking unless lossy. */

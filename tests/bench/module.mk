@@ -21,11 +21,17 @@ BENCH_PLAIN   := $(addprefix $(BENCH_BIN)/,tiny simple thread larson prodcons sh
                    fastpath large churn)
 BENCH_MALLOC  := $(addprefix $(BENCH_BIN)/,arena_malloc nbe_malloc)
 BENCH_HEAP    := $(addprefix $(BENCH_BIN)/,arena_heap nbe_heap util_heap)
-BENCH_PROGS   := $(BENCH_PLAIN) $(BENCH_MALLOC) $(BENCH_HEAP) $(BENCH_BIN)/launch
+BENCH_PROGS   := $(BENCH_PLAIN) $(BENCH_MALLOC) $(BENCH_HEAP) $(BENCH_BIN)/launch $(BENCH_BIN)/tp_floor
 
 $(BENCH_BIN)/launch: tests/bench/launch.c
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) -o $@ $<
+
+# The floor of a traced event (issue 12): heapledger's events through LTTng-UST and nothing
+# else, call sites linked like libheapledger.so's (tests/bench/trace_cost.sh).
+$(BENCH_BIN)/tp_floor: tests/bench/tp_floor.c schemas/heapledger_tp.h schemas/hl_schema.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BENCH_CFLAGS) -o $@ $< -ldl
 
 $(BENCH_PLAIN): $(BENCH_BIN)/%: tests/bench/%.c $(BENCH_COMMON) $(BENCH_HDRS)
 	@mkdir -p $(dir $@)
@@ -71,3 +77,17 @@ bench-heaptrack: $(HT_VS_DEPS)
 bench-scale: $(HT_VS_DEPS)
 	@tests/bench/heaptrack_vs.sh $(BIN_DIR)/heapledger $(TEST_DIR)/e2e/record_bench 100000000
 BENCH_TARGETS += bench-heaptrack
+
+# The traced program's instructions per event, split (issue 12; tests/bench/trace_cost.sh):
+# callgrind under `heapledger record`, record_bench against the tp_floor program.
+.PHONY: bench-trace-cost
+bench-trace-cost: $(HT_VS_DEPS) $(BENCH_BIN)/tp_floor
+	@tests/bench/trace_cost.sh $(BUILD)
+BENCH_TARGETS += bench-trace-cost
+
+# The floor program records as the allocator's events do (tests/bench/tp_floor_test.sh).
+.PHONY: tp-floor-check
+tp-floor-check: $(BIN_DIR)/heapledger $(LIB_DIR)/libheapledger.so $(LIB_DIR)/libheapledger-tp.so \
+                $(BENCH_BIN)/tp_floor
+	@BUILD=$(BUILD) tests/bench/tp_floor_test.sh
+CHECK_TARGETS += tp-floor-check

@@ -50,6 +50,8 @@ expect 1 'usage: churn' "$bin/churn" 1 2
 expect 1 'churn: thread count must be 1..64' "$bin/churn" 1 0 10
 expect 1 'generations and operations must be positive' "$bin/churn" 0 1 1
 expect 2 'usage: launch' "$bin/launch"
+expect 1 'usage: tp_floor N' "$bin/tp_floor"
+expect 1 'usage: tp_floor N' "$bin/tp_floor" 12x
 expect 127 'launch: cannot run /nonexistent' "$bin/launch" /dev/null /nonexistent
 expect 1 'not found' env BENCH_BIN="$bin" "$here/callgrind.sh" x /nonexistent/lib.so
 expect 1 'usage: callgrind.sh' "$here/callgrind.sh"

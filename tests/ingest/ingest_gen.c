@@ -50,6 +50,10 @@ static const struct hl_tp_who *who(void)
     return &w;
 }
 #define WHO who()
+/* alloc/free/realloc from named values (their words: schemas/heapledger_tp.h). */
+#define tp_alloc(...)   lttng_ust_tracepoint(heapledger, alloc, HL_TP_ALLOC_W(__VA_ARGS__))
+#define tp_free(...)    lttng_ust_tracepoint(heapledger, free, HL_TP_FREE_W(__VA_ARGS__))
+#define tp_realloc(...) lttng_ust_tracepoint(heapledger, realloc, HL_TP_REALLOC_W(__VA_ARGS__))
 
 /* The frames of stack 1: fixed offsets into these functions (symbolisation test). */
 void __attribute__((noinline)) ingest_gen_leaf(void)
@@ -74,16 +78,14 @@ static void *worker(void *arg)
 {
     (void)arg;
     for (unsigned i = 5; i < 8; i++)
-        lttng_ust_tracepoint(heapledger, free, WHO, P(i), 16 * (i + 1), HL_TIER_TINY, 1,
-                             HL_PATH_TINY_CACHE_PUSH, 7, 0);
+        tp_free(WHO, P(i), 16 * (i + 1), HL_TIER_TINY, 1, HL_PATH_TINY_CACHE_PUSH, 7, 0);
     return NULL;
 }
 
 static void *fake_ust(void *arg)
 {
     (void)arg;
-    lttng_ust_tracepoint(heapledger, alloc, WHO, 0x7000, 8, 15, HL_TIER_TINY, 0,
-                         HL_PATH_TINY_CACHE_HIT, 5, 0);
+    tp_alloc(WHO, 0x7000, 8, 15, HL_TIER_TINY, 0, HL_PATH_TINY_CACHE_HIT, 5, 0);
     return NULL;
 }
 
@@ -117,29 +119,20 @@ static void basic(void)
     emit_stack();
     lttng_ust_tracepoint(heapledger, os_map, 0x100000, 1 << 20, "slab_segment");
     for (unsigned i = 0; i < 10; i++)
-        lttng_ust_tracepoint(heapledger, alloc, WHO, P(i), 16 * (i + 1), 16 * (i + 1) + 15,
-                             HL_TIER_TINY, 1, HL_PATH_TINY_CACHE_HIT, 10 + i, 1);
+        tp_alloc(WHO, P(i), 16 * (i + 1), 16 * (i + 1) + 15, HL_TIER_TINY, 1,
+                 HL_PATH_TINY_CACHE_HIT, 10 + i, 1);
     for (unsigned i = 0; i < 5; i++)
-        lttng_ust_tracepoint(heapledger, free, WHO, P(i), 16 * (i + 1) + 15, HL_TIER_TINY, 1,
-                             HL_PATH_TINY_CACHE_PUSH, 20 + i, 1);
+        tp_free(WHO, P(i), 16 * (i + 1) + 15, HL_TIER_TINY, 1, HL_PATH_TINY_CACHE_PUSH, 20 + i, 1);
     run_named(worker, "_wkr");
     /* realloc chain */
-    lttng_ust_tracepoint(heapledger, alloc, WHO, 0x9000, 100, 112, HL_TIER_MID, 255, HL_PATH_TLSF,
-                         300, 1);
-    lttng_ust_tracepoint(heapledger, realloc, WHO, 0x9000, 0x9000, 90, 112, HL_TIER_MID, 255,
-                         HL_PATH_REALLOC_INPLACE, 40, 1);
-    lttng_ust_tracepoint(heapledger, realloc, WHO, 0x9000, 0xa000, 4000, 4016, HL_TIER_MID, 255,
-                         HL_PATH_REALLOC_MOVE, 900, 1);
-    lttng_ust_tracepoint(heapledger, free, WHO, 0xa000, 4016, HL_TIER_MID, 255, HL_PATH_TLSF_FREE,
-                         200, 1);
-    lttng_ust_tracepoint(heapledger, realloc, WHO, 0, 0xb000, 64, 79, HL_TIER_TINY, 3,
-                         HL_PATH_TINY_CACHE_HIT, 30, 1);
-    lttng_ust_tracepoint(heapledger, realloc, WHO, 0xb100, 0, 0, 0, HL_TIER_TINY, 3,
-                         HL_PATH_REALLOC_INPLACE, 31, 1);
-    lttng_ust_tracepoint(heapledger, free, WHO, 0xdead0, 0, HL_TIER_TINY, 0,
-                         HL_PATH_TINY_CACHE_PUSH, 9, 0);
-    lttng_ust_tracepoint(heapledger, alloc, WHO, 0, 1ull << 40, 0, HL_TIER_LARGE, 255,
-                         HL_PATH_ALLOC_FAIL, 1000, 1);
+    tp_alloc(WHO, 0x9000, 100, 112, HL_TIER_MID, 255, HL_PATH_TLSF, 300, 1);
+    tp_realloc(WHO, 0x9000, 0x9000, 90, 112, HL_TIER_MID, 255, HL_PATH_REALLOC_INPLACE, 40, 1);
+    tp_realloc(WHO, 0x9000, 0xa000, 4000, 4016, HL_TIER_MID, 255, HL_PATH_REALLOC_MOVE, 900, 1);
+    tp_free(WHO, 0xa000, 4016, HL_TIER_MID, 255, HL_PATH_TLSF_FREE, 200, 1);
+    tp_realloc(WHO, 0, 0xb000, 64, 79, HL_TIER_TINY, 3, HL_PATH_TINY_CACHE_HIT, 30, 1);
+    tp_realloc(WHO, 0xb100, 0, 0, 0, HL_TIER_TINY, 3, HL_PATH_REALLOC_INPLACE, 31, 1);
+    tp_free(WHO, 0xdead0, 0, HL_TIER_TINY, 0, HL_PATH_TINY_CACHE_PUSH, 9, 0);
+    tp_alloc(WHO, 0, 1ull << 40, 0, HL_TIER_LARGE, 255, HL_PATH_ALLOC_FAIL, 1000, 1);
     lttng_ust_tracepoint(heapledger, error, "double-free", P(0), 16, "freed twice", 1, 1, 1);
     lttng_ust_tracepoint(heapledger, os_unmap, 0x100000, 1 << 20, "slab_segment");
     run_named(fake_ust, "-ust");
@@ -169,8 +162,7 @@ static void stack_n(uint32_t id, uint64_t salt)
 
 static void alloc_n(uint64_t p, uint32_t stack)
 {
-    lttng_ust_tracepoint(heapledger, alloc, WHO, p, 32, 47, HL_TIER_TINY, 2, HL_PATH_TINY_CACHE_HIT,
-                         10, stack);
+    tp_alloc(WHO, p, 32, 47, HL_TIER_TINY, 2, HL_PATH_TINY_CACHE_HIT, 10, stack);
 }
 
 static void forkstacks(const char *self)
@@ -214,10 +206,8 @@ static void *bench_thread(void *arg)
     uint64_t base = (uint64_t)(uintptr_t)&n & ~0xfffull;
     for (long i = 0; i < n; i++) {
         uint64_t p = base + (uint64_t)(i & 63) * 64;
-        lttng_ust_tracepoint(heapledger, alloc, WHO, p, 48, 63, HL_TIER_TINY, 3,
-                             HL_PATH_TINY_CACHE_HIT, 12, 1);
-        lttng_ust_tracepoint(heapledger, free, WHO, p, 63, HL_TIER_TINY, 3, HL_PATH_TINY_CACHE_PUSH,
-                             9, 1);
+        tp_alloc(WHO, p, 48, 63, HL_TIER_TINY, 3, HL_PATH_TINY_CACHE_HIT, 12, 1);
+        tp_free(WHO, p, 63, HL_TIER_TINY, 3, HL_PATH_TINY_CACHE_PUSH, 9, 1);
     }
     return NULL;
 }
