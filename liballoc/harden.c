@@ -4,7 +4,7 @@
  * Every check is a plain function run on the slow paths of a hardened heap. A pointer handed
  * to free/realloc/malloc_usable_size is first located: the page map says whether its pages
  * are ours and of which kind (nothing is read before that), then the tier's own metadata
- * confirms it (slab descriptor, slot grid and allocated bit; TLSF header; large header) and
+ * confirms it (slab descriptor, slot grid and state byte; TLSF header; large header) and
  * the trailer's check word ties the block to its requested size. When a quick check fails,
  * the TLSF pool holding the pointer is walked block by block (error path only) so that the
  * report can tell an interior pointer from a smashed header.
@@ -394,9 +394,19 @@ static void describe_large(hblk_t *b, char *p, size_t usable)
     b->moff = usable - (guarded ? hl_page_size : 0);
 }
 
+/* A tiny slot's state byte (tiny.h): 1 while allocated. One byte a slot, not a bit in a
+ * shared word, so that an allocation sets it with a plain store (a `lock or` waited for the
+ * stores before it to drain: docs/PERFORMANCE.md, "A byte of state per slot"); a free clears
+ * it with an exchange, the commit point of two racing frees. */
+_Static_assert(HL_HSTATE_SLOT_MIN == HL_METACOPY_SLOT_MIN, "the smallest hardened tiny slot");
+static inline uint8_t *slot_state(const hl_slab_t *s, size_t idx)
+{
+    return (uint8_t *)s->state + idx;
+}
+
 static inline int slot_bit(const hl_slab_t *s, size_t idx)
 {
-    return (int)((__atomic_load_n(&s->state[idx / 64], __ATOMIC_ACQUIRE) >> (idx % 64)) & 1);
+    return __atomic_load_n(slot_state(s, idx), __ATOMIC_ACQUIRE);
 }
 
 /* off / size, size the slot size of a slab of class cls (< HL_CLASS_COUNT). */
@@ -788,7 +798,7 @@ size_t hl_harden_pad(const hl_heap_t *h, size_t n)
 static void hcache_flush(hl_heap_t *h, hl_hcache_t *c);
 
 /* Write block b's trailer and canary for a request of req bytes, mirror the trailer, set the
- * slot's allocated bit (tiny). filled: the block's bytes [0, moff) were just verified to hold
+ * slot's state byte (tiny). filled: the block's bytes [0, moff) were just verified to hold
  * the poison, which is the canary's byte: the canary is in place already. */
 static void *finish_alloc(hl_heap_t *h, hblk_t *b, size_t req, int filled, hl_opinfo_t *info)
 {
@@ -809,8 +819,7 @@ static void *finish_alloc(hl_heap_t *h, hblk_t *b, size_t req, int filled, hl_op
         hstate_t *st = state_of(h);
         if (st) live_flush(st, c);
     }
-    if (b->tier == HL_TIER_TINY)
-        __atomic_fetch_or(&b->slab->state[b->idx / 64], 1ull << (b->idx % 64), __ATOMIC_ACQ_REL);
+    if (b->tier == HL_TIER_TINY) __atomic_store_n(slot_state(b->slab, b->idx), 1, __ATOMIC_RELEASE);
     info->usable = req;
     return p;
 }
@@ -1035,8 +1044,7 @@ int hl_harden_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
     hl_hmeta_t *m = b.meta;
     /* Commit point: exactly one of two racing frees of the same block gets past here. */
     if (b.tier == HL_TIER_TINY) {
-        uint64_t bit = 1ull << (b.idx % 64);
-        if (!(__atomic_fetch_and(&b.slab->state[b.idx / 64], ~bit, __ATOMIC_ACQ_REL) & bit)) {
+        if (!__atomic_exchange_n(slot_state(b.slab, b.idx), 0, __ATOMIC_ACQ_REL)) {
             info->path = HL_PATH_NONE;
             report_loc(h, LOC_FREED, &b, p, OP_FREE);
             return 0;

@@ -4,7 +4,7 @@
  * A hardened heap gives its threads no tiny caches (every operation reaches harden.c), but
  * two per-thread buffers take the locks off the common operations:
  *
- *   quarantine buffer  freed tiny and mid blocks (poisoned, state FREED, slot bit clear), up
+ *   quarantine buffer  freed tiny and mid blocks (poisoned, state FREED, state byte clear), up
  *                      to HL_HCACHE_QBUF of them and HL_HCACHE_QBYTES bytes, handed to the
  *                      heap's shared quarantine in one locked batch when it is full;
  *   reuse cache        per tiny class, up to HL_HCACHE_SLOTS blocks that left the shared
