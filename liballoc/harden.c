@@ -4,7 +4,7 @@
  * Every check is a plain function run on the slow paths of a hardened heap. A pointer handed
  * to free/realloc/malloc_usable_size is first located: the page map says whether its pages
  * are ours and of which kind (nothing is read before that), then the tier's own metadata
- * confirms it (slab descriptor, slot grid and allocated bit; TLSF header; large header) and
+ * confirms it (slab descriptor, slot grid and state byte; TLSF header; large header) and
  * the trailer's check word ties the block to its requested size. When a quick check fails,
  * the TLSF pool holding the pointer is walked block by block (error path only) so that the
  * report can tell an interior pointer from a smashed header.
@@ -38,11 +38,12 @@
 
 typedef struct hstate_s {
     hl_heap_t *h;
-    hl_quarantine_t q;      /* tiny and mid blocks */
-    hl_quarantine_t qlarge; /* freed large blocks kept PROT_NONE */
-    int adapt;              /* q's budget follows the live bytes (harden=1's default size) */
-    size_t qmax;            /* q's budget at most */
-    int64_t live;           /* live usable bytes, from the threads' deltas (atomic) */
+    hl_quarantine_t q;       /* tiny and mid blocks */
+    hl_quarantine_t qlarge;  /* freed large blocks kept PROT_NONE */
+    int adapt;               /* q's budget follows the live bytes (harden=1's default size) */
+    size_t qmax;             /* q's budget at most */
+    int64_t live;            /* live usable bytes, from the threads' deltas (atomic) */
+    hl_hcache_list_t owners; /* threads with an own quarantine for this heap (harden_cache.h) */
 } hstate_t;
 
 /* A thread hands its delta of live bytes over after this many bytes (or at its next batch). */
@@ -114,12 +115,29 @@ static hstate_t *state_of(const hl_heap_t *h)
     return NULL;
 }
 
+/* In a forked child only the forking thread is left: its own quarantines stay listed (their
+ * lock free: no walk runs across a fork, fork_prepare holds the list), the other threads'
+ * rings are dropped with their blocks (leaked, as their buffers are). */
+static void owners_fork_child(hstate_t *st)
+{
+    hl_hcache_t *mine[2] = {&hl_hcache_main, &hl_hcache_x};
+    hl_lock_init(&st->owners.lock);
+    st->owners.first = NULL;
+    st->owners.n = 0;
+    for (int i = 0; i < 2; i++)
+        if (mine[i]->own_counted && mine[i]->heap == st->h) {
+            hl_lock_init(&mine[i]->own.lock);
+            hl_hcache_list_add(&st->owners, mine[i]);
+        }
+}
+
 static void fork_prepare(void)
 {
     hl_metacopy_fork_prepare();
     hl_lock(&states_lock);
     for (unsigned i = 0; i < MAX_HARD_HEAPS; i++)
         if (states[i]) {
+            hl_lock(&states[i]->owners.lock); /* before the quarantines' (harden_cache.h) */
             hl_lock(&states[i]->q.lock);
             hl_lock(&states[i]->qlarge.lock);
         }
@@ -131,6 +149,7 @@ static void fork_parent(void)
         if (states[i]) {
             hl_unlock(&states[i]->qlarge.lock);
             hl_unlock(&states[i]->q.lock);
+            hl_unlock(&states[i]->owners.lock);
         }
     hl_unlock(&states_lock);
     hl_metacopy_fork_parent();
@@ -141,6 +160,7 @@ static void fork_child(void)
     cached_tid = 0;
     for (unsigned i = 0; i < MAX_HARD_HEAPS; i++)
         if (states[i]) {
+            owners_fork_child(states[i]);
             hl_lock_init(&states[i]->qlarge.lock);
             hl_lock_init(&states[i]->q.lock);
         }
@@ -188,6 +208,7 @@ int hl_harden_setup(hl_heap_t *h)
     size_t cap = budget / 32 + 16;
     if (cap > 65536) cap = 65536;
     st->h = h;
+    hl_lock_init(&st->owners.lock);
     st->qmax = budget;
     st->adapt = !h->arena_base && o->quarantine == HL_QUARANTINE_AUTO;
     if (hl_quarantine_init(&st->q, budget, budget ? cap : 0) != 0 ||
@@ -237,17 +258,47 @@ void hl_harden_destroy(hl_heap_t *h)
 
 /* Add the thread's delta of live bytes to the heap's estimate and, when the quarantine follows
  * the heap, set its budget from it: live / HL_QUARANTINE_DIV within [FLOOR, qmax]. One atomic
- * add per batch of frees (or LIVE_FLUSH bytes of allocations), not per operation. */
+ * add per batch of frees (or LIVE_FLUSH bytes of allocations), not per operation. The
+ * thread's own quarantine gets its share of the budget: the budget divided by the number of
+ * threads holding one (so that the bytes held stay about the budget; a block waits for about
+ * as many of its own thread's frees as in one shared FIFO fed by all of them). */
 static void live_flush(hstate_t *st, hl_hcache_t *c)
 {
     int64_t d = c->live;
     c->live = 0;
-    if (!st->adapt) return;
-    int64_t v = __atomic_add_fetch(&st->live, d, __ATOMIC_RELAXED);
-    size_t b = v > 0 ? (size_t)v / HL_QUARANTINE_DIV : 0;
-    if (b < HL_QUARANTINE_FLOOR) b = HL_QUARANTINE_FLOOR;
-    if (b > st->qmax) b = st->qmax;
-    hl_quarantine_set_budget(&st->q, b, b / 32 + 16); /* the entries of hl_harden_setup */
+    size_t b = st->qmax;
+    if (st->adapt) {
+        int64_t v = __atomic_add_fetch(&st->live, d, __ATOMIC_RELAXED);
+        b = v > 0 ? (size_t)v / HL_QUARANTINE_DIV : 0;
+        if (b < HL_QUARANTINE_FLOOR) b = HL_QUARANTINE_FLOOR;
+        if (b > st->qmax) b = st->qmax;
+        hl_quarantine_set_budget(&st->q, b, b / 32 + 16); /* the entries of hl_harden_setup */
+    }
+    if (c->own.ring) {
+        int n = __atomic_load_n(&st->owners.n, __ATOMIC_RELAXED);
+        size_t share = n > 1 ? b / (size_t)n : b;
+        hl_quarantine_set_budget(&c->own, share, share / 32 + 16);
+    }
+}
+
+/* The calling thread's own quarantine for h (mapped on first use, as large as the shared
+ * one can be), or the shared one when it cannot be mapped. */
+static hl_quarantine_t *own_ring(hstate_t *st, hl_hcache_t *c)
+{
+    if (hl_unlikely(!c->own.ring || c->own.cap < st->q.cap)) { /* first use, or a bigger one */
+        hl_quarantine_fini(&c->own); /* empty: the last heap it served flushed it */
+        if (hl_quarantine_init(&c->own, st->qmax, st->q.cap) != 0) {
+            hl_quarantine_fini(&c->own);
+            return &st->q;
+        }
+    }
+    if (hl_unlikely(!c->own_counted)) { /* listed before its first block goes in */
+        hl_lock(&st->owners.lock);
+        hl_hcache_list_add(&st->owners, c);
+        hl_unlock(&st->owners.lock);
+        live_flush(st, c); /* its share of the budget */
+    }
+    return &c->own;
 }
 
 /* ---- block description ---------------------------------------------------------------- */
@@ -394,9 +445,19 @@ static void describe_large(hblk_t *b, char *p, size_t usable)
     b->moff = usable - (guarded ? hl_page_size : 0);
 }
 
+/* A tiny slot's state byte (tiny.h): 1 while allocated. One byte a slot, not a bit in a
+ * shared word, so that an allocation sets it with a plain store (a `lock or` waited for the
+ * stores before it to drain: docs/PERFORMANCE.md, "A byte of state per slot"); a free clears
+ * it with an exchange, the commit point of two racing frees. */
+_Static_assert(HL_HSTATE_SLOT_MIN == HL_METACOPY_SLOT_MIN, "the smallest hardened tiny slot");
+static inline uint8_t *slot_state(const hl_slab_t *s, size_t idx)
+{
+    return (uint8_t *)s->state + idx;
+}
+
 static inline int slot_bit(const hl_slab_t *s, size_t idx)
 {
-    return (int)((__atomic_load_n(&s->state[idx / 64], __ATOMIC_ACQUIRE) >> (idx % 64)) & 1);
+    return __atomic_load_n(slot_state(s, idx), __ATOMIC_ACQUIRE);
 }
 
 /* off / size, size the slot size of a slab of class cls (< HL_CLASS_COUNT). */
@@ -788,7 +849,7 @@ size_t hl_harden_pad(const hl_heap_t *h, size_t n)
 static void hcache_flush(hl_heap_t *h, hl_hcache_t *c);
 
 /* Write block b's trailer and canary for a request of req bytes, mirror the trailer, set the
- * slot's allocated bit (tiny). filled: the block's bytes [0, moff) were just verified to hold
+ * slot's state byte (tiny). filled: the block's bytes [0, moff) were just verified to hold
  * the poison, which is the canary's byte: the canary is in place already. */
 static void *finish_alloc(hl_heap_t *h, hblk_t *b, size_t req, int filled, hl_opinfo_t *info)
 {
@@ -809,8 +870,7 @@ static void *finish_alloc(hl_heap_t *h, hblk_t *b, size_t req, int filled, hl_op
         hstate_t *st = state_of(h);
         if (st) live_flush(st, c);
     }
-    if (b->tier == HL_TIER_TINY)
-        __atomic_fetch_or(&b->slab->state[b->idx / 64], 1ull << (b->idx % 64), __ATOMIC_ACQ_REL);
+    if (b->tier == HL_TIER_TINY) __atomic_store_n(slot_state(b->slab, b->idx), 1, __ATOMIC_RELEASE);
     info->usable = req;
     return p;
 }
@@ -975,8 +1035,9 @@ static void release_cached(hl_heap_t *h, hl_hcache_t *c)
     }
 }
 
-/* Hand c's quarantine buffer to h's shared quarantine in one batch; what leaves it goes to
- * c's reuse cache (or back to the heap). */
+/* Hand c's quarantine buffer in one batch to the thread's own quarantine (keep) or to h's
+ * shared one (the thread leaves h); what leaves it goes to c's reuse cache (keep) or back to
+ * the heap. */
 static void flush_qbuf(hl_heap_t *h, hstate_t *st, hl_hcache_t *c, int keep)
 {
     /* Pushed straight from the buffer: nothing below frees into it (the releases run with
@@ -985,7 +1046,8 @@ static void flush_qbuf(hl_heap_t *h, hstate_t *st, hl_hcache_t *c, int keep)
     live_flush(st, c);
     if (keep && ++c->epoch % HL_HCACHE_EPOCH == 0) release_cached(h, c);
     void *out[2 * HL_HCACHE_QBUF];
-    size_t k = hl_quarantine_push_batch(&st->q, c->q, c->qsz, n, out, 2 * HL_HCACHE_QBUF);
+    hl_quarantine_t *q = keep ? own_ring(st, c) : &st->q;
+    size_t k = hl_quarantine_push_batch(q, c->q, c->qsz, n, out, 2 * HL_HCACHE_QBUF);
     c->nq = 0;
     c->qbytes = 0;
     release_all(h, out, k, keep && !h->opt.zero_on_free ? c : NULL, NULL);
@@ -998,6 +1060,28 @@ static void hcache_flush(hl_heap_t *h, hl_hcache_t *c)
 {
     hstate_t *st = state_of(h);
     if (st) live_flush(st, c);
+    /* The own quarantine first (its blocks are the older ones), in order, into the shared
+     * one; what that pushes out goes back to the heap. */
+    void *in[HL_HCACHE_QBUF], *out[2 * HL_HCACHE_QBUF];
+    uint32_t sz[HL_HCACHE_QBUF];
+    size_t n;
+    if (st && c->own_counted) {
+        /* Each batch moves under the list's lock, so that a heap check sees each block on the
+         * ring or in the shared quarantine, never between the two; what the shared one pushes
+         * out is released after it (the tiers' locks come before the list's in a fork's
+         * prepare, heap.c: never wait for one while holding it). */
+        for (;;) {
+            size_t k = 0;
+            hl_lock(&st->owners.lock);
+            n = st->q.ring ? hl_quarantine_take(&c->own, in, sz, HL_HCACHE_QBUF) : 0;
+            if (n) k = hl_quarantine_push_batch(&st->q, in, sz, n, out, 2 * HL_HCACHE_QBUF);
+            if (!n) hl_hcache_list_del(&st->owners, c);
+            hl_unlock(&st->owners.lock);
+            if (!n) break;
+            release_all(h, out, k, NULL, NULL);
+        }
+    }
+    c->own_counted = 0;
     if (st && st->q.ring && c->nq) flush_qbuf(h, st, c, 0);
     c->nq = 0;
     c->qbytes = 0;
@@ -1010,6 +1094,7 @@ void hl_harden_thread_flush(hl_heap_t *h)
     if (!c) return;
     hcache_flush(c->heap, c);
     hl_hcache_reset(c); /* a later free of this thread (exiting) uses the shared quarantine */
+    hl_quarantine_fini(&c->own);
 }
 
 int hl_harden_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
@@ -1035,8 +1120,7 @@ int hl_harden_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
     hl_hmeta_t *m = b.meta;
     /* Commit point: exactly one of two racing frees of the same block gets past here. */
     if (b.tier == HL_TIER_TINY) {
-        uint64_t bit = 1ull << (b.idx % 64);
-        if (!(__atomic_fetch_and(&b.slab->state[b.idx / 64], ~bit, __ATOMIC_ACQ_REL) & bit)) {
+        if (!__atomic_exchange_n(slot_state(b.slab, b.idx), 0, __ATOMIC_ACQ_REL)) {
             info->path = HL_PATH_NONE;
             report_loc(h, LOC_FREED, &b, p, OP_FREE);
             return 0;
@@ -1256,8 +1340,14 @@ size_t hl_harden_check(hl_heap_t *h, int verbose)
         hl_unlock(&a->lock);
     }
     hstate_t *st = state_of(h);
-    if (st) hl_quarantine_walk(&st->q, check_quarantined, &c);
-    /* The calling thread's buffers (other threads' are theirs: checked on their way out). */
+    if (st) { /* the shared quarantine and every live thread's own, under the list's lock */
+        hl_lock(&st->owners.lock);
+        hl_quarantine_walk(&st->q, check_quarantined, &c);
+        hl_hcache_list_walk(&st->owners, check_quarantined, &c);
+        hl_unlock(&st->owners.lock);
+    }
+    /* The calling thread's quarantine buffer and reuse cache (another thread's are arrays it
+     * changes without a lock: they are checked on their way out). */
     hl_hcache_t *hc = hl_hcache_peek(h);
     for (uint32_t i = 0; hc && i < hc->nq; i++)
         check_quarantined(hc->q[i], &c);

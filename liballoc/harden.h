@@ -26,7 +26,7 @@
  *
  * Validity of a pointer (check_free): the page map says whether p's pages are ours and of
  * which kind (never dereferencing an unowned pointer); then the slot grid, the slab's
- * per-slot allocated bit (tiny), the header and the trailer's check word (a hash of p, req
+ * per-slot state byte (tiny), the header and the trailer's check word (a hash of p, req
  * and a per-process secret) confirm it. Freed blocks are poisoned (HL_POISON_BYTE) and held in
  * a FIFO quarantine bounded in bytes; the poison is verified when they leave it and when a
  * slot is handed out again.
@@ -97,7 +97,7 @@ static inline void *hl_harden_alloc_guarded(hl_heap_t *h, size_t req, size_t ali
  * the unwinder's own allocations are served). */
 uint32_t hl_harden_stack(const hl_heap_t *h);
 /* Finish a fresh block p of the padded request (info filled by the tier): trailer, canary,
- * guard page, allocated bit, poison check of a reused slot. Sets info->usable = req. */
+ * guard page, state byte, poison check of a reused slot. Sets info->usable = req. */
 void *hl_harden_on_alloc(hl_heap_t *h, void *p, size_t req, hl_opinfo_t *info);
 /* Validate and retire a free. Returns 1 when the caller must release p now (normal free),
  * 0 when it was consumed (quarantined, kept guarded, or rejected after a report). */

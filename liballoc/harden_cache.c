@@ -44,5 +44,36 @@ void hl_hcache_reset(hl_hcache_t *c)
     for (unsigned i = 0; i < HL_CLASS_COUNT; i++)
         c->head[i] = 0;
     c->spare = c->used = 0;
+    c->own.head = c->own.count = c->own.bytes = 0; /* the ring stays mapped, empty */
+    c->own_counted = 0;                            /* the heap's list went with it */
+    c->own_next = c->own_prev = NULL;
     c->heap = NULL;
+}
+
+void hl_hcache_list_add(hl_hcache_list_t *l, hl_hcache_t *c)
+{
+    c->own_prev = NULL;
+    c->own_next = l->first;
+    if (l->first) l->first->own_prev = c;
+    l->first = c;
+    c->own_counted = 1;
+    __atomic_store_n(&l->n, l->n + 1, __ATOMIC_RELAXED);
+}
+
+void hl_hcache_list_del(hl_hcache_list_t *l, hl_hcache_t *c)
+{
+    if (c->own_prev)
+        c->own_prev->own_next = c->own_next;
+    else
+        l->first = c->own_next;
+    if (c->own_next) c->own_next->own_prev = c->own_prev;
+    c->own_next = c->own_prev = NULL;
+    c->own_counted = 0;
+    __atomic_store_n(&l->n, l->n - 1, __ATOMIC_RELAXED);
+}
+
+void hl_hcache_list_walk(hl_hcache_list_t *l, void (*cb)(void *p, void *arg), void *arg)
+{
+    for (hl_hcache_t *c = l->first; c; c = c->own_next)
+        hl_quarantine_walk(&c->own, cb, arg);
 }

@@ -4,7 +4,7 @@
  * A hardened heap gives its threads no tiny caches (every operation reaches harden.c), but
  * two per-thread buffers take the locks off the common operations:
  *
- *   quarantine buffer  freed tiny and mid blocks (poisoned, state FREED, slot bit clear), up
+ *   quarantine buffer  freed tiny and mid blocks (poisoned, state FREED, state byte clear), up
  *                      to HL_HCACHE_QBUF of them and HL_HCACHE_QBYTES bytes, handed to the
  *                      heap's shared quarantine in one locked batch when it is full;
  *   reuse cache        per tiny class, up to HL_HCACHE_SLOTS blocks that left the shared
@@ -24,6 +24,7 @@
 #define HL_HARDEN_CACHE_H
 
 #include "internal.h"
+#include "quarantine.h"
 
 #define HL_HCACHE_QBUF   32u                /* quarantine buffer entries */
 #define HL_HCACHE_QBYTES ((size_t)64 << 10) /* quarantine buffer bytes (bigger blocks skip it) */
@@ -43,6 +44,13 @@ typedef struct hl_hcache_s {
                         budget follows it) */
     void *q[HL_HCACHE_QBUF];
     uint32_t qsz[HL_HCACHE_QBUF];
+    /* The thread's own quarantine: the full buffers go here, and the blocks pushed out come
+     * back to this thread's reuse cache, so that a block is poisoned and verified on the same
+     * core (harden.c; its ring is mapped at the first full buffer, unmapped at thread exit,
+     * handed to the heap's shared quarantine when the thread exits or changes heap). */
+    hl_quarantine_t own;
+    int own_counted; /* on the heap's list of own quarantines (harden.c, hl_hcache_list_t) */
+    struct hl_hcache_s *own_next, *own_prev; /* that list's links */
     /* The reuse cache: per class a LIFO of entries linked by index (1 + index, 0 ends), so
      * that any mix of classes shares the entries; unused entries are on `spare` or past
      * `used`. */
@@ -51,6 +59,19 @@ typedef struct hl_hcache_s {
     uint8_t spare, used;
     void *slot[HL_HCACHE_SLOTS];
 } hl_hcache_t;
+
+/* A heap's threads with an own quarantine (hl_hcache_t.own), so that a heap check can walk
+ * every live thread's ring, not only the caller's: each ring is linked when its thread first
+ * uses it and unlinked, under the lock, before its blocks go to the shared quarantine (the
+ * thread leaves the heap or exits) — a block in a ring is always on a listed ring, never in
+ * the hand-over between the two. Lock order: the list's lock, then a ring's or the shared
+ * quarantine's; no tier lock is taken while the list's is held (a fork's prepare takes the
+ * tiers' first, heap.c), except by a heap check's error reports (as with the quarantine's). */
+typedef struct hl_hcache_list_s {
+    hl_lock_t lock;
+    struct hl_hcache_s *first;
+    int n; /* threads on the list (read without the lock for the budget shares) */
+} hl_hcache_list_t;
 
 /* The calling thread's buffers for heap h (the default heap and the last other heap, like
  * hl_tls_of); NULL when h may not use them (fixed arena, thread not bound to h). When they
@@ -70,6 +91,12 @@ static inline hl_hcache_t *hl_hcache_peek(hl_heap_t *h)
 /* The calling thread's buffers of h's kind (default heap, or other heaps) when they hold
  * blocks of a live heap (h, or the other heap they still belong to), else NULL. */
 hl_hcache_t *hl_hcache_slot_of(hl_heap_t *h);
+/* Link c (own_counted clear) onto l / unlink it (own_counted set); the caller holds l->lock. */
+void hl_hcache_list_add(hl_hcache_list_t *l, hl_hcache_t *c);
+void hl_hcache_list_del(hl_hcache_list_t *l, hl_hcache_t *c);
+/* Visit the blocks of every listed thread's own quarantine (the caller holds l->lock; each
+ * ring is walked under its own lock). */
+void hl_hcache_list_walk(hl_hcache_list_t *l, void (*cb)(void *p, void *arg), void *arg);
 /* Forget every block in c (they belong to a heap that is gone). */
 void hl_hcache_reset(hl_hcache_t *c);
 

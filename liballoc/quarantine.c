@@ -104,6 +104,20 @@ size_t hl_quarantine_drain(hl_quarantine_t *q, void **out, size_t max)
     return n;
 }
 
+size_t hl_quarantine_take(hl_quarantine_t *q, void **out, uint32_t *bytes, size_t max)
+{
+    size_t n = 0;
+    if (!q->ring) return 0;
+    hl_lock(&q->lock);
+    while (n < max && q->count) {
+        size_t b = q->ring[q->head].bytes;
+        bytes[n] = b > UINT32_MAX ? UINT32_MAX : (uint32_t)b;
+        out[n++] = pop_locked(q);
+    }
+    hl_unlock(&q->lock);
+    return n;
+}
+
 void hl_quarantine_walk(hl_quarantine_t *q, void (*cb)(void *p, void *arg), void *arg)
 {
     if (!q->ring) return;

@@ -43,6 +43,8 @@ size_t hl_quarantine_push_batch(hl_quarantine_t *q, void *const *p, const uint32
 void hl_quarantine_set_budget(hl_quarantine_t *q, size_t budget, size_t entries);
 /* Take up to max of the oldest entries out (all of them when called until it returns 0). */
 size_t hl_quarantine_drain(hl_quarantine_t *q, void **out, size_t max);
+/* The same with each entry's bytes (below 4 GiB, as hl_quarantine_push_batch takes them). */
+size_t hl_quarantine_take(hl_quarantine_t *q, void **out, uint32_t *bytes, size_t max);
 /* Visit every entry, oldest first, under the lock. */
 void hl_quarantine_walk(hl_quarantine_t *q, void (*cb)(void *p, void *arg), void *arg);
 

@@ -23,6 +23,8 @@ void hl_tiny_setup(hl_heap_t *h)
     t->slab_mask = ~(uintptr_t)(t->slab_size - 1);
     size_t max_slots = t->slab_size / 16;
     t->hdr_size = sizeof(hl_slab_t) + (max_slots + 63) / 64 * 8;
+    /* hardening hook: a byte of state per slot (harden.c), slots of 64 bytes and more */
+    if (h->opt.harden) t->hdr_size = sizeof(hl_slab_t) + t->slab_size / HL_HSTATE_SLOT_MIN;
     /* Cache caps: about HL_TINY_CAP_BYTES of slots per class, between 16 and 128 slots, scaled. */
     for (unsigned c = 0; c < HL_CLASS_MAX; c++) {
         uint32_t cap = 0;
@@ -168,7 +170,7 @@ static void slab_init(hl_tiny_t *t, hl_slab_t *s, unsigned cls)
     s->free = NULL;
     s->remote = 0; /* a released slab had every slot back, remote ones collected */
     s->rnext = NULL;
-    memset(s->state, 0, (t->slab_size / 16 + 63) / 64 * 8);
+    memset(s->state, 0, t->hdr_size - sizeof(hl_slab_t));
 }
 
 static inline void partial_push(hl_tiny_class_t *c, hl_slab_t *s)

@@ -2,7 +2,7 @@
  *
  * Slab layout (slab_size bytes, aligned to slab_size; S = slot size of the class):
  *
- *   slab+0        hl_slab_t descriptor, then the per-slot state bitmap (hardened mode)
+ *   slab+0        hl_slab_t descriptor, then the per-slot state (hardened mode: a byte a slot)
  *   first-1       header byte of slot 0 (0xA0 | class)       first = align16(hdr_end + 1)
  *   first         slot 0 user bytes [first, first + S - 1)
  *   first+S-1     header byte of slot 1   <- the last byte of slot 0's S bytes
@@ -34,6 +34,9 @@
 #include <stdint.h>
 
 #define HL_SLAB_MAGIC 0x68536c62u /* "hSlb" */
+/* A hardened heap's smallest tiny slot (the 48 bytes of HL_HARDEN_PAD and one header byte
+ * round up to it): its slabs' state bytes cover slab_size / HL_HSTATE_SLOT_MIN slots. */
+#define HL_HSTATE_SLOT_MIN 64u
 
 typedef struct hl_segment_s hl_segment_t;
 
@@ -56,7 +59,9 @@ typedef struct hl_slab_s {
      * word; bit 0 set while the slab is queued on its class's pending list (atomic). */
     uintptr_t remote;
     struct hl_slab_s *rnext; /* pending list link (valid while bit 0 of remote is set) */
-    uint64_t state[];        /* 1 bit per slot: allocated (hardened mode) */
+    /* Hardened mode: a byte per slot, 1 while allocated (harden.c; the allocation's store is
+     * a plain one, the free's an exchange); otherwise an unused bitmap. */
+    uint64_t state[];
 } hl_slab_t;
 
 struct hl_segment_s {
@@ -106,7 +111,7 @@ typedef struct hl_tiny_s {
     size_t slab_extent;          /* bytes a slab may use: slab_size, or slab_size - 16 in arena
                                     mode, where the next slab's TLSF header takes the last 16 */
     uintptr_t slab_mask;         /* ~(slab_size - 1) */
-    size_t hdr_size;             /* descriptor + state bitmap */
+    size_t hdr_size;             /* descriptor + slot state (bits; bytes when hardened) */
     size_t slabs_carved;         /* slabs in use by a class */
     uint32_t caps[HL_CLASS_MAX]; /* thread-cache cap per class (0: no caching) */
 } hl_tiny_t;

@@ -74,6 +74,12 @@ $(HARDEN_PATTERN_TEST): tests/harden/test_pattern.c $(LIBHL_CORE_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -I liballoc -o $@ $< $(LIBHL_CORE_A) -lcriterion $(LIBHL_CORE_LIBS)
 
+# A hardened tiny slot's state byte (harden.c, tiny.h) and the commit of racing frees.
+HARDEN_SLOT_STATE_TEST := $(HARDEN_DIR)/slot_state_tests
+$(HARDEN_SLOT_STATE_TEST): tests/harden/test_slot_state.c $(LIBHL_CORE_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -I liballoc -o $@ $< $(LIBHL_CORE_A) -lcriterion $(LIBHL_CORE_LIBS)
+
 # Bug programs: -O0 so that the bugs stay as written.
 $(HARDEN_DIR)/bugs/%: tests/harden/bugs/%.c
 	@mkdir -p $(dir $@)
@@ -86,13 +92,14 @@ $(HARDEN_DIR)/bugs/%: tests/harden/bugs/%.cc
 .PHONY: check-harden
 check-harden: $(HARDEN_TEST) $(HARDEN_BUGS) $(HARDEN_FULL) $(LIBHL_SO) $(TEST_DIR)/stress $(BIN_DIR)/heapledger \
 	$(AN_REPLAY_REC) $(HARDEN_PROGS) $(HL_SYMBOLIZER) $(HARDEN_STACK_TEST) $(HARDEN_CACHE_TEST) $(HARDEN_QUARANTINE_TEST) \
-	$(HARDEN_METACOPY_TEST) $(HARDEN_PATTERN_TEST)
+	$(HARDEN_METACOPY_TEST) $(HARDEN_PATTERN_TEST) $(HARDEN_SLOT_STATE_TEST)
 	HEAPLEDGER_SYMBOLIZER=$(abspath $(HL_SYMBOLIZER)) $(HARDEN_TEST) --jobs 2
 	$(HARDEN_STACK_TEST) --jobs 2
 	$(HARDEN_CACHE_TEST) --jobs 2
 	$(HARDEN_QUARANTINE_TEST) --jobs 2
 	$(HARDEN_METACOPY_TEST) --jobs 2
 	$(HARDEN_PATTERN_TEST) --jobs 2
+	$(HARDEN_SLOT_STATE_TEST) --jobs 2
 	tests/harden/signals.sh $(abspath $(LIBHL_SO)) $(HARDEN_DIR)/signals
 	tests/harden/fds.sh $(abspath $(LIBHL_SO)) $(HARDEN_DIR)/fds
 	tests/harden/replay_absurd.sh $(BIN_DIR)/heapledger $(AN_REPLAY_REC) schemas $(HARDEN_DIR)

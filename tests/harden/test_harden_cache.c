@@ -307,3 +307,65 @@ Test(harden_cache, trailer_written_after_free_is_reported_on_reuse)
         hl_heap_free(h, got[i]);
     hl_heap_destroy(h);
 }
+
+typedef struct peer_s {
+    hl_heap_t *h;
+    char *blocks[200];
+    pthread_barrier_t go;
+} peer_t;
+
+static void *peer_frees_then_waits(void *arg)
+{
+    peer_t *t = arg;
+    for (int i = 0; i < 200; i++)
+        t->blocks[i] = hl_heap_malloc(t->h, 40);
+    for (int i = 0; i < 200; i++)
+        hl_heap_free(t->h, t->blocks[i]);
+    pthread_barrier_wait(&t->go); /* freed: the main thread frees its own now */
+    pthread_barrier_wait(&t->go); /* and looks; then this thread exits */
+    return NULL;
+}
+
+/* Each thread's frees wait in its own quarantine, and the blocks pushed out come back to the
+ * thread that freed them (poisoned and verified on the same core): the frees of one thread
+ * never push another live thread's blocks into its reuse cache, as one shared FIFO did. The
+ * other thread's blocks are still found by a heap check once it exits. */
+Test(harden_cache, blocks_come_back_to_the_thread_that_freed_them)
+{
+    hl_heap_t *h = heap_with(OPTS);
+    peer_t t = {.h = h};
+    pthread_barrier_init(&t.go, NULL, 2);
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, peer_frees_then_waits, &t), 0);
+    pthread_barrier_wait(&t.go);
+    char *mine[200];
+    for (int i = 0; i < 200; i++)
+        mine[i] = hl_heap_malloc(h, 40);
+    for (int i = 0; i < 200; i++)
+        hl_heap_free(h, mine[i]);
+    int foreign = 0, own = 0;
+    for (int i = 0; i < 200; i++) {
+        foreign += in_reuse_cache(h, t.blocks[i]);
+        own += in_reuse_cache(h, mine[i]);
+    }
+    cr_assert_gt(own, 0, "this thread's oldest frees left its quarantine into its reuse cache");
+    cr_assert_eq(foreign, 0, "%d blocks of the other thread came to this thread", foreign);
+    /* A write after free into a block waiting in the other thread's own quarantine (one of its
+     * last full buffer's: 160..191; 192..199 wait in its buffer) while that
+     * thread lives: a heap check walks every listed thread's ring, not only the caller's. */
+    t.blocks[185][20] = 1;
+    quiet();
+    size_t live_found = hl_heap_check(h, 1);
+    loud();
+    cr_assert_eq(live_found, 1, "the live thread's quarantine was walked");
+    t.blocks[185][20] = (char)HL_POISON_BYTE;
+    pthread_barrier_wait(&t.go);
+    pthread_join(th, NULL);
+    t.blocks[199][20] = 1; /* a write after free into the exited thread's last free */
+    quiet();
+    size_t found = hl_heap_check(h, 1);
+    loud();
+    cr_assert_eq(found, 1, "the exited thread's quarantine was handed to the shared one");
+    pthread_barrier_destroy(&t.go);
+    hl_heap_destroy(h);
+}
