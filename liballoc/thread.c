@@ -163,8 +163,10 @@ hl_tls_t *hl_tls_bind(hl_heap_t *h)
 static void cache_exit(hl_tls_t *t)
 {
     if (t->state != HL_TLS_BOUND) return;
+    /* Hardening hook: the thread's buffers, if any. Called even when t's heap is gone: the
+     * buffers may belong to an older heap still alive, whose check walks them (harden.c). */
+    if (t->heap) hl_harden_thread_flush(t->heap);
     if (t->heap && hl_heap_alive(t->heap, t->heap_uid)) {
-        hl_harden_thread_flush(t->heap); /* hardening hook: the thread's buffers, if any */
         hl_tls_flush(t);
         merge_paths(t);
         hl_mid_leave_arena(t->heap, t->arena);
