@@ -121,7 +121,7 @@ static inline int64_t hl_bf_py(int64_t v)
 }
 
 /* pack2(x, y) into *out; 0 when it does not fit (x < 2^31, y < 2^(58 - L), both >= 0). */
-static inline int hl_bf_pack2(int64_t x, int64_t y, int64_t *out)
+static inline __attribute__((always_inline)) int hl_bf_pack2(int64_t x, int64_t y, int64_t *out)
 {
     if (x < 0 || y < 0 || x > 2147483647) return 0;
     int l = hl_bf_bitlen((uint64_t)x);
@@ -131,7 +131,7 @@ static inline int hl_bf_pack2(int64_t x, int64_t y, int64_t *out)
 }
 
 /* zz(v) for |v| small enough for pack2's first half; 0 when it is not. */
-static inline int hl_bf_zz(int64_t v, int64_t *out)
+static inline __attribute__((always_inline)) int hl_bf_zz(int64_t v, int64_t *out)
 {
     if (v < -1073741824 || v > 1073741823) return 0;
     *out = v < 0 ? -2 * v - 1 : 2 * v;
