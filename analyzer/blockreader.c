@@ -89,7 +89,7 @@ static const struct {
 
 /* block_data's columns by name, in hl_blockfmt.h's order. */
 static const char *const bf_names[HL_BF_NCOLS] = {
-    "dptr", "size", "kind", "aseq", "ats", "atid", "cyc", "stk", "fr", "misc",
+    "dptr", "kind", "ats", "cyc", "stk", "fr", "misc",
 };
 
 /* The bases of segment seg into r->base: 1, 0 when the segment has no integer bases (the

@@ -461,7 +461,7 @@ int hl_record_ints_padded(const uint8_t *rec, uint32_t len, int n, int64_t *v, u
         d += wi;                                                                                   \
     } while (0)
     if (m == 1 + HL_BF_NCOLS) { /* block_data's columns (the id a NULL): unrolled */
-#pragma GCC unroll 11
+#pragma GCC unroll 8
         for (int i = 0; i < 1 + HL_BF_NCOLS; i++)
             VALUE(i);
     } else {

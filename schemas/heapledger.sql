@@ -1,4 +1,4 @@
--- heapledger run database, schema version 3.
+-- heapledger run database, schema version 4.
 --
 -- One file per recording. Written by the tracer (record / collect / collectd), read by the
 -- analyzer (report / diff / replay / history) and by sqlite3 alone through the views below.
@@ -7,7 +7,7 @@
 -- (CLOCK_MONOTONIC), the same clock as kernel_event. Path, tier and op numbers are those of
 -- schemas/paths.def and schemas/hl_schema.h (copied into the path table at creation).
 
-PRAGMA user_version = 3;
+PRAGMA user_version = 4;
 
 -- Key/value facts about the file: 'writer' (heapledger version), 'ingest_status' ('complete',
 -- 'partial' when the trace was truncated or corrupt, 'live' while collectd is writing,
@@ -66,9 +66,10 @@ CREATE TABLE IF NOT EXISTS path (
 -- not), or as free_cycles of the block it ends when it starts none (realloc(p, 0)); the old
 -- side of a moving realloc has free_cycles NULL.
 --
--- Stored narrow (schema version 3): block_data holds each lifetime in ten small integers,
+-- Stored narrow (schema version 4): block_data holds each lifetime in seven small integers,
 -- most of them differences that SQLite's variable-width integers store in 0-3 bytes (a 0 or a
--- 1 costs no byte at all), several of them two values in one (pack2 below); the view `block`
+-- 1 costs no byte at all), several of them two or more values in one (pack2 below; each
+-- column costs the ingest a bind and its part of the record per row); the view `block`
 -- below gives the columns of version 1 back, and inserts, updates and deletes on it go to
 -- block_data through its triggers. A row whose values do not fit the packing (negative, NULL
 -- where the ingest never writes one, too wide) is stored whole in block_wide, with a row of
@@ -89,17 +90,15 @@ CREATE TABLE IF NOT EXISTS block_seg (    -- the bases of the block rows of ids 
 CREATE TABLE IF NOT EXISTS block_data (
     id   INTEGER PRIMARY KEY,
     dptr INTEGER,   -- ptr - seg.ptr
-    size INTEGER,   -- requested bytes
     kind INTEGER,   -- flags | tier << 4 | (class + 1) << 6 | alloc_path << 12
-                    --   | free_path << 18 | (usable - size) << 24 (paths 0: NULL);
-                    --   NULL: the row is in block_wide
-    aseq INTEGER,   -- alloc_seq - 2 * id - seg.seq
+                    --   | free_path << 18 | pack2(zz(usable - size), size) << 24 (paths 0:
+                    --   NULL); NULL: the row is in block_wide
     ats  INTEGER,   -- alloc_ts - seg.ts
-    atid INTEGER,   -- alloc_tid - pid
     cyc  INTEGER,   -- pack2(alloc_cycles + 1, free_cycles + 1), a NULL as 0
     stk  INTEGER,   -- pack2(alloc_stack, free_stack), a NULL as 0
     fr   INTEGER,   -- pack2(free_seq - alloc_seq, free_ts - alloc_ts); NULL: live at the end
-    misc INTEGER    -- pack2(zz(pid - seg.pid), pack2(zz(free_tid - alloc_tid), id - prev_block)),
+    misc INTEGER    -- pack2(zz(alloc_seq - 2 * id - seg.seq), pack2(zz(alloc_tid - pid),
+                    --   pack2(zz(pid - seg.pid), pack2(zz(free_tid - alloc_tid), id - prev_block)))),
                     --   free_tid - alloc_tid 0 when live, id - prev_block 0 when NULL
 );
 
@@ -129,12 +128,13 @@ CREATE VIEW IF NOT EXISTS block AS
            CASE WHEN u.kind IS NULL THEN w.pid ELSE u.pid END AS pid,
            CASE WHEN u.kind IS NULL THEN w.ptr ELSE u.sptr + u.dptr END AS ptr,
            CASE WHEN u.kind IS NULL THEN w.size ELSE u.size END AS size,
-           CASE WHEN u.kind IS NULL THEN w.usable ELSE u.size + (u.kind >> 24) END AS usable,
+           CASE WHEN u.kind IS NULL THEN w.usable
+                ELSE u.size + CASE WHEN u.zdu & 1 THEN -1 - (u.zdu >> 1) ELSE u.zdu >> 1 END END AS usable,
            CASE WHEN u.kind IS NULL THEN w.tier ELSE (u.kind >> 4) & 3 END AS tier,
            CASE WHEN u.kind IS NULL THEN w.class ELSE ((u.kind >> 6) & 63) - 1 END AS class,
            CASE WHEN u.kind IS NULL THEN w.alloc_seq ELSE u.alloc_seq END AS alloc_seq,
            CASE WHEN u.kind IS NULL THEN w.alloc_ts ELSE u.alloc_ts END AS alloc_ts,
-           CASE WHEN u.kind IS NULL THEN w.alloc_tid ELSE u.pid + u.atid END AS alloc_tid,
+           CASE WHEN u.kind IS NULL THEN w.alloc_tid ELSE u.alloc_tid END AS alloc_tid,
            CASE WHEN u.kind IS NULL THEN w.alloc_path ELSE nullif((u.kind >> 12) & 63, 0) END
                AS alloc_path,
            CASE WHEN u.kind IS NULL THEN w.alloc_cycles
@@ -146,7 +146,7 @@ CREATE VIEW IF NOT EXISTS block AS
            CASE WHEN u.kind IS NULL THEN w.free_ts ELSE u.alloc_ts + (u.fr >> (5 + (u.fr & 31))) END
                AS free_ts,
            CASE WHEN u.kind IS NULL THEN w.free_tid
-                WHEN u.fr IS NOT NULL THEN u.pid + u.atid
+                WHEN u.fr IS NOT NULL THEN u.alloc_tid
                     + CASE WHEN u.zf & 1 THEN -1 - (u.zf >> 1) ELSE u.zf >> 1 END END AS free_tid,
            CASE WHEN u.kind IS NULL THEN w.free_path
                 WHEN u.fr IS NOT NULL THEN nullif((u.kind >> 18) & 63, 0) END AS free_path,
@@ -155,15 +155,17 @@ CREATE VIEW IF NOT EXISTS block AS
            CASE WHEN u.kind IS NULL THEN w.free_stack
                 ELSE nullif(u.stk >> (5 + (u.stk & 31)), 0) END AS free_stack,
            CASE WHEN u.kind IS NULL THEN w.prev_block
-                ELSE u.id - nullif(u.m2 >> (5 + (u.m2 & 31)), 0) END AS prev_block,
+                ELSE u.id - nullif(u.m3 >> (5 + (u.m3 & 31)), 0) END AS prev_block,
            CASE WHEN u.kind IS NULL THEN w.flags ELSE u.kind & 15 END AS flags
-    FROM (SELECT t.*, t.spid + CASE WHEN t.zp & 1 THEN -1 - (t.zp >> 1) ELSE t.zp >> 1 END AS pid,
-                 2 * t.id + (t.sseq + t.aseq) AS alloc_seq, t.sts + t.ats AS alloc_ts,
-                 (t.m2 >> 5) & ((1 << (t.m2 & 31)) - 1) AS zf
-          FROM (SELECT d.*, s.pid AS spid, s.ptr AS sptr, s.ts AS sts, s.seq AS sseq,
-                       (d.misc >> 5) & ((1 << (d.misc & 31)) - 1) AS zp,
-                       d.misc >> (5 + (d.misc & 31)) AS m2
-                FROM block_data d LEFT JOIN block_seg s ON s.seg = d.id >> 11) t) u
+    -- misc's parts: za, then m1 = (zt, m2), m2 = (zp, m3), m3 = (zf, id - prev_block)
+    FROM (SELECT t.*, t.pid + CASE WHEN t.zt & 1 THEN -1 - (t.zt >> 1) ELSE t.zt >> 1 END AS alloc_tid, (t.m3 >> 5) & ((1 << (t.m3 & 31)) - 1) AS zf
+          FROM (SELECT t.*, t.spid + CASE WHEN (t.m2 >> 5) & ((1 << (t.m2 & 31)) - 1) & 1 THEN -1 - ((t.m2 >> 5) & ((1 << (t.m2 & 31)) - 1) >> 1) ELSE (t.m2 >> 5) & ((1 << (t.m2 & 31)) - 1) >> 1 END AS pid, t.m2 >> (5 + (t.m2 & 31)) AS m3
+                FROM (SELECT t.*, (t.m1 >> 5) & ((1 << (t.m1 & 31)) - 1) AS zt, t.m1 >> (5 + (t.m1 & 31)) AS m2
+                      FROM (SELECT d.*, s.pid AS spid, s.ptr AS sptr,
+                                   2 * d.id + (s.seq + CASE WHEN (d.misc >> 5) & ((1 << (d.misc & 31)) - 1) & 1 THEN -1 - ((d.misc >> 5) & ((1 << (d.misc & 31)) - 1) >> 1) ELSE (d.misc >> 5) & ((1 << (d.misc & 31)) - 1) >> 1 END) AS alloc_seq,
+                                   s.ts + d.ats AS alloc_ts, d.misc >> (5 + (d.misc & 31)) AS m1,
+                                   ((d.kind >> 24) >> 5) & ((1 << ((d.kind >> 24) & 31)) - 1) AS zdu, (d.kind >> 24) >> (5 + ((d.kind >> 24) & 31)) AS size
+                            FROM block_data d LEFT JOIN block_seg s ON s.seg = d.id >> 11) t) t) t) u
     LEFT JOIN block_wide w ON u.kind IS NULL AND w.id = u.id;
 
 -- Hand-made rows: the same encoding as the ingest's (schemas/hl_blockfmt.h, hl_bf_encode);
@@ -179,23 +181,34 @@ BEGIN
         WHERE typeof(NEW.pid) = 'integer' AND typeof(NEW.ptr) = 'integer'
               AND typeof(NEW.alloc_ts) = 'integer' AND typeof(NEW.alloc_seq) = 'integer'
               AND typeof(NEW.alloc_seq - 2 * NEW.id) = 'integer';
-    INSERT INTO block_data (id, dptr, size, kind, aseq, ats, atid, cyc, stk, fr, misc)
-    SELECT id, dptr, size,
+    INSERT INTO block_data (id, dptr, kind, ats, cyc, stk, fr, misc)
+    SELECT id, dptr,
            -- (in SQL, << >> & | have one precedence: every term in parentheses)
            flags | (tier << 4) | ((class + 1) << 6) | (coalesce(alloc_path, 0) << 12)
-               | (coalesce(free_path, 0) << 18) | (du << 24),
-           aseq, ats, atid,
+               | (coalesce(free_path, 0) << 18) | (ks << 24),
+           ats,
            lca | (ca << 5) | (cf << (5 + lca)),
            lsa | (sa << 5) | (sf << (5 + lsa)),
            CASE WHEN free_seq IS NOT NULL THEN lfseq | (fseq << 5) | (fts << (5 + lfseq)) END,
-           lzp | (zp << 5) | ((lzf | (zf << 5) | (dprev << (5 + lzf))) << (5 + lzp))
+           lza | (za << 5) | (m1 << (5 + lza))
+    -- misc from the inside out: m3 = pack2(zf, dprev), m2 = pack2(zp, m3), m1 = pack2(zt, m2)
+    FROM (SELECT *, lzt | (zt << 5) | (m2 << (5 + lzt)) AS m1
+    FROM (SELECT *, lzp | (zp << 5) | (m3 << (5 + lzp)) AS m2
+    FROM (SELECT *, lzf | (zf << 5) | (dprev << (5 + lzf)) AS m3,
+                 lzdu | (zdu << 5) | (size << (5 + lzdu)) AS ks
     FROM (SELECT *, (SELECT count(*) FROM bit_length WHERE low <= ca) AS lca,
                  (SELECT count(*) FROM bit_length WHERE low <= sa) AS lsa,
                  (SELECT count(*) FROM bit_length WHERE low <= fseq) AS lfseq,
                  (SELECT count(*) FROM bit_length WHERE low <= zp) AS lzp,
-                 (SELECT count(*) FROM bit_length WHERE low <= zf) AS lzf
+                 (SELECT count(*) FROM bit_length WHERE low <= zf) AS lzf,
+                 (SELECT count(*) FROM bit_length WHERE low <= za) AS lza,
+                 (SELECT count(*) FROM bit_length WHERE low <= zt) AS lzt,
+                 (SELECT count(*) FROM bit_length WHERE low <= zdu) AS lzdu
           FROM (SELECT *, CASE WHEN dpid < 0 THEN -2 * dpid - 1 ELSE 2 * dpid END AS zp,
-                       CASE WHEN ftid < 0 THEN -2 * ftid - 1 ELSE 2 * ftid END AS zf
+                       CASE WHEN ftid < 0 THEN -2 * ftid - 1 ELSE 2 * ftid END AS zf,
+                       CASE WHEN aseq < 0 THEN -2 * aseq - 1 ELSE 2 * aseq END AS za,
+                       CASE WHEN atid < 0 THEN -2 * atid - 1 ELSE 2 * atid END AS zt,
+                       CASE WHEN du < 0 THEN -2 * du - 1 ELSE 2 * du END AS zdu
                 FROM (SELECT NEW.id AS id, NEW.size AS size, NEW.tier AS tier, NEW.class AS class,
                              coalesce(NEW.flags, 0) AS flags, NEW.alloc_path AS alloc_path,
                              NEW.free_path AS free_path, NEW.free_seq AS free_seq,
@@ -248,19 +261,24 @@ BEGIN
                                       AND typeof(NEW.free_tid) = 'integer' END)
                 -- the differences: exact (SQLite makes a real of an integer overflow)
                 WHERE typeof(dptr) = 'integer' AND typeof(du) = 'integer'
-                      AND du BETWEEN -274877906944 AND 274877906943
-                      AND typeof(aseq) = 'integer' AND typeof(ats) = 'integer'
-                      AND typeof(atid) = 'integer' AND typeof(dpid) = 'integer'
+                      AND du BETWEEN -1073741824 AND 1073741823
+                      AND typeof(aseq) = 'integer' AND aseq BETWEEN -1073741824 AND 1073741823
+                      AND typeof(ats) = 'integer'
+                      AND typeof(atid) = 'integer' AND atid BETWEEN -1073741824 AND 1073741823
+                      AND typeof(dpid) = 'integer'
                       AND dpid BETWEEN -1073741824 AND 1073741823
                       AND typeof(fseq) = 'integer' AND fseq BETWEEN 0 AND 2147483647
                       AND typeof(fts) = 'integer' AND fts >= 0
                       AND typeof(ftid) = 'integer' AND ftid BETWEEN -1073741824 AND 1073741823
                       AND typeof(dprev) = 'integer' AND dprev >= 0
                       AND (NEW.prev_block IS NULL OR dprev >= 1)))
-    -- the second values of the pairs: below 2^(58 - bit length of the first)
+    -- the second values of the pairs: below 2^(58 - bit length of the first); size also
+    -- below 2^(34 - bit length of zz(usable - size)) (kind below 2^63)
     WHERE cf < (1 << (58 - lca)) AND sf < (1 << (58 - lsa)) AND fts < (1 << (58 - lfseq))
-          AND dprev < (1 << (58 - lzf))
-          AND (lzf | (zf << 5) | (dprev << (5 + lzf))) < (1 << (58 - lzp));
+          AND dprev < (1 << (58 - lzf)) AND size >= 0 AND size < (1 << (34 - lzdu)))
+    WHERE m3 < (1 << (58 - lzp)))
+    WHERE m2 < (1 << (58 - lzt)))
+    WHERE m1 < (1 << (58 - lza));
     INSERT INTO block_wide
         SELECT NEW.id, NEW.pid, NEW.ptr, NEW.size, NEW.usable, NEW.tier, NEW.class,
                NEW.alloc_seq, NEW.alloc_ts, NEW.alloc_tid, NEW.alloc_path, NEW.alloc_cycles,

@@ -11,7 +11,7 @@
 #include <sqlite3.h>
 
 /* Schema version this build writes and reads. */
-#define HL_DB_SCHEMA_VERSION 3
+#define HL_DB_SCHEMA_VERSION 4
 
 /* How long a connection waits for another one's lock (sqlite3_busy_timeout). */
 #define HL_DB_BUSY_MS 5000

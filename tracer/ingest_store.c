@@ -59,14 +59,13 @@ enum {
 };
 
 static const char *const sql[S_COUNT] = {
-    /* The packed row of schema version 3 (schemas/hl_blockfmt.h), not the view. */
-    [S_BLOCK] = "INSERT INTO block_data(id, dptr, size, kind, aseq, ats, atid, cyc, stk, fr, misc)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+    /* The packed row of schema version 4 (schemas/hl_blockfmt.h), not the view. */
+    [S_BLOCK] = "INSERT INTO block_data(id, dptr, kind, ats, cyc, stk, fr, misc)"
+                " VALUES (?,?,?,?,?,?,?,?)",
     /* The same without the rowid: the next one after the table's largest (OP_NewRowid, no
      * seek from the root); used only for the row of id tmax + 1. */
     [S_BLOCK_APPEND] =
-        "INSERT INTO block_data(dptr, size, kind, aseq, ats, atid, cyc, stk, fr, misc)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?)",
+        "INSERT INTO block_data(dptr, kind, ats, cyc, stk, fr, misc) VALUES (?,?,?,?,?,?,?)",
     [S_BLOCK_SEG] = "INSERT OR IGNORE INTO block_seg(seg, pid, ptr, ts, seq) VALUES (?,?,?,?,?)",
     [S_BLOCK_SEG_GET] = "SELECT pid, ptr, ts, seq FROM block_seg WHERE seg = ?",
     [S_BLOCK_WIDE] = "INSERT INTO block_wide VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",

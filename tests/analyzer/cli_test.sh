@@ -106,15 +106,19 @@ fi
 "$hl" report --json "$dir/discarded.db" 2>/dev/null | grep -q '"approximate":true' &&
     ok "discarded-json-approximate" || ko "discarded-json-approximate"
 fails empty-run 1 "empty run: the recording holds no allocation events" "$hl" report "$dir/empty.db"
-fails bad-version 1 "schema version 1, this heapledger reads version 3 (an older heapledger wrote it" "$hl" report "$dir/badversion.db"
+fails bad-version 1 "schema version 1, this heapledger reads version 4 (an older heapledger wrote it" "$hl" report "$dir/badversion.db"
 # Schema version 2 (before block_data's ten columns): every command that reads a database says
 # what to do (ingest the trace again, or the heapledger that wrote it).
-v2msg="oldversion.db: run database schema version 2, this heapledger reads version 3 (an older heapledger wrote it: ingest its trace again with .heapledger collect TRACE -o NEW.db."
+v2msg="oldversion.db: run database schema version 2, this heapledger reads version 4 (an older heapledger wrote it: ingest its trace again with .heapledger collect TRACE -o NEW.db."
 fails v2-report 1 "$v2msg" "$hl" report "$dir/oldversion.db"
 fails v2-report-json 1 "$v2msg" "$hl" report --json "$dir/oldversion.db"
 fails v2-diff 1 "$v2msg" "$hl" diff "$dir/basic.db" "$dir/oldversion.db"
 fails v2-history 1 "$v2msg" "$hl" history "$dir/oldversion.db" 0x10010
 fails v2-replay 1 "$v2msg" "$hl" replay "$dir/oldversion.db"
+# Schema version 3 (block_data in ten columns, before version 4's seven): the same message.
+cp "$dir/basic.db" "$out/v3.db"
+sqlite3 "$out/v3.db" "PRAGMA user_version = 3"
+fails v3-report 1 "v3.db: run database schema version 3, this heapledger reads version 4 (an older heapledger wrote it: ingest its trace again with .heapledger collect TRACE -o NEW.db." "$hl" report "$out/v3.db"
 fails not-a-db 1 "notadb.db: not a readable SQLite database" "$hl" report "$dir/notadb.db"
 fails missing-file 1 "missing.db: No such file or directory" "$hl" report "$dir/missing.db"
 sqlite3 "$out/other.db" "CREATE TABLE t(a)"

@@ -243,7 +243,7 @@ for k in range(int(os.environ.get("HL_HOSTILE_RANDOM", "3"))):
 
 # The same straight in the packed columns of block_data and in block_seg (the view's
 # triggers check the packed fields, so the cases above cannot reach every stored value).
-data_cols = ["dptr", "size", "kind", "aseq", "ats", "atid", "cyc", "stk", "fr", "misc"]
+data_cols = ["dptr", "kind", "ats", "cyc", "stk", "fr", "misc"]
 picks3 = picks + [31, 63, 2**36 - 1, -32, 2**62]  # bit lengths 31 and beyond in pack2's L
 for k in range(int(os.environ.get("HL_HOSTILE_RANDOM", "3"))):
     body = []
@@ -258,7 +258,7 @@ for k in range(int(os.environ.get("HL_HOSTILE_RANDOM", "3"))):
         body.append(f"UPDATE block_seg SET {base};")
     make(f"random_data_{k}", "\n".join(body))
 
-# Schema version 3's own shapes: a block_data row marked wide (kind NULL) without its
+# Schema version 3's (and 4's) own shapes: a block_data row marked wide (kind NULL) without its
 # block_wide row, a block_wide row without its mark, a wide row of text and extreme values,
 # a segment without its bases (or with text ones), NULL in a packed column, pack2 values
 # whose bit length field points past 64 bits.
@@ -273,7 +273,7 @@ UPDATE block SET free_seq = alloc_seq - 10, prev_block = {MIN} WHERE id = 4;""")
 make("v3_segment_without_bases", "DELETE FROM block_seg;")
 make("v3_segment_text_bases", "UPDATE block_seg SET ts = 'soon', seq = X'00ff';")
 make("v3_null_packed_columns", "UPDATE block_data SET cyc = NULL, misc = NULL WHERE id = 1;"
-     "UPDATE block_data SET stk = NULL, atid = NULL WHERE id = 2;")
+     "UPDATE block_data SET stk = NULL, ats = NULL WHERE id = 2;")
 make("v3_pack2_lengths", f"""
 UPDATE block_data SET cyc = 31 | ({2**31 - 1} << 5), stk = -1, fr = {MAX}, misc = 31 WHERE id = 1;
 UPDATE block_data SET cyc = {MIN}, misc = -1, fr = -32 WHERE id = 2;""")

@@ -465,9 +465,9 @@ Test(bad_input, messages)
 {
     char err[512];
     cr_assert_null(hl_an_open(db_path("badversion"), err, sizeof err));
-    cr_assert(strstr(err, "schema version 1, this heapledger reads version 3"), "%s", err);
+    cr_assert(strstr(err, "schema version 1, this heapledger reads version 4"), "%s", err);
     cr_assert_null(hl_an_open(db_path("oldversion"), err, sizeof err));
-    cr_assert(strstr(err, "schema version 2, this heapledger reads version 3 (an older heapledger"),
+    cr_assert(strstr(err, "schema version 2, this heapledger reads version 4 (an older heapledger"),
               "%s", err);
     cr_assert_null(hl_an_open(db_path("notadb"), err, sizeof err));
     cr_assert(strstr(err, "not a readable SQLite database"), "%s", err);

@@ -343,9 +343,9 @@ Test(btree, block_reader_reads_the_file_and_goes_on_through_sqlite_when_it_must)
     cr_assert(!direct);
     unsetenv("HEAPLEDGER_READER");
     /* A text value in row 1500 of block_data: the direct reader stops there and SQLite reads
-     * the rest through the view (the text reads as 0 there, as SQLite converts it: usable is
-     * size + (usable - size) = 0 + 0). */
-    exec(db, "UPDATE block_data SET size = 'thirty-two' WHERE id = 1500");
+     * the rest through the view (the text reads as 0 there, as SQLite converts it: size and
+     * usable - size are both in kind's top bits, 0). */
+    exec(db, "UPDATE block_data SET kind = 'thirty-two' WHERE id = 1500");
     char err[256];
     hl_blockreader_t *r = hl_blockreader_open(db, 0, 0, err, sizeof err);
     cr_assert(r != NULL, "%s", err);

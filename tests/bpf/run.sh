@@ -162,7 +162,7 @@ else
         "select group_concat(size || '|' || flags, '|') from (select size, flags from block where id >= (select id from block where size = 1000 and flags = 4) and prev_block is not null or (size = 1000 and flags = 4) order by id)"
     check "attach: calloc, posix_memalign, aligned_alloc freed" "1000|4096|512" \
         "select group_concat(size, '|') from (select size from block where id between 101 and 103 and free_ts is not null order by id)"
-    check "attach: schema version" 3 "pragma user_version"
+    check "attach: schema version" 4 "pragma user_version"
     check "attach --kernel: the process's page faults, and only its" "1|1" \
         "select count(*) > 0, min(pid) = $LPID and max(pid) = $LPID from kernel_event where kind = 'page_fault'"
 fi

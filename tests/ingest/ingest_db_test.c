@@ -57,10 +57,10 @@ Test(db, other_schema_version)
     char err[256] = "";
     sqlite3 *db = hl_db_create(path, 0, err, sizeof err);
     cr_assert_not_null(db);
-    cr_assert_eq(sqlite3_exec(db, "PRAGMA user_version = 4", NULL, NULL, NULL), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(db, "PRAGMA user_version = 5", NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
     cr_assert_null(hl_db_open_read(path, err, sizeof err));
-    cr_assert(strstr(err, "schema version 4") && strstr(err, "reads version 3"), "%s", err);
+    cr_assert(strstr(err, "schema version 5") && strstr(err, "reads version 4"), "%s", err);
 }
 
 Test(db, older_schema_version)
@@ -71,7 +71,7 @@ Test(db, older_schema_version)
     cr_assert_eq(sqlite3_exec(db, "PRAGMA user_version = 1", NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
     cr_assert_null(hl_db_open_read(path, err, sizeof err));
-    cr_assert(strstr(err, "schema version 1, this heapledger reads version 3") &&
+    cr_assert(strstr(err, "schema version 1, this heapledger reads version 4") &&
                   strstr(err, "heapledger collect TRACE -o NEW.db"),
               "%s", err);
     /* Version 2 (block_data in fifteen columns): the same message, not migrated. */
@@ -80,7 +80,16 @@ Test(db, older_schema_version)
     cr_assert_eq(sqlite3_exec(db, "PRAGMA user_version = 2", NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
     cr_assert_null(hl_db_open_read(path, err, sizeof err));
-    cr_assert(strstr(err, "schema version 2, this heapledger reads version 3") &&
+    cr_assert(strstr(err, "schema version 2, this heapledger reads version 4") &&
+                  strstr(err, "heapledger collect TRACE -o NEW.db"),
+              "%s", err);
+    /* Version 3 (block_data in ten columns): the same message, not migrated. */
+    db = NULL;
+    cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(db, "PRAGMA user_version = 3", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    cr_assert_null(hl_db_open_read(path, err, sizeof err));
+    cr_assert(strstr(err, "schema version 3, this heapledger reads version 4") &&
                   strstr(err, "heapledger collect TRACE -o NEW.db"),
               "%s", err);
 }

@@ -318,6 +318,65 @@ static const hl_block_row_t fmt_rows[] = {
      1,  29,  1441,           4000000000u, 9,  1, 1, 0,  0},
     /* a path above 63 */
     {11, 100, 0x7f0000003000, 16, 31, 1, 0, 30, 1450, 101, 70, 1, 2, 0, 0, 0, 0, 0, -1, 0, 0, 0},
+    /* version 4's misc chain: alloc_seq below 2 * id + seg.seq, a thread below its pid, freed
+     * by another thread, born of a realloc 11 ids back (fits) */
+    {12, 100, 0x7f0000004000, 16, 31, 1, 0, 19, 1460, 50, 3, 1, 2, 1, 40, 1470, 60, 9, 1, 1, 1, 2},
+    /* size in kind: 2^34 does not fit with usable == size, 2^34 - 1 does */
+    {13,        100,       0x7f0000005000,
+     1ll << 34, 1ll << 34, 3,
+     -1,        32,        1480,
+     101,       3,         1,
+     2,         0,         0,
+     0,         0,         0,
+     -1,        0,         0,
+     0},
+    {14,
+     100,
+     0x7f0000006000,
+     (1ll << 34) - 1,
+     (1ll << 34) - 1,
+     3,
+     -1,
+     34,
+     1490,
+     101,
+     3,
+     1,
+     2,
+     0,
+     0,
+     0,
+     0,
+     0,
+     -1,
+     0,
+     0,
+     0},
+    /* a failed allocation of 2^31 bytes: zz(usable - size) past 2^31 */
+    {15, 100, 0, 1ll << 31, 0, 0, -1, 36, 1500, 101, 3, 1, 2, 0, 0, 0, 0, 0, -1, 0, 0, 1},
+    /* alloc_seq 2^31 past 2 * id + seg.seq: zz(aseq) past 2^31 */
+    {16,
+     100,
+     0x7f0000007000,
+     16,
+     31,
+     1,
+     0,
+     40 + (1ll << 31),
+     1510,
+     101,
+     3,
+     1,
+     2,
+     0,
+     0,
+     0,
+     0,
+     0,
+     -1,
+     0,
+     0,
+     0},
 };
 
 static void fmt_trigger_insert(sqlite3 *d, const hl_block_row_t *r)
@@ -364,7 +423,8 @@ Test(ledger, the_store_and_the_insert_trigger_pack_rows_alike)
     char q[512];
     snprintf(q, sizeof q, "ATTACH '%s' AS t", p2);
     cr_assert_eq(sqlite3_exec(db, q, NULL, NULL, NULL), SQLITE_OK);
-    cr_assert_eq(q1("SELECT count(*) FROM block_wide"), 6, "the six rows that do not fit");
+    cr_assert_eq(q1("SELECT count(*) FROM block_wide"), 9, "the nine rows that do not fit");
+    cr_assert_eq(q1("SELECT count(*) FROM block_wide WHERE id IN (13, 15, 16)"), 3);
     cr_assert_eq(q1("SELECT count(*) FROM block_seg"), 2, "segments 0 and 2");
     static const char *const tables[] = {"block_data", "block_seg", "block_wide", "block"};
     for (int i = 0; i < 4; i++) {
@@ -387,6 +447,12 @@ Test(ledger, the_store_and_the_insert_trigger_pack_rows_alike)
                  1);
     cr_assert_eq(q1("SELECT free_tid - alloc_tid FROM block WHERE id = 3"), -10);
     cr_assert_eq(q1("SELECT pid FROM block WHERE id = 5001"), 100);
+    cr_assert_eq(q1("SELECT alloc_seq - 2 * id FROM block WHERE id = 12"), -5);
+    cr_assert_eq(
+        q1("SELECT alloc_tid + 10 * free_tid + 1000 * prev_block FROM block WHERE id = 12"),
+        50 + 600 + 1000);
+    cr_assert_eq(q1("SELECT size FROM block WHERE id = 14"), (1ll << 34) - 1);
+    cr_assert_eq(q1("SELECT size - usable FROM block WHERE id = 15"), 1ll << 31);
     unlink(p2);
 }
 

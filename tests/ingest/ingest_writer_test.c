@@ -31,11 +31,13 @@ static void take(void *ctx, void *items, size_t n)
     __atomic_store_n(&s->busy, 0, __ATOMIC_SEQ_CST);
 }
 
+/* The item is counted before hl_writer_put hands its slot on: counted after, the writer
+ * could see it before the count (a lead of -1, read as 2^64 - 1, on a loaded machine). */
 static void put(hl_writer_t *w, uint64_t *count, uint64_t v)
 {
     *(uint64_t *)hl_writer_next(w) = v;
-    hl_writer_put(w);
     __atomic_store_n(count, *count + 1, __ATOMIC_SEQ_CST);
+    hl_writer_put(w);
 }
 
 Test(writer, every_item_once_in_order)

@@ -60,7 +60,7 @@ check "layout 1: tier/class/path" "1|1|1|10" "$(q $db 'select tier, class, alloc
 check "layout 1: LTTng thread filtered" 1 "$(q $db "select value from meta where key = 'filtered_lttng_thread_events'")"
 check "layout 1: threads" "ig1gen|ig1gen_wkr" "$(q $db "select group_concat(name, '|') from (select name from thread where name not like '%-ust' order by tid)")"
 check "indexes after the load" 1 "$(q $db "select count(*) from sqlite_master where type = 'index' and name = 'kernel_event_ts'")"
-check "schema version" 3 "$(q $db 'pragma user_version')"
+check "schema version" 4 "$(q $db 'pragma user_version')"
 
 # --- fork with liblttng-ust-fork: the child is its own process --------------------------
 forklib=$(ls /usr/lib/*/liblttng-ust-fork.so* 2>/dev/null | head -1)
