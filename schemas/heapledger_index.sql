@@ -8,5 +8,6 @@
 -- when it is read. An index costs the ingest its build time, so the ones only ad-hoc
 -- queries would use are left to the user (on block_data: the view cannot be indexed):
 --   CREATE INDEX block_dptr ON block_data(dptr);       -- address lookups (see docs/schema.md)
---   CREATE INDEX block_astack ON block_data(astack);   -- blocks of one call stack
+--   CREATE INDEX block_astack ON block_data(((stk >> 5) & ((1 << (stk & 31)) - 1)));
+--                                                      -- blocks of one allocation stack
 CREATE INDEX IF NOT EXISTS kernel_event_ts ON kernel_event(ts);
