@@ -41,6 +41,7 @@
  */
 #include "fullguard.h"
 #include "harden.h"
+#include "stack.h" /* hl_stack_enter */
 #include "unwind_load.h"
 
 #define UNW_LOCAL_ONLY
@@ -122,6 +123,9 @@ static void chain(int sig, siginfo_t *si, void *uc)
 static void on_fault(int sig, siginfo_t *si, void *uc_arg)
 {
     int saved = errno;
+    /* Captures in the handler walk from its own frame, through the signal frame: the fault
+     * may have interrupted an allocator call whose entry frame is noted (stack.h). */
+    uintptr_t entry = hl_stack_enter(NULL);
     if (si->si_code > 0) { /* raised by the kernel for an access: perhaps one of ours */
         int is_write = 0;
         uintptr_t ip = 0;
@@ -136,6 +140,7 @@ static void on_fault(int sig, siginfo_t *si, void *uc_arg)
         fault_uc = NULL; /* a wild pointer in free: the stack from the handler names it */
         if (sig == SIGSEGV && ip && hl_harden_on_wild_fault(si->si_addr, ip)) return; /* idem */
     }
+    hl_stack_leave(entry);
     chain(sig, si, uc_arg);
     errno = saved;
 }

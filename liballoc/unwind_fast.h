@@ -27,6 +27,10 @@ int hl_uwf_init(void);
 /* Up to n return addresses of the calling thread into buf, innermost first, buf[0] in the
  * caller. Returns the count (0..n) or -1: some frame needs libunwind. */
 int hl_uwf_backtrace(void **buf, int n);
+/* The same walk from a given frame: ip its return address (buf[0]), sp the stack pointer after
+ * that return, rbp the register's value there. Every word read is checked as for a walk from
+ * the caller (sp must lie in this thread's mapped pages). */
+int hl_uwf_walk(void **buf, int n, uintptr_t ip, uintptr_t sp, uintptr_t rbp);
 
 /* The compact rule of one return address (its FDE row at ra - 1), for tests and for the
  * check mode's messages. */
