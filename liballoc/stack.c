@@ -252,13 +252,13 @@ int hl_stack_init(void)
         hl_stk.unwind = (int)hl_main_heap.opt.unwind;
     void *warm[HL_STACK_MAX_DEPTH];
     pthread_atfork(unwind_fork_prepare, unwind_fork_parent, unwind_fork_child);
-    hl_unw_backtrace_fn bt = hl_unwind_backtrace_fn(); /* dlopens libunwind (unwind_load.h) */
-    /* libunwind's first walk loads its tables and allocates (~370 KiB resident on a small
-     * program). The tracer warms it up here, outside its traced paths; otherwise (hardened
-     * mode: captures guard their reentrancy, as for this call) it happens at the fast
-     * walker's first deferral, if ever. libunwind stays loaded either way: the fault
-     * handler's walk (fault.c) cannot load it. */
-    if (bt && hl_trace_active()) {
+    /* libunwind is loaded (dlopen, unwind_load.h) and its first walk made, which loads its
+     * tables and allocates (~370 KiB resident on a small program), by the first walk that needs
+     * it: a deferral of the fast walker, unwind=libunwind or check. The tracer loads and warms
+     * it up here, outside its traced paths; a hardened process whose walks never defer never
+     * maps it (nor liblzma): the fault handler walks with the fast walker (fault.c). */
+    hl_unw_backtrace_fn bt = hl_trace_active() ? hl_unwind_backtrace_fn() : NULL;
+    if (bt) {
         atomic_fetch_add_explicit(&hl_stk.unwinder_calls, 1, memory_order_relaxed);
         int saved = unwind_enter();
         bt(warm, HL_STACK_MAX_DEPTH); /* first call: loads tables, may allocate */
@@ -271,6 +271,11 @@ int hl_stack_init(void)
 void hl_stack_set_unwind(int mode)
 {
     hl_stk.unwind = mode;
+}
+
+int hl_stack_unwind_mode(void)
+{
+    return hl_stk.unwind;
 }
 
 uint64_t hl_stack_unwinder_calls(void)

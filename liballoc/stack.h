@@ -136,6 +136,7 @@ int hl_stack_in_tracer(const uint64_t *ips, size_t n);
  * this sets it (tests). */
 enum { HL_UNWIND_FAST = 0, HL_UNWIND_LIBUNWIND = 1, HL_UNWIND_CHECK = 2 };
 void hl_stack_set_unwind(int mode);
+int hl_stack_unwind_mode(void);
 /* Walks libunwind made for captures so far (its deferred frames, unwind=libunwind/check; the
  * tracer's warm-up in hl_stack_init). Untraced, libunwind's first walk (which allocates and
  * keeps ~370 KiB) waits for the first of them. */
