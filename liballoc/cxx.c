@@ -23,6 +23,7 @@
  * (unaligned) forms need nothing: libstdc++ calls malloc, which refuses absurd sizes.
  */
 #include "harden.h"
+#include "stack.h" /* hl_stack_enter */
 
 #include <stdlib.h>
 
@@ -30,30 +31,37 @@
 
 extern const int hl_shim_linked __attribute__((weak));
 
-static void cxx_delete(void *p, size_t size, size_t align, const char *what)
+/* The check runs under the operator's own frame fp (stack.h, hl_stack_enter: a report's
+ * stacks start at the program's delete), then free is tail-called (its slow path notes the
+ * same frame). */
+static inline __attribute__((always_inline)) void cxx_delete(void *fp, void *p, size_t size,
+                                                             size_t align, const char *what)
 {
-    if (p && &hl_shim_linked && hl_main_heap.state == HL_HEAP_READY && hl_main_heap.opt.harden)
+    if (p && &hl_shim_linked && hl_main_heap.state == HL_HEAP_READY && hl_main_heap.opt.harden) {
+        uintptr_t entry = hl_stack_enter(fp);
         hl_harden_check_delete(&hl_main_heap, p, size, align, what);
+        hl_stack_leave(entry);
+    }
     free(p);
 }
 
 /* operator delete(void*, std::size_t) and the array form */
 HL_API void _ZdlPvm(void *p, size_t n)
 {
-    cxx_delete(p, n, 0, "operator delete");
+    cxx_delete(__builtin_frame_address(0), p, n, 0, "operator delete");
 }
 HL_API void _ZdaPvm(void *p, size_t n)
 {
-    cxx_delete(p, n, 0, "operator delete[]");
+    cxx_delete(__builtin_frame_address(0), p, n, 0, "operator delete[]");
 }
 /* operator delete(void*, std::size_t, std::align_val_t) and the array form */
 HL_API void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t al)
 {
-    cxx_delete(p, n, al, "operator delete");
+    cxx_delete(__builtin_frame_address(0), p, n, al, "operator delete");
 }
 HL_API void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t al)
 {
-    cxx_delete(p, n, al, "operator delete[]");
+    cxx_delete(__builtin_frame_address(0), p, n, al, "operator delete[]");
 }
 
 /* ---- aligned operator new ------------------------------------------------------------------ */

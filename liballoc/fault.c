@@ -7,7 +7,8 @@
  * own pages); if so the access is reported as heap-overflow, heap-underflow or
  * use-after-free — READ or WRITE from the page fault's error code (REG_ERR bit 1), the stack
  * at the access unwound from the signal context (hl_fault_stack: its first frame is the
- * faulting instruction, not the signal trampoline) — and the process aborts. A fault
+ * faulting instruction, not the signal trampoline; heapledger's own walker, libunwind only
+ * for a frame it cannot step and only when already loaded) — and the process aborts. A fault
  * inside free/realloc/malloc_usable_size on the byte before the pointer given (the header
  * byte every free reads first) is a wild pointer into unmapped memory: reported as
  * invalid-free (-realloc, -usable-size).
@@ -41,6 +42,8 @@
  */
 #include "fullguard.h"
 #include "harden.h"
+#include "stack.h" /* hl_stack_enter, hl_stack_unwind_mode */
+#include "unwind_fast.h"
 #include "unwind_load.h"
 
 #define UNW_LOCAL_ONLY
@@ -59,9 +62,24 @@ static __thread void *fault_uc __attribute__((tls_model("initial-exec")));
 
 size_t hl_fault_stack(uint64_t *ips, size_t max)
 {
-    /* libunwind through unwind_load.c: the shared libraries do not link it. */
+    if (!fault_uc || !max) return 0;
+    int walked = 0;
+#if defined(__x86_64__)
+    /* heapledger's own walker from the interrupted context first: a hardened process that
+     * never deferred a walk has not loaded libunwind, and a signal handler cannot load it. */
+    if (hl_stack_unwind_mode() != HL_UNWIND_LIBUNWIND) {
+        const greg_t *g = ((const ucontext_t *)fault_uc)->uc_mcontext.gregs;
+        _Static_assert(sizeof(void *) == sizeof(uint64_t), "frames are pointers");
+        int n = hl_uwf_walk_interrupted((void **)ips, (int)(max > 1024 ? 1024 : max),
+                                        (uintptr_t)g[REG_RIP], (uintptr_t)g[REG_RSP],
+                                        (uintptr_t)g[REG_RBP], &walked);
+        if (n >= 0) return (size_t)n;
+    }
+#endif
+    /* A frame the fast walk cannot step: libunwind through unwind_load.c (the shared libraries
+     * do not link it), if some earlier walk loaded it; else what the fast walk reached. */
     const hl_unw_cursor_api_t *u = hl_unwind_cursor_api();
-    if (!fault_uc || !max || !u) return 0;
+    if (!u) return (size_t)walked;
     unw_cursor_t cur;
     if (u->init_local2(&cur, fault_uc, UNW_INIT_SIGNAL_FRAME) != 0) return 0;
     size_t n = 0;
@@ -122,6 +140,9 @@ static void chain(int sig, siginfo_t *si, void *uc)
 static void on_fault(int sig, siginfo_t *si, void *uc_arg)
 {
     int saved = errno;
+    /* Captures in the handler walk from its own frame, through the signal frame: the fault
+     * may have interrupted an allocator call whose entry frame is noted (stack.h). */
+    uintptr_t entry = hl_stack_enter(NULL);
     if (si->si_code > 0) { /* raised by the kernel for an access: perhaps one of ours */
         int is_write = 0;
         uintptr_t ip = 0;
@@ -136,6 +157,7 @@ static void on_fault(int sig, siginfo_t *si, void *uc_arg)
         fault_uc = NULL; /* a wild pointer in free: the stack from the handler names it */
         if (sig == SIGSEGV && ip && hl_harden_on_wild_fault(si->si_addr, ip)) return; /* idem */
     }
+    hl_stack_leave(entry);
     chain(sig, si, uc_arg);
     errno = saved;
 }

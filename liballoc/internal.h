@@ -351,9 +351,10 @@ extern const uint16_t hl_size_bin[(HL_TINY_MAX + 16) / 16 + 1];
 /* ---- fast paths ------------------------------------------------------------------------- */
 
 /* Allocation fast path: pop from the thread cache. About 20 instructions with the shim;
- * one unlikely branch (empty bin, or cache of another heap) into hl_malloc_slow(). For the
- * default heap the "which heap" test folds away: its cache is bound to it or empty. */
-hl_inline void *hl_malloc_fast_below(hl_heap_t *h, size_t n, size_t limit, hl_opinfo_t *info)
+ * one unlikely branch (empty bin, or cache of another heap): NULL, the caller then takes
+ * hl_malloc_slow(). For the default heap the "which heap" test folds away: its cache is bound
+ * to it or empty. */
+hl_inline void *hl_malloc_pop_below(hl_heap_t *h, size_t n, size_t limit, hl_opinfo_t *info)
 {
     if (hl_likely(n < limit)) {
         unsigned off = hl_size_bin[(n + 16) >> 4];
@@ -371,7 +372,15 @@ hl_inline void *hl_malloc_fast_below(hl_heap_t *h, size_t n, size_t limit, hl_op
             return p;
         }
     }
-    return hl_malloc_slow(h, n, info);
+    return NULL;
+}
+
+/* The pop, else hl_malloc_slow() (the shim calls the two apart: its slow entry records the
+ * program's call for stack capture, stack.h). */
+hl_inline void *hl_malloc_fast_below(hl_heap_t *h, size_t n, size_t limit, hl_opinfo_t *info)
+{
+    void *p = hl_malloc_pop_below(h, n, limit, info);
+    return hl_likely(p != NULL) ? p : hl_malloc_slow(h, n, info);
 }
 
 /* The same with the tiny limit itself as the gate (the shim passes a limit that drops to 0
@@ -381,9 +390,10 @@ hl_inline void *hl_malloc_fast(hl_heap_t *h, size_t n, hl_opinfo_t *info)
     return hl_malloc_fast_below(h, n, HL_TINY_MAX + 1, info);
 }
 
-/* Free fast path: the header byte indexes the bin; push when it has room. About 17
- * instructions with the shim. Mid, large and corrupt header bytes index bins of cap 0. */
-hl_inline void hl_free_fast(hl_heap_t *h, void *p, hl_opinfo_t *info)
+/* Free fast path: the header byte indexes the bin; push when it has room (1; 0: the caller
+ * takes hl_free_slow()). About 17 instructions with the shim. Mid, large and corrupt header
+ * bytes index bins of cap 0. */
+hl_inline int hl_free_push(hl_heap_t *h, void *p, hl_opinfo_t *info)
 {
     unsigned tag = ((const uint8_t *)p)[-1];
     hl_tls_t *t = hl_tls_of(h);
@@ -397,9 +407,15 @@ hl_inline void hl_free_fast(hl_heap_t *h, void *p, hl_opinfo_t *info)
         info->cls = (uint8_t)(tag & (HL_CLASS_MAX - 1));
         info->path = HL_PATH_TINY_CACHE_PUSH;
         info->usable = hl_class_slot(info->cls) - 1;
-        return;
+        return 1;
     }
-    hl_free_slow(h, p, info);
+    return 0;
+}
+
+/* The push, else hl_free_slow() (apart in the shim, as for malloc). */
+hl_inline void hl_free_fast(hl_heap_t *h, void *p, hl_opinfo_t *info)
+{
+    if (hl_unlikely(!hl_free_push(h, p, info))) hl_free_slow(h, p, info);
 }
 
 #endif

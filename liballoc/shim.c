@@ -287,12 +287,17 @@ static hl_noinline void *alloc_gated(int kind, size_t a, size_t b)
                        : hl_heap_memalign_info(H, a, b, &info);
 }
 
+/* malloc's and free's gated paths are tail-called by the entry: their frame is the entry's
+ * (stack.h, hl_stack_enter). */
 static hl_noinline void *malloc_gated(size_t n)
 {
-    return alloc_gated(0, n, 0);
+    uintptr_t entry = hl_stack_enter(__builtin_frame_address(0));
+    void *p = alloc_gated(0, n, 0);
+    hl_stack_leave(entry);
+    return p;
 }
 
-static hl_noinline void free_gated(void *p)
+static void free_gated_body(void *p)
 {
     if (!p) return;
     if (hl_side_owns(p)) { /* the tracer's block, freed by whichever thread: untraced */
@@ -305,6 +310,13 @@ static hl_noinline void free_gated(void *p)
     }
     hl_opinfo_t info;
     hl_free_fast(H, p, &info);
+}
+
+static hl_noinline void free_gated(void *p)
+{
+    uintptr_t entry = hl_stack_enter(__builtin_frame_address(0));
+    free_gated_body(p);
+    hl_stack_leave(entry);
 }
 
 static hl_noinline __attribute__((unused)) void *realloc_gated(void *p, size_t n)
@@ -324,6 +336,17 @@ static hl_noinline __attribute__((unused)) void *realloc_gated(void *p, size_t n
     return hl_heap_realloc_info(H, p, n, &info);
 }
 
+/* malloc's slow path (an empty bin, hardened mode, mid and large sizes), tail-called: the
+ * entry's frame for stack capture (stack.h). */
+static hl_noinline void *malloc_slow(size_t n)
+{
+    uintptr_t entry = hl_stack_enter(__builtin_frame_address(0));
+    hl_opinfo_t info;
+    void *p = hl_malloc_slow(H, n, &info);
+    hl_stack_leave(entry);
+    return p;
+}
+
 HL_API void *malloc(size_t n)
 {
     size_t limit = __atomic_load_n(&gate_limit, __ATOMIC_RELAXED);
@@ -331,9 +354,19 @@ HL_API void *malloc(size_t n)
         __builtin_unreachable();
     if (hl_likely(n < limit)) {
         hl_opinfo_t info;
-        return hl_malloc_fast_below(H, n, HL_TINY_MAX + 1, &info);
+        void *p = hl_malloc_pop_below(H, n, HL_TINY_MAX + 1, &info);
+        return hl_likely(p != NULL) ? p : malloc_slow(n);
     }
     return malloc_gated(n);
+}
+
+/* free's slow path, tail-called as malloc's. */
+static hl_noinline void free_slow(void *p)
+{
+    uintptr_t entry = hl_stack_enter(__builtin_frame_address(0));
+    hl_opinfo_t info;
+    hl_free_slow(H, p, &info);
+    hl_stack_leave(entry);
 }
 
 /* The bin comes from the class map, not from the block's header byte (classmap.h): the
@@ -355,7 +388,8 @@ HL_API __attribute__((aligned(16))) void free(void *p)
     }
     if (hl_likely((uintptr_t)p > __atomic_load_n(&gate_floor, __ATOMIC_RELAXED))) {
         hl_opinfo_t info;
-        hl_free_fast(H, p, &info);
+        if (hl_likely(hl_free_push(H, p, &info))) return;
+        free_slow(p);
         return;
     }
     free_gated(p);
@@ -379,7 +413,8 @@ static hl_noinline void free_hdr(void *p)
 {
     if (hl_likely((uintptr_t)p > __atomic_load_n(&gate_floor, __ATOMIC_RELAXED))) {
         hl_opinfo_t info;
-        hl_free_fast(H, p, &info);
+        if (hl_likely(hl_free_push(H, p, &info))) return;
+        free_slow(p);
         return;
     }
     free_gated(p);
@@ -408,18 +443,36 @@ void hl_shim_free_without_map(void)
     mprotect((void *)page, hl_page_size, PROT_READ | PROT_EXEC);
 }
 
-HL_API void *calloc(size_t n, size_t size)
+/* The entries below note their own frame for stack capture (stack.h, hl_stack_enter) and
+ * call the operation's body, never another entry (whose frame would be called by ours). */
+static void *calloc_body(size_t n, size_t size)
 {
     if (hl_gated()) return alloc_gated(1, n, size);
     hl_opinfo_t info;
     return hl_heap_calloc_info(H, n, size, &info);
 }
 
-HL_API void *realloc(void *p, size_t n)
+HL_API void *calloc(size_t n, size_t size)
+{
+    uintptr_t entry = hl_stack_enter(__builtin_frame_address(0));
+    void *p = calloc_body(n, size);
+    hl_stack_leave(entry);
+    return p;
+}
+
+static void *realloc_body(void *p, size_t n)
 {
     if (hl_gated()) return realloc_gated(p, n);
     hl_opinfo_t info;
     return hl_heap_realloc_info(H, p, n, &info);
+}
+
+HL_API void *realloc(void *p, size_t n)
+{
+    uintptr_t entry = hl_stack_enter(__builtin_frame_address(0));
+    void *q = realloc_body(p, n);
+    hl_stack_leave(entry);
+    return q;
 }
 
 HL_API void *reallocarray(void *p, size_t n, size_t size)
@@ -429,9 +482,13 @@ HL_API void *reallocarray(void *p, size_t n, size_t size)
         errno = ENOMEM;
         return NULL;
     }
-    return realloc(p, total);
+    uintptr_t entry = hl_stack_enter(__builtin_frame_address(0));
+    void *q = realloc_body(p, total);
+    hl_stack_leave(entry);
+    return q;
 }
 
+/* The memalign family's body; the caller noted its frame. */
 static void *aligned(size_t align, size_t n)
 {
     if (hl_gated()) return alloc_gated(2, align, n);
@@ -439,11 +496,20 @@ static void *aligned(size_t align, size_t n)
     return hl_heap_memalign_info(H, align, n, &info);
 }
 
+/* aligned() from an entry whose frame is fp. */
+hl_inline void *aligned_entry(void *fp, size_t align, size_t n)
+{
+    uintptr_t entry = hl_stack_enter(fp);
+    void *p = aligned(align, n);
+    hl_stack_leave(entry);
+    return p;
+}
+
 HL_API int posix_memalign(void **out, size_t align, size_t n)
 {
     if (!hl_is_pow2(align) || align % sizeof(void *)) return EINVAL;
     int saved = errno;
-    void *p = aligned(align, n);
+    void *p = aligned_entry(__builtin_frame_address(0), align, n);
     if (!p) {
         errno = saved;
         return ENOMEM;
@@ -458,7 +524,7 @@ HL_API void *aligned_alloc(size_t align, size_t n)
         errno = EINVAL;
         return NULL;
     }
-    return aligned(align, n);
+    return aligned_entry(__builtin_frame_address(0), align, n);
 }
 
 HL_API void *memalign(size_t align, size_t n)
@@ -473,12 +539,12 @@ HL_API void *memalign(size_t align, size_t n)
             a <<= 1;
         align = a;
     }
-    return aligned(align, n);
+    return aligned_entry(__builtin_frame_address(0), align, n);
 }
 
 HL_API void *valloc(size_t n)
 {
-    return aligned(hl_page_size, n);
+    return aligned_entry(__builtin_frame_address(0), hl_page_size, n);
 }
 
 HL_API void *pvalloc(size_t n)
@@ -488,7 +554,7 @@ HL_API void *pvalloc(size_t n)
         errno = ENOMEM;
         return NULL;
     }
-    return aligned(ps, n ? hl_align_up(n, ps) : ps);
+    return aligned_entry(__builtin_frame_address(0), ps, n ? hl_align_up(n, ps) : ps);
 }
 
 HL_API size_t malloc_usable_size(void *p)
@@ -498,17 +564,25 @@ HL_API size_t malloc_usable_size(void *p)
     return hl_heap_usable_size(H, p);
 }
 
+/* The sized frees check under their own frame (a report's stacks start at the program's
+ * call), then tail-call free, whose slow path notes the same frame. */
 HL_API void free_sized(void *p, size_t size)
 {
-    if (H->opt.harden && !hl_side_owns(p)) /* hardening hook: size must match the block */
+    if (H->opt.harden && !hl_side_owns(p)) { /* hardening hook: size must match the block */
+        uintptr_t entry = hl_stack_enter(__builtin_frame_address(0));
         hl_harden_check_delete(H, p, size, 0, "free_sized");
+        hl_stack_leave(entry);
+    }
     free(p);
 }
 
 HL_API void free_aligned_sized(void *p, size_t align, size_t size)
 {
-    if (H->opt.harden && !hl_side_owns(p)) /* hardening hook */
+    if (H->opt.harden && !hl_side_owns(p)) { /* hardening hook */
+        uintptr_t entry = hl_stack_enter(__builtin_frame_address(0));
         hl_harden_check_delete(H, p, size, align, "free_aligned_sized");
+        hl_stack_leave(entry);
+    }
     free(p);
 }
 

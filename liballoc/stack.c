@@ -252,13 +252,13 @@ int hl_stack_init(void)
         hl_stk.unwind = (int)hl_main_heap.opt.unwind;
     void *warm[HL_STACK_MAX_DEPTH];
     pthread_atfork(unwind_fork_prepare, unwind_fork_parent, unwind_fork_child);
-    hl_unw_backtrace_fn bt = hl_unwind_backtrace_fn(); /* dlopens libunwind (unwind_load.h) */
-    /* libunwind's first walk loads its tables and allocates (~370 KiB resident on a small
-     * program). The tracer warms it up here, outside its traced paths; otherwise (hardened
-     * mode: captures guard their reentrancy, as for this call) it happens at the fast
-     * walker's first deferral, if ever. libunwind stays loaded either way: the fault
-     * handler's walk (fault.c) cannot load it. */
-    if (bt && hl_trace_active()) {
+    /* libunwind is loaded (dlopen, unwind_load.h) and its first walk made, which loads its
+     * tables and allocates (~370 KiB resident on a small program), by the first walk that needs
+     * it: a deferral of the fast walker, unwind=libunwind or check. The tracer loads and warms
+     * it up here, outside its traced paths; a hardened process whose walks never defer never
+     * maps it (nor liblzma): the fault handler walks with the fast walker (fault.c). */
+    hl_unw_backtrace_fn bt = hl_trace_active() ? hl_unwind_backtrace_fn() : NULL;
+    if (bt) {
         atomic_fetch_add_explicit(&hl_stk.unwinder_calls, 1, memory_order_relaxed);
         int saved = unwind_enter();
         bt(warm, HL_STACK_MAX_DEPTH); /* first call: loads tables, may allocate */
@@ -271,6 +271,11 @@ int hl_stack_init(void)
 void hl_stack_set_unwind(int mode)
 {
     hl_stk.unwind = mode;
+}
+
+int hl_stack_unwind_mode(void)
+{
+    return hl_stk.unwind;
 }
 
 uint64_t hl_stack_unwinder_calls(void)
@@ -384,6 +389,50 @@ static __attribute__((noinline)) int stack_walk(void **buf, int n)
     return r;
 }
 
+/* unwind=check for a walk from the entry's frame (stack_entry.c): libunwind's walk from here
+ * must reach the entry's return address, after frames of ours only (when our text is known),
+ * and go on with the same frames. */
+static __attribute__((noinline)) void entry_check(void *const *got, int e, size_t max)
+{
+    void *ref[HL_STACK_MAX_DEPTH + HL_STACK_EXTRA];
+    hl_unw_backtrace_fn bt = hl_unwind_backtrace_fn();
+    if (!bt) return;
+    atomic_fetch_add_explicit(&hl_stk.unwinder_calls, 1, memory_order_relaxed);
+    int saved = unwind_enter();
+    int nr = bt(ref, (int)(max + HL_STACK_EXTRA));
+    unwind_leave(saved);
+    uintptr_t lo = hl_stk.self_lo, hi = hl_stk.self_hi;
+    int k = 0;
+    while (k < nr && ref[k] != got[0] &&
+           (lo >= hi || ((uintptr_t)ref[k] >= lo && (uintptr_t)ref[k] < hi)))
+        k++;
+    int want = nr - k < (int)max ? nr - k : (int)max;
+    int i = 0;
+    if (k < nr && ref[k] == got[0]) {
+        while (i < want && i < e && ref[k + i] == got[i])
+            i++;
+        if (i == want && i == e) return;
+    }
+    say("heapledger: unwind=check: the stack walked from the allocator's entry differs from "
+        "libunwind's at frame ");
+    say_dec((uint64_t)i);
+    say(": entry ");
+    if (i < e)
+        say_hex((uint64_t)(uintptr_t)got[i]);
+    else
+        say("(end)");
+    say(", libunwind ");
+    if (k + i < nr)
+        say_hex((uint64_t)(uintptr_t)ref[k + i]);
+    else
+        say("(end)");
+    say(" (");
+    say_dec((uint64_t)k);
+    say(" frames of heapledger's before it)\nheapledger: please report this with the program; "
+        "unwind=libunwind avoids the fast walk\n");
+    abort();
+}
+
 static size_t stack_copy(uint64_t *ips, size_t max, void *const *buf, size_t n, size_t from)
 {
     size_t d = 0;
@@ -409,6 +458,17 @@ __attribute__((noinline)) size_t hl_stack_capture_user(uint64_t *ips, size_t max
     if (max > HL_STACK_MAX_DEPTH) max = HL_STACK_MAX_DEPTH;
     if (skip > HL_STACK_EXTRA - 2) skip = HL_STACK_EXTRA - 2;
     uintptr_t lo = hl_stk.self_lo, hi = hl_stk.self_hi;
+    if (hl_stack_entry_fp && hl_stk.unwind != HL_UNWIND_LIBUNWIND) {
+        /* From the program's call into the allocator (stack_entry.c): none of our frames, and
+         * straight into ips (a return address is a pointer's 8 bytes either way; the walk is
+         * in another translation unit). A deferred walk wrote nothing that counts. */
+        _Static_assert(sizeof(void *) == sizeof(uint64_t), "frames are pointers");
+        int e = hl_stack_entry_walk((void **)ips, (int)max);
+        if (e >= 0) {
+            if (hl_stk.unwind == HL_UNWIND_CHECK) entry_check((void *const *)ips, e, max);
+            return (size_t)e;
+        }
+    }
     int n = stack_walk(buf, (int)(max + (lo < hi ? HL_STACK_SELF_SLACK : skip + 2)));
     if (n <= 0) return 0;
     size_t from = skip + 2;

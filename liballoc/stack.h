@@ -55,6 +55,43 @@ size_t hl_stack_capture_user(uint64_t *ips, size_t max, size_t skip);
 /* Text of the module holding this file (empty when it is the main program). */
 void hl_stack_self_range(uintptr_t *lo, uintptr_t *hi);
 
+/* The program's call into the allocator (stack_entry.c). Each public entry point of the shim
+ * (malloc's and free's slow paths, calloc, realloc, the memalign family, operator new and
+ * delete) notes its own frame pointer — __builtin_frame_address(0), under which lie the
+ * caller's rbp and the return address into the program — for the length of the call:
+ *
+ *     uintptr_t saved = hl_stack_enter(__builtin_frame_address(0));
+ *     ... the operation (every capture in it starts at the program's frame) ...
+ *     hl_stack_leave(saved);
+ *
+ * hl_stack_capture_user() (and so hl_stack_capture_id()'s walks) then starts its walk at the
+ * return address into the program instead of unwinding heapledger's own frames (~8 of them
+ * under harden=1: about half of what a capture cost on gcc). The frame is used only when its
+ * return address lies outside heapledger's text (the entry was called by the program, not by
+ * another function of ours that did not tail-call it) and above the capture's stack pointer;
+ * else the capture walks from its own frame as before. Nested entries (a signal handler that
+ * allocates during an operation) save and restore the outer one. Two TLS accesses per entry;
+ * the fast paths of malloc and free take none. */
+extern __thread uintptr_t hl_stack_entry_fp __attribute__((tls_model("initial-exec")));
+static inline __attribute__((always_inline)) uintptr_t hl_stack_enter(void *fp)
+{
+    uintptr_t saved = hl_stack_entry_fp;
+    hl_stack_entry_fp = (uintptr_t)fp;
+    __asm__ volatile("" ::: "memory"); /* noted before the operation's first capture */
+    return saved;
+}
+static inline __attribute__((always_inline)) void hl_stack_leave(uintptr_t saved)
+{
+    __asm__ volatile("" ::: "memory");
+    hl_stack_entry_fp = saved;
+}
+/* The fast walk (unwind_fast.h) from the entry's frame into buf: up to n return addresses,
+ * buf[0] the return address into the program. -1 when there is no usable entry frame or a
+ * frame needs libunwind (the caller then walks from its own frame). */
+int hl_stack_entry_walk(void **buf, int n);
+/* Captures of the calling thread that walked from the entry's frame (tests). */
+uint64_t hl_stack_entry_walks(void);
+
 /* Id of the calling thread's stack as hl_stack_capture_user(.., max, skip) would capture and
  * hl_stack_intern would intern it, through a cache of verified call sites (stack_cache.c):
  * ~10x cheaper when the call site and stack depth were seen before. 0: none. Needs
@@ -99,6 +136,7 @@ int hl_stack_in_tracer(const uint64_t *ips, size_t n);
  * this sets it (tests). */
 enum { HL_UNWIND_FAST = 0, HL_UNWIND_LIBUNWIND = 1, HL_UNWIND_CHECK = 2 };
 void hl_stack_set_unwind(int mode);
+int hl_stack_unwind_mode(void);
 /* Walks libunwind made for captures so far (its deferred frames, unwind=libunwind/check; the
  * tracer's warm-up in hl_stack_init). Untraced, libunwind's first walk (which allocates and
  * keeps ~370 KiB) waits for the first of them. */

@@ -823,15 +823,22 @@ static __attribute__((noinline, cold)) int uwf_defer(void)
     return -1;
 }
 
+/* A deferral after d frames: -1, and d into *walked when asked. */
+static inline int uwf_defer_at(int *walked, int d)
+{
+    if (walked) *walked = d;
+    return uwf_defer();
+}
+
 /* Called by hl_uwf_backtrace with the caller's state at the call: ip = return address,
  * sp = the stack pointer after the return, rbp. Per frame on a rule-cache hit with a fast
  * rule: the set's address (4), the probe (9), the step (3), the top of the checked pages (2),
  * the two reads (4), the store and the loop (6); other rules take the checked step. */
-__attribute__((used, visibility("hidden"))) int hl_uwf_walk(void **buf, int n, uintptr_t ip,
-                                                            uintptr_t sp, uintptr_t rbp)
+static inline __attribute__((always_inline)) int
+uwf_walk_core(void **buf, int n, uintptr_t ip, uintptr_t sp, uintptr_t rbp, int *walked)
 {
     if (n <= 0) return 0;
-    if (!uwf_ready()) return uwf_defer();
+    if (!uwf_ready()) return uwf_defer_at(walked, 0);
     uint64_t gen = atomic_load_explicit(&uwf.gen, memory_order_relaxed) << 48;
     uwf_tab_t tab = uwf_tab();
     uintptr_t lo = uwf_lo, hi = uwf_hi;
@@ -839,7 +846,7 @@ __attribute__((used, visibility("hidden"))) int hl_uwf_walk(void **buf, int n, u
     buf[d++] = (void *)ip;
     if (__builtin_expect(sp < lo || sp >= hi, 0)) {
         /* Below every fast step lies the stack pointer: make it part of the checked pages. */
-        if (sp < UWF_PAGE || !uwf_extend(sp, sp + 8)) return uwf_defer();
+        if (sp < UWF_PAGE || !uwf_extend(sp, sp + 8)) return uwf_defer_at(walked, d);
         lo = uwf_lo;
         hi = uwf_hi;
     }
@@ -849,20 +856,21 @@ __attribute__((used, visibility("hidden"))) int hl_uwf_walk(void **buf, int n, u
         if (__builtin_expect(R_KIND(r) == P_FAST, 1)) {
             cfa = sp + R_CFA_OFF(r);
             if (__builtin_expect(cfa > hi, 0)) {
-                if (!uwf_extend(sp, cfa)) return uwf_defer();
+                if (!uwf_extend(sp, cfa)) return uwf_defer_at(walked, d);
                 lo = uwf_lo;
                 hi = uwf_hi;
             }
         } else {
             if (R_KIND(r) == P_LAST) break;
-            if (R_KIND(r) != P_STD) return uwf_defer();
+            if (R_KIND(r) != P_STD) return uwf_defer_at(walked, d);
             cfa = ((r & R_CFA_RBP) ? rbp : sp) + R_CFA_OFF(r);
             uintptr_t low = cfa - ((r & R_RBP_SAVED) && R_RBP_OFF(r) > 8 ? R_RBP_OFF(r) : 8);
             /* A frame address that does not grow, or jumps by more than UWF_STEP_MAX, comes
              * from a corrupted stack or a rule we got wrong: libunwind decides. */
-            if (cfa <= sp || cfa - sp > UWF_STEP_MAX) return uwf_defer();
+            if (cfa <= sp || cfa - sp > UWF_STEP_MAX) return uwf_defer_at(walked, d);
             if (low < lo || cfa > hi) {
-                if (cfa < UWF_PAGE || low > cfa || !uwf_extend(low, cfa)) return uwf_defer();
+                if (cfa < UWF_PAGE || low > cfa || !uwf_extend(low, cfa))
+                    return uwf_defer_at(walked, d);
                 lo = uwf_lo;
                 hi = uwf_hi;
             }
@@ -873,6 +881,24 @@ __attribute__((used, visibility("hidden"))) int hl_uwf_walk(void **buf, int n, u
         if (ip < 0x4000) break;
         buf[d++] = (void *)ip;
     }
+    return d;
+}
+
+__attribute__((used, visibility("hidden"))) int hl_uwf_walk(void **buf, int n, uintptr_t ip,
+                                                            uintptr_t sp, uintptr_t rbp)
+{
+    return uwf_walk_core(buf, n, ip, sp, rbp, NULL);
+}
+
+int hl_uwf_walk_interrupted(void **buf, int n, uintptr_t pc, uintptr_t sp, uintptr_t rbp,
+                            int *walked)
+{
+    /* The interrupted instruction's own row is the one at pc: looked up as the return
+     * address pc + 1 (whose row is at pc), then buf[0] set back to pc. */
+    *walked = 0;
+    if (n <= 0 || !pc) return 0;
+    int d = uwf_walk_core(buf, n, pc + 1, sp, rbp, walked);
+    if (d > 0 || *walked > 0) buf[0] = (void *)pc;
     return d;
 }
 

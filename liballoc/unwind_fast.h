@@ -27,6 +27,16 @@ int hl_uwf_init(void);
 /* Up to n return addresses of the calling thread into buf, innermost first, buf[0] in the
  * caller. Returns the count (0..n) or -1: some frame needs libunwind. */
 int hl_uwf_backtrace(void **buf, int n);
+/* The same walk from a given frame: ip its return address (buf[0]), sp the stack pointer after
+ * that return, rbp the register's value there. Every word read is checked as for a walk from
+ * the caller (sp must lie in this thread's mapped pages). */
+int hl_uwf_walk(void **buf, int n, uintptr_t ip, uintptr_t sp, uintptr_t rbp);
+/* The walk from an interrupted context (a signal handler's ucontext: the stack at a faulting
+ * access): pc is the interrupted instruction itself (buf[0]; its unwind row is the one at pc,
+ * not at pc - 1), sp and rbp the registers there. Returns the count, or -1 when a frame needs
+ * libunwind; *walked is then the number of frames found before it (buf[0..*walked) valid). */
+int hl_uwf_walk_interrupted(void **buf, int n, uintptr_t pc, uintptr_t sp, uintptr_t rbp,
+                            int *walked);
 
 /* The compact rule of one return address (its FDE row at ra - 1), for tests and for the
  * check mode's messages. */

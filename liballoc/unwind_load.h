@@ -22,9 +22,10 @@ typedef int (*hl_unw_backtrace_fn)(void **buf, int n);
 hl_unw_backtrace_fn hl_unwind_backtrace_fn(void);
 
 /* libunwind's cursor functions, for a walk from a signal context (fault.c: the stack at a
- * faulting access). Found with unw_backtrace; NULL until libunwind is loaded — never loaded
- * from here, since the caller is a signal handler (the walk then has no frames; a hardened
- * process has loaded it at its first captured stack). */
+ * faulting access, where heapledger's own walker defers). Found with unw_backtrace; NULL until
+ * libunwind is loaded — never loaded from here, since the caller is a signal handler (a
+ * hardened process loads it at the first walk that defers to it, if any: fault.c then keeps
+ * the frames its own walker found). */
 typedef struct {
     int (*init_local2)(void *cursor, void *context, int flag);
     int (*get_reg)(void *cursor, int reg, unsigned long *val);

@@ -7,10 +7,12 @@ E2E_DIR := $(TEST_DIR)/e2e
 # tp_emit: the tracing backend linked into a program of its own (no allocator), so the
 # recording pipeline is tested exactly (known event counts) independently of liballoc.
 $(E2E_DIR)/tp_emit: tests/e2e/tp_emit.c liballoc/trace_lttng.c liballoc/stack.c liballoc/stack.h \
-                    liballoc/unwind_load.c liballoc/unwind_fast.c liballoc/trace.h schemas/heapledger_tp.h
+                    liballoc/stack_entry.c liballoc/unwind_load.c liballoc/unwind_fast.c \
+                    liballoc/trace.h schemas/heapledger_tp.h
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -DHL_TRACE_LTTNG -DHL_UNWIND_LINKED -o $@ tests/e2e/tp_emit.c \
-	    liballoc/trace_lttng.c liballoc/stack.c liballoc/unwind_load.c liballoc/unwind_fast.c \
+	    liballoc/trace_lttng.c liballoc/stack.c liballoc/stack_entry.c liballoc/unwind_load.c \
+	    liballoc/unwind_fast.c \
 	    -lunwind -ldl -lpthread
 
 # A stand-in libheapledger.so for the tp_emit tests (record insists on preloading one).
@@ -25,10 +27,11 @@ $(E2E_DIR)/record_known: tests/e2e/record_known.c
 
 # Unit tests of the stack table (Criterion).
 $(E2E_DIR)/record_stack_test: tests/e2e/record_stack_test.c liballoc/stack.c liballoc/stack.h \
-                              liballoc/unwind_load.c liballoc/unwind_fast.c
+                              liballoc/stack_entry.c liballoc/unwind_load.c liballoc/unwind_fast.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -DHL_UNWIND_LINKED -o $@ tests/e2e/record_stack_test.c liballoc/stack.c \
-	    liballoc/unwind_load.c liballoc/unwind_fast.c -lcriterion -lunwind -lpthread
+	    liballoc/stack_entry.c liballoc/unwind_load.c liballoc/unwind_fast.c -lcriterion -lunwind \
+	    -lpthread
 
 # Allocation-heavy loop for the tracing-cost benchmark (record_bench.sh).
 $(E2E_DIR)/record_bench: tests/e2e/record_bench.c

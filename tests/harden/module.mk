@@ -21,10 +21,16 @@ $(HARDEN_DIR)/full/%: tests/harden/full/%.cc
 	$(CXX) -std=c++17 -O0 -g -w -o $@ $<
 
 # Transparency: signals the program raises or is sent, and descriptors (signals.c, fds.c).
-HARDEN_PROGS := $(HARDEN_DIR)/signals $(HARDEN_DIR)/fds
+HARDEN_PROGS := $(HARDEN_DIR)/signals $(HARDEN_DIR)/fds $(HARDEN_DIR)/entry_stacks
 $(HARDEN_DIR)/signals: tests/harden/signals.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -O0 -o $@ $<
+
+# Every entry point's stacks start at the program's call (entry_stacks.sh): each function
+# its own frame, no tail calls.
+$(HARDEN_DIR)/entry_stacks: tests/harden/entry_stacks.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O1 -g -fno-builtin -fno-optimize-sibling-calls -w -o $@ $< -lstdc++
 
 $(HARDEN_DIR)/fds: tests/harden/fds.c
 	@mkdir -p $(dir $@)
@@ -37,6 +43,13 @@ $(HARDEN_TEST): tests/harden/test_harden.c $(LIBHL_CORE_A)
 # The call-site cache of hardened stacks (stack_cache.c): cached ids equal full unwinds'.
 HARDEN_STACK_TEST := $(HARDEN_DIR)/stack_cache_tests
 $(HARDEN_STACK_TEST): tests/harden/test_stack_cache.c $(LIBHL_CORE_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -fno-optimize-sibling-calls -I liballoc -o $@ $< $(LIBHL_CORE_A) -lcriterion \
+	    $(LIBHL_CORE_LIBS)
+
+# Stacks that start at the allocator's entry frame (stack_entry.c): the program's call site.
+HARDEN_ENTRY_TEST := $(HARDEN_DIR)/stack_entry_tests
+$(HARDEN_ENTRY_TEST): tests/harden/test_stack_entry.c $(LIBHL_CORE_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -fno-optimize-sibling-calls -I liballoc -o $@ $< $(LIBHL_CORE_A) -lcriterion \
 	    $(LIBHL_CORE_LIBS)
@@ -91,10 +104,11 @@ $(HARDEN_DIR)/bugs/%: tests/harden/bugs/%.cc
 
 .PHONY: check-harden
 check-harden: $(HARDEN_TEST) $(HARDEN_BUGS) $(HARDEN_FULL) $(LIBHL_SO) $(TEST_DIR)/stress $(BIN_DIR)/heapledger \
-	$(AN_REPLAY_REC) $(HARDEN_PROGS) $(HL_SYMBOLIZER) $(HARDEN_STACK_TEST) $(HARDEN_CACHE_TEST) $(HARDEN_QUARANTINE_TEST) \
+	$(AN_REPLAY_REC) $(HARDEN_PROGS) $(HL_SYMBOLIZER) $(HARDEN_STACK_TEST) $(HARDEN_ENTRY_TEST) $(HARDEN_CACHE_TEST) $(HARDEN_QUARANTINE_TEST) \
 	$(HARDEN_METACOPY_TEST) $(HARDEN_PATTERN_TEST) $(HARDEN_SLOT_STATE_TEST)
 	HEAPLEDGER_SYMBOLIZER=$(abspath $(HL_SYMBOLIZER)) $(HARDEN_TEST) --jobs 2
 	$(HARDEN_STACK_TEST) --jobs 2
+	$(HARDEN_ENTRY_TEST) --jobs 2
 	$(HARDEN_CACHE_TEST) --jobs 2
 	$(HARDEN_QUARANTINE_TEST) --jobs 2
 	$(HARDEN_METACOPY_TEST) --jobs 2
@@ -102,6 +116,7 @@ check-harden: $(HARDEN_TEST) $(HARDEN_BUGS) $(HARDEN_FULL) $(LIBHL_SO) $(TEST_DI
 	$(HARDEN_SLOT_STATE_TEST) --jobs 2
 	tests/harden/signals.sh $(abspath $(LIBHL_SO)) $(HARDEN_DIR)/signals
 	tests/harden/fds.sh $(abspath $(LIBHL_SO)) $(HARDEN_DIR)/fds
+	tests/harden/entry_stacks.sh $(abspath $(LIBHL_SO)) $(HARDEN_DIR)/entry_stacks
 	tests/harden/replay_absurd.sh $(BIN_DIR)/heapledger $(AN_REPLAY_REC) schemas $(HARDEN_DIR)
 	tests/harden/run_bugs.sh $(abspath $(LIBHL_SO)) $(HARDEN_DIR)/bugs tests/harden/bugs
 	tests/harden/real_programs.sh $(abspath $(LIBHL_SO))

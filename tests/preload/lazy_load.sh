@@ -19,8 +19,11 @@ maps=$(LD_PRELOAD=$lib python3 -c 'import threading; t=threading.Thread(target=l
 ! grep -q 'libunwind\|liblttng' <<<"$maps"
 check "untraced python with a thread: nothing loaded" $?
 maps=$(HEAPLEDGER_OPTIONS=harden=1 LD_PRELOAD=$lib cat /proc/self/maps)
+grep -q libheapledger <<<"$maps" && ! grep -q 'libunwind\|liblzma\|liblttng' <<<"$maps"
+check "harden=1: stacks captured, fault handler installed, libunwind not loaded (no walk deferred)" $?
+maps=$(HEAPLEDGER_OPTIONS=harden=1,unwind=libunwind LD_PRELOAD=$lib cat /proc/self/maps)
 grep -q 'libunwind' <<<"$maps" && ! grep -q 'liblttng' <<<"$maps"
-check "harden=1: libunwind loaded at the first capture, LTTng-UST not" $?
+check "harden=1,unwind=libunwind: libunwind loaded at the first capture, LTTng-UST not" $?
 maps=$(HEAPLEDGER_OPTIONS=harden=1,stacks=0 LD_PRELOAD=$lib cat /proc/self/maps)
 ! grep -q 'libunwind' <<<"$maps"
 check "harden=1,stacks=0: no capture, libunwind not loaded" $?
