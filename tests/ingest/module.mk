@@ -5,7 +5,7 @@
 
 INGEST_SRCS := db ingest_source ingest_queue ingest_map ingest_ledger ingest_store ingest_decoder \
                ingest_symbols ingest_demangle ingest_progress ingest_run ingest_salvage collect collectd \
-               collectd_prefix ingest_leakclass ingest_totals ingest_order ingest_writer ctf_meta ctf_tsdl ctf_stream ctf_source
+               collectd_prefix ingest_leakclass ingest_totals ingest_order ingest_writer ctf_meta ctf_tsdl ctf_plan ctf_stream ctf_source
 INGEST_OBJS := $(INGEST_SRCS:%=$(OBJ_DIR)/tracer/%.o)
 INGEST_LIBS := $(shell pkg-config --libs babeltrace2 sqlite3 libdw 2>/dev/null || \
                  echo -lbabeltrace2 -lsqlite3 -ldw -lelf) -lpthread
@@ -31,7 +31,7 @@ $(INGEST_DB_TEST): tests/ingest/ingest_db_test.c $(OBJ_DIR)/tracer/db.o
 # Criterion test of heapledger's CTF reader: metadata parser and stream decoder, hostile input.
 INGEST_CTF_TEST := $(TEST_DIR)/ingest/ctf_reader_test
 $(INGEST_CTF_TEST): tests/ingest/ctf_reader_test.c $(OBJ_DIR)/tracer/ctf_meta.o $(OBJ_DIR)/tracer/ctf_tsdl.o \
-		$(OBJ_DIR)/tracer/ctf_stream.o
+		$(OBJ_DIR)/tracer/ctf_plan.o $(OBJ_DIR)/tracer/ctf_stream.o
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -I tracer -o $@ $^ -lcriterion
 
