@@ -243,6 +243,16 @@ int hl_ctf_plan_header(const hl_ctf_plan_t *p, const uint32_t *ids, uint32_t nid
     if (!v->nrange) return -1;
     for (uint32_t r = 0; r < v->nrange; r++)
         if (v->range[r].child >= 8 || v->opt[v->range[r].child] == v->next) return -1;
+    /* LTTng's large header, exactly: hl_ctf_hdr_run's shortest path */
+    const hl_ctf_hdr_opt_t *co = &h->opt[v->range[0].child],
+                           *eo = &h->opt[v->range[1 % v->nrange].child];
+    h->large = h->align % 8 == 0 && h->tag.op == HL_LEAF_U16 && h->tag.off == 0 && h->bits == 16 &&
+               v->nrange == 2 && v->range[0].lo == 0 && v->range[0].hi == 65534 &&
+               v->range[1].lo == 65535 && v->range[1].hi == 65535 && co->align == 8 &&
+               co->bits == 32 && !co->has_id && co->has_ts && co->ts.op == HL_LEAF_U32 &&
+               co->ts.off == 0 && eo->align == 8 && eo->bits == 96 && eo->has_id &&
+               eo->id.op == HL_LEAF_U32 && eo->id.off == 0 && eo->has_ts &&
+               eo->ts.op == HL_LEAF_U64 && eo->ts.off == 4;
     return 0;
 }
 

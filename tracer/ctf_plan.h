@@ -117,6 +117,7 @@ typedef struct hl_ctf_hdr_opt_s {
 } hl_ctf_hdr_opt_t;
 
 typedef struct hl_ctf_hdr_s {
+    int large;      /* exactly LTTng's large header (below): the shortest straight line */
     uint16_t align; /* the first run: the id alone */
     uint32_t need, bits;
     hl_ctf_leaf_t tag;
@@ -268,6 +269,28 @@ hl_ctf_plan_dec(const hl_ctf_plan_t *p, hl_ctf_cursor_t *c, hl_ctf_val_t *v)
 static inline __attribute__((always_inline)) int hl_ctf_hdr_run(const hl_ctf_hdr_t *h,
                                                                 hl_ctf_cursor_t *c, uint64_t *id)
 {
+    if (h->large) { /* 16-bit id; compact: 32-bit time (6 bytes); extended: 32-bit id, 64-bit time
+                       (14 bytes), at byte offsets (the struct is byte-aligned) */
+        uint64_t pos = (c->pos + 7) & ~UINT64_C(7);
+        if (pos > c->end || c->end - pos < 48) return -1;
+        const uint8_t *p = c->b + (pos >> 3);
+        uint64_t x = 0;
+        memcpy(&x, p, 2);
+        if (x != 65535) {
+            uint64_t t = 0;
+            memcpy(&t, p + 2, 4);
+            if (c->clock) hl_ctf_update_clock(c->clock, t, 32);
+            c->pos = pos + 48;
+            *id = x;
+            return 0;
+        }
+        if (c->end - pos < 112) return -1;
+        memcpy(&x, p + 2, 4);
+        if (c->clock) memcpy(c->clock, p + 6, 8);
+        c->pos = pos + 112;
+        *id = x;
+        return 0;
+    }
     uint64_t a = h->align;
     uint64_t pos = (c->pos + a - 1) & ~(a - 1);
     if (pos > c->end || c->end - pos < h->need) return -1;

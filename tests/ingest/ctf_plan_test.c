@@ -85,6 +85,7 @@ Test(ctf_plan, what_compiles)
     const hl_ctf_stream_class_t *sc = hl_ctf_meta_stream(m, 0);
     cr_assert_not_null(sc->event_header.plan, "the large header compiles");
     cr_assert_not_null(sc->hdr, "and has LTTng's shape");
+    cr_assert(sc->hdr->large, "exactly the large header");
     cr_assert_not_null(m->packet_header.plan);
     cr_assert_not_null(sc->packet_context.plan);
     const hl_ctf_plan_t *a = event(m, "heapledger:alloc")->payload.plan;
