@@ -140,7 +140,7 @@ static int stream_files(const char *dir, char ***out, size_t *n, char *err, size
 }
 
 /* Merge order: time from origin, then trace uuid, stream class id, stream instance id. */
-static int key_cmp(const cstream_t *a, const cstream_t *b)
+static inline __attribute__((always_inline)) int key_cmp(const cstream_t *a, const cstream_t *b)
 {
     if (a->st->ns != b->st->ns) return a->st->ns < b->st->ns ? -1 : 1;
     if (a->tr != b->tr) {
