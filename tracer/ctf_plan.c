@@ -23,7 +23,11 @@ typedef struct comp_s {
     uint64_t off; /* bits from the open run's start */
     int check;    /* the open run has a sized member */
     uint64_t need;
+    int big; /* a run longer than MAX_RUN_BITS: the plan is refused */
 } comp_t;
+
+/* A run's offsets and sizes are 32-bit; a longer run (a 128 MiB event) is the tree walk's. */
+#define MAX_RUN_BITS (UINT64_C(1) << 30)
 
 static uint64_t align_up(uint64_t x, uint64_t a)
 {
@@ -88,6 +92,7 @@ static void sized(comp_t *c, uint64_t bits)
     c->off += bits;
     c->need = c->off;
     c->check = 1;
+    if (c->off > MAX_RUN_BITS) c->big = 1;
 }
 
 static uint8_t int_op(const hl_ctf_node_t *n, int whole)
@@ -146,7 +151,6 @@ static int compile(comp_t *c, const hl_ctf_node_t *n, int depth)
         if (place(c, a) != 0 || add_marker(c, n) != 0) return -1;
         for (uint32_t i = 0; i < n->nchild; i++)
             if (compile(c, &n->child[i], depth + 1) != 0) return -1;
-        if (c->off > (1u << 30)) return -1;
         break;
     case HL_CTF_VARIANT: {
         if (n->nchild > MAX_OPTIONS || c->nstep == MAX_STEPS || add_marker(c, n) != 0) return -1;
@@ -180,8 +184,10 @@ hl_ctf_plan_t *hl_ctf_plan_compile(const hl_ctf_node_t *root, void *(*alloc)(voi
     comp_t c; /* about 11 KiB */
     c.nstep = c.nleaf = c.nmarker = 0;
     c.run = -1;
+    c.big = 0;
     if (compile(&c, root, 0) != 0) return NULL;
     close_run(&c);
+    if (c.big) return NULL;
     hl_ctf_plan_t *p = alloc(actx, sizeof *p);
     p->nstep = c.nstep;
     p->nleaf = c.nleaf;

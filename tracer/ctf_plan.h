@@ -93,7 +93,8 @@ typedef struct hl_ctf_plan_s {
 
 /* The plan of a scope's root (a struct), its memory from alloc(actx, bytes) (zeroed, never
  * NULL: the metadata arena); NULL when the scope has something a plan does not express
- * (strings, sequences, more than 8 options in a variant, more than 256 leaves or 64 steps). */
+ * (strings, sequences, more than 8 options in a variant, more than 256 leaves or 64 steps, a
+ * run longer than 128 MiB). */
 hl_ctf_plan_t *hl_ctf_plan_compile(const hl_ctf_node_t *root, void *(*alloc)(void *, size_t),
                                    void *actx);
 /* Write the markers into a value array used for this scope only, once before decoding. */
@@ -184,19 +185,18 @@ static inline void hl_ctf_update_clock(uint64_t *clock, uint64_t v, unsigned siz
 /* An unsigned integer leaf of a run whose start is at bit pos. */
 static inline uint64_t hl_ctf_leaf_uint(const hl_ctf_leaf_t *l, const uint8_t *b, uint64_t pos)
 {
-    const uint8_t *p = b + (pos >> 3) + l->off;
     uint64_t x = 0;
-    switch (l->op) {
+    switch (l->op) { /* U8..U64: off in bytes, pos byte-aligned; INT: off in bits */
     case HL_LEAF_U8:
-        return p[0];
+        return b[(pos >> 3) + l->off];
     case HL_LEAF_U16:
-        memcpy(&x, p, 2);
+        memcpy(&x, b + (pos >> 3) + l->off, 2);
         return x;
     case HL_LEAF_U32:
-        memcpy(&x, p, 4);
+        memcpy(&x, b + (pos >> 3) + l->off, 4);
         return x;
     case HL_LEAF_U64:
-        memcpy(&x, p, 8);
+        memcpy(&x, b + (pos >> 3) + l->off, 8);
         return x;
     default:
         return hl_ctf_rd_bits(b, pos + l->off, l->size);

@@ -112,6 +112,34 @@ Test(ctf_plan, what_compiles)
     hl_ctf_meta_free(m);
 }
 
+/* A run longer than 128 MiB (its offsets would not fit a plan's 32 bits): refused, the tree
+ * walk decodes it; 7 arrays of 16 MiB (112 MiB) still compile. */
+Test(ctf_plan, runs_too_long)
+{
+    for (int n = 7; n <= 9; n += 2) {
+        char extra[2048];
+        size_t o = (size_t)snprintf(extra, sizeof extra,
+                                    "event {\n name = \"huge\";\n id = 5;\n stream_id = 0;\n"
+                                    " fields := struct {\n");
+        for (int i = 0; i < n; i++)
+            o += (size_t)snprintf(extra + o, sizeof extra - o, "  uint8_t _a%d[16777216];\n", i);
+        snprintf(extra + o, sizeof extra - o, " };\n};\n");
+        size_t len = strlen(META) + strlen(extra);
+        char *t = malloc(len + 1);
+        snprintf(t, len + 1, "%s%s", META, extra);
+        char err[400] = "";
+        hl_ctf_meta_t *m = hl_ctf_meta_parse(t, len, err, sizeof err);
+        free(t);
+        cr_assert_not_null(m, "%s", err);
+        const hl_ctf_plan_t *p = event(m, "huge")->payload.plan;
+        if (n == 7)
+            cr_expect_not_null(p, "112 MiB: compiled");
+        else
+            cr_expect_null(p, "144 MiB: refused");
+        hl_ctf_meta_free(m);
+    }
+}
+
 /* ---- stream files, bit by bit --------------------------------------------------------- */
 
 typedef struct wb_s {
