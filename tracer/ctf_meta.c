@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ctf_plan.h"
 #include "ctf_tsdl.h"
 
 /* ---- instantiation: nodes with slots ------------------------------------------------ */
@@ -171,6 +172,33 @@ static void clear_enum_stash(hl_ctf_node_t *n)
         clear_enum_stash(&n->child[i]);
 }
 
+static void *arena_alloc(void *c, size_t n)
+{
+    return hl_tsdl_alloc(c, n);
+}
+
+/* A scope's index and plan (after clear_enum_stash: a plan reads only variants' ranges). */
+static void plan_of(hl_tsdl_ctx_t *c, hl_ctf_scope_t *sc)
+{
+    hl_ctf_meta_t *m = c->m;
+    sc->index = (uint32_t)m->nscopes;
+    m->scopes[m->nscopes++] = sc;
+    sc->plan = hl_ctf_plan_compile(sc->root, arena_alloc, c);
+}
+
+/* hl_ctf_ns_of's shortcut (ctf_meta.h). */
+static void ns_shortcut(hl_ctf_meta_t *m)
+{
+    m->ns_fast = 0;
+    if (m->clock_freq != 1000000000) return;
+    __int128 base = (__int128)m->clock_offset_s * 1000000000 + m->clock_offset;
+    if (base > INT64_MAX || base < INT64_MIN) return;
+    __int128 room = (__int128)INT64_MAX - base; /* >= 0 */
+    m->ns_base = (int64_t)base;
+    m->ns_max = room > (__int128)UINT64_MAX ? UINT64_MAX : (uint64_t)room;
+    m->ns_fast = 1;
+}
+
 static uint32_t member_slot(const hl_ctf_scope_t *sc, const char *name, int kind)
 {
     const hl_ctf_node_t *n = hl_ctf_member(sc->root, name);
@@ -190,8 +218,11 @@ static void build(hl_tsdl_ctx_t *c)
 {
     hl_ctf_meta_t *m = c->m;
     if (!m->clock_freq) m->clock_freq = 1000000000;
+    ns_shortcut(m);
+    m->scopes = hl_tsdl_alloc(c, (1 + 3 * c->nst + 2 * c->nev) * sizeof *m->scopes);
     scope_of(c, &m->packet_header, c->ph, "packet.header");
     clear_enum_stash(m->packet_header.root);
+    plan_of(c, &m->packet_header);
     m->ph_magic = member_slot(&m->packet_header, "magic", HL_CTF_INT);
     m->ph_stream_id = member_slot(&m->packet_header, "stream_id", HL_CTF_INT);
     m->ph_instance_id = member_slot(&m->packet_header, "stream_instance_id", HL_CTF_INT);
@@ -213,6 +244,13 @@ static void build(hl_tsdl_ctx_t *c)
         clear_enum_stash(s->packet_context.root);
         clear_enum_stash(s->event_header.root);
         clear_enum_stash(s->event_context.root);
+        plan_of(c, &s->packet_context);
+        plan_of(c, &s->event_header);
+        if (s->event_header.plan) {
+            hl_ctf_hdr_t *h = hl_tsdl_alloc(c, sizeof *h);
+            if (hl_ctf_plan_header(s->event_header.plan, s->id_slot, s->nid, h) == 0) s->hdr = h;
+        }
+        plan_of(c, &s->event_context);
         s->pc_content_size = member_slot(&s->packet_context, "content_size", HL_CTF_INT);
         s->pc_packet_size = member_slot(&s->packet_context, "packet_size", HL_CTF_INT);
         s->pc_ts_begin = member_slot(&s->packet_context, "timestamp_begin", HL_CTF_INT);
@@ -240,6 +278,8 @@ static void build(hl_tsdl_ctx_t *c)
         scope_of(c, &ec->payload, e->fields, "event fields");
         clear_enum_stash(ec->context.root);
         clear_enum_stash(ec->payload.root);
+        plan_of(c, &ec->context);
+        plan_of(c, &ec->payload);
         if (ec->id >= s->nevents) {
             uint64_t nn = ec->id + 1 > s->nevents * 2 ? ec->id + 1 : s->nevents * 2;
             hl_ctf_event_class_t **ne = hl_tsdl_alloc(c, nn * sizeof *ne);

@@ -140,7 +140,7 @@ static int stream_files(const char *dir, char ***out, size_t *n, char *err, size
 }
 
 /* Merge order: time from origin, then trace uuid, stream class id, stream instance id. */
-static int key_cmp(const cstream_t *a, const cstream_t *b)
+static inline __attribute__((always_inline)) int key_cmp(const cstream_t *a, const cstream_t *b)
 {
     if (a->st->ns != b->st->ns) return a->st->ns < b->st->ns ? -1 : 1;
     if (a->tr != b->tr) {
@@ -451,8 +451,13 @@ static int convert(hl_ctf_source_t *s, const cstream_t *cs)
     if (in->words != HL_CTF_NOSLOT) {
         const hl_ctf_val_t *a = &p[in->words];
         int nw = words_needed(in->kind);
-        for (int i = 0; i < nw; i++)
-            w[i] = velem(a, (uint64_t)i);
+        if (a->esize == 8 && nw == L3_ALLOC_WORDS) /* the words as they lie in the packet */
+            memcpy(w, a->p, L3_ALLOC_WORDS * 8);
+        else if (a->esize == 8 && nw == L3_FREE_WORDS)
+            memcpy(w, a->p, L3_FREE_WORDS * 8);
+        else
+            for (int i = 0; i < nw; i++)
+                w[i] = velem(a, (uint64_t)i);
         pid = (uint32_t)(w[0] >> 32);
         tid = (uint32_t)w[0];
     } else if (in->pay_pid != HL_CTF_NOSLOT && in->pay_tid != HL_CTF_NOSLOT) {

@@ -1,13 +1,17 @@
 /* tracer/ctf_stream.c — packets and events of one CTF stream file (see ctf_stream.h).
  *
- * Decoding walks the scope's node tree (ctf_meta.c) with a bit position: align, bounds
- * check against the packet's content size, read. Integers are little-endian bit fields
+ * Each scope is decoded by its plan (ctf_plan.c: runs of members at fixed offsets, one
+ * bounds check per run) or, when it has none (strings, sequences), by walking its node tree
+ * (ctf_meta.c) with a bit position: align, bounds check against the packet's content size,
+ * read. The two write the same values. Integers are little-endian bit fields
  * (byte-aligned 8/16/32/64-bit ones take the fast path); arrays and sequences of integers
  * are not copied: their value points into the packet buffer. Every bound is checked
  * before it is read: a lying size or length makes the event fail, never a read outside
  * the buffer.
  */
 #include "ctf_stream.h"
+
+#include "ctf_plan.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,62 +25,7 @@
 #define MAX_PACKET  (256u << 20) /* bytes; LTTng's sub-buffers are far smaller */
 #define HEAD_WINDOW 4096u        /* bytes read to check a packet's header and context */
 
-typedef struct dec_s {
-    const uint8_t *b;
-    uint64_t pos, end;
-    uint64_t *clock; /* NULL: clock-mapped integers do not update the clock */
-    uint32_t gen;
-} dec_t;
-
-static inline uint64_t rd_bits(const uint8_t *b, uint64_t pos, unsigned size)
-{
-    const uint8_t *p = b + (pos >> 3);
-    unsigned sh = (unsigned)(pos & 7);
-    if (!sh) {
-        switch (size) {
-        case 8:
-            return p[0];
-        case 16: {
-            uint16_t v;
-            memcpy(&v, p, 2);
-            return v;
-        }
-        case 32: {
-            uint32_t v;
-            memcpy(&v, p, 4);
-            return v;
-        }
-        case 64: {
-            uint64_t v;
-            memcpy(&v, p, 8);
-            return v;
-        }
-        default:
-            break;
-        }
-    }
-    unsigned nb = (sh + size + 7) / 8; /* <= 9 */
-    unsigned __int128 x = 0;
-    for (unsigned i = 0; i < nb; i++)
-        x |= (unsigned __int128)p[i] << (8 * i);
-    x >>= sh;
-    return size == 64 ? (uint64_t)x : (uint64_t)x & ((UINT64_C(1) << size) - 1);
-}
-
-/* CTF's clock update: a value of fewer than 64 bits replaces the low bits of the clock,
- * and a smaller value than the clock's low bits means they wrapped around once. */
-static inline void update_clock(uint64_t *clock, uint64_t v, unsigned size)
-{
-    if (size >= 64) {
-        *clock = v;
-        return;
-    }
-    uint64_t mask = (UINT64_C(1) << size) - 1;
-    if (v < (*clock & mask)) *clock += mask + 1;
-    *clock = (*clock & ~mask) | v;
-}
-
-static int dec(dec_t *d, const hl_ctf_node_t *n, hl_ctf_val_t *v)
+static int dec(hl_ctf_cursor_t *d, const hl_ctf_node_t *n, hl_ctf_val_t *v)
 {
     uint64_t a = n->align;
     d->pos = (d->pos + a - 1) & ~(a - 1);
@@ -84,9 +33,9 @@ static int dec(dec_t *d, const hl_ctf_node_t *n, hl_ctf_val_t *v)
     switch ((hl_ctf_kind_t)n->kind) {
     case HL_CTF_INT: {
         if (d->pos > d->end || d->end - d->pos < n->size) return -1;
-        uint64_t x = rd_bits(d->b, d->pos, n->size);
+        uint64_t x = hl_ctf_rd_bits(d->b, d->pos, n->size);
         d->pos += n->size;
-        if (n->clock && d->clock) update_clock(d->clock, x, n->size);
+        if (n->clock && d->clock) hl_ctf_update_clock(d->clock, x, n->size);
         if (n->is_signed && n->size < 64 && (x >> (n->size - 1)) & 1)
             x |= ~((UINT64_C(1) << n->size) - 1);
         o->u = x;
@@ -164,9 +113,13 @@ static int dec(dec_t *d, const hl_ctf_node_t *n, hl_ctf_val_t *v)
     return -1;
 }
 
-static int dec_scope(dec_t *d, const hl_ctf_scope_t *sc, hl_ctf_val_t *v)
+/* A scope by its plan, or by walking its tree when it has none. */
+static inline __attribute__((always_inline)) int
+dec_scope(hl_ctf_cursor_t *d, const hl_ctf_scope_t *sc, hl_ctf_val_t *v)
 {
-    return sc->root ? dec(d, sc->root, v) : 0;
+    if (!sc->root) return 0;
+    if (sc->plan) return hl_ctf_plan_dec(sc->plan, d, v);
+    return dec(d, sc->root, v);
 }
 
 static int valid_int(const hl_ctf_val_t *v, uint32_t slot, uint32_t gen)
@@ -195,8 +148,9 @@ static int packet_head(hl_ctf_stream_t *s, const uint8_t *b, uint64_t n, uint64_
     const hl_ctf_meta_t *m = s->m;
     uint64_t left = s->fsize - off; /* bytes of the file from this packet on */
     s->gen++;
-    dec_t d = {b, 0, n * 8, NULL, s->gen};
+    hl_ctf_cursor_t d = {b, 0, n * 8, NULL, s->gen};
     memset(pk, 0, sizeof *pk);
+    s->ph = s->vals[m->packet_header.index];
     if (dec_scope(&d, &m->packet_header, s->ph) != 0) {
         snprintf(s->err, sizeof s->err, "%s: packet at offset %llu: truncated packet header",
                  s->path, (unsigned long long)off);
@@ -231,6 +185,7 @@ static int packet_head(hl_ctf_stream_t *s, const uint8_t *b, uint64_t n, uint64_
         pk->instance = s->ph[m->ph_instance_id].u;
     }
     const hl_ctf_stream_class_t *sc = pk->sc;
+    s->pc = s->vals[sc->packet_context.index];
     if (dec_scope(&d, &sc->packet_context, s->pc) != 0) {
         snprintf(s->err, sizeof s->err, "%s: packet at offset %llu: truncated packet context",
                  s->path, (unsigned long long)off);
@@ -275,27 +230,25 @@ static int packet_head(hl_ctf_stream_t *s, const uint8_t *b, uint64_t n, uint64_
     return 0;
 }
 
-static size_t max_slots(const hl_ctf_meta_t *m)
+/* One value array per scope, in one block after the table of pointers; the markers of the
+ * planned scopes written (ctf_plan.h). */
+static hl_ctf_val_t **value_arrays(const hl_ctf_meta_t *m)
 {
-    size_t n = 1;
-    for (size_t i = 0; i < m->nevents; i++) {
-        if (m->events[i]->payload.nslots > n) n = m->events[i]->payload.nslots;
-        if (m->events[i]->context.nslots > n) n = m->events[i]->context.nslots;
+    size_t n = 0;
+    for (size_t i = 0; i < m->nscopes; i++)
+        n += m->scopes[i]->nslots + 1;
+    size_t head = (m->nscopes + 1) * sizeof(hl_ctf_val_t *);
+    head = (head + 15) & ~(size_t)15;
+    char *mem = calloc(1, head + n * sizeof(hl_ctf_val_t));
+    if (!mem) return NULL;
+    hl_ctf_val_t **v = (hl_ctf_val_t **)mem;
+    hl_ctf_val_t *at = (hl_ctf_val_t *)(mem + head);
+    for (size_t i = 0; i < m->nscopes; i++) {
+        v[i] = at;
+        if (m->scopes[i]->plan) hl_ctf_plan_init(m->scopes[i]->plan, at);
+        at += m->scopes[i]->nslots + 1;
     }
-    return n;
-}
-
-static size_t stream_slots(const hl_ctf_meta_t *m, int which)
-{
-    size_t n = 1;
-    for (size_t i = 0; i < m->nstreams; i++) {
-        const hl_ctf_stream_class_t *sc = m->streams[i];
-        size_t k = which == 0   ? sc->packet_context.nslots
-                   : which == 1 ? sc->event_header.nslots
-                                : sc->event_context.nslots;
-        if (k > n) n = k;
-    }
-    return n;
+    return v;
 }
 
 hl_ctf_stream_t *hl_ctf_stream_open(const hl_ctf_meta_t *m, const char *path, char *err,
@@ -309,15 +262,10 @@ hl_ctf_stream_t *hl_ctf_stream_open(const hl_ctf_meta_t *m, const char *path, ch
     s->m = m;
     s->fd = -1;
     s->path = strdup(path);
-    s->ph = calloc(m->packet_header.nslots + 1, sizeof *s->ph);
-    s->pc = calloc(stream_slots(m, 0), sizeof *s->pc);
-    s->eh = calloc(stream_slots(m, 1), sizeof *s->eh);
-    s->sctx = calloc(stream_slots(m, 2), sizeof *s->sctx);
-    s->ectx = calloc(max_slots(m), sizeof *s->ectx);
-    s->pl = calloc(max_slots(m), sizeof *s->pl);
+    s->vals = value_arrays(m);
     uint8_t *head = malloc(HEAD_WINDOW);
     struct stat sb;
-    if (!s->path || !s->ph || !s->pc || !s->eh || !s->sctx || !s->ectx || !s->pl || !head) {
+    if (!s->path || !s->vals || !head) {
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
@@ -355,6 +303,10 @@ hl_ctf_stream_t *hl_ctf_stream_open(const hl_ctf_meta_t *m, const char *path, ch
         off += pk.packet_bits / 8;
     }
     free(head);
+    if (s->sc) {
+        s->eh = s->vals[s->sc->event_header.index];
+        s->sctx = s->vals[s->sc->event_context.index];
+    }
     return s;
 fail:
     free(head);
@@ -453,11 +405,15 @@ int hl_ctf_stream_next(hl_ctf_stream_t *s)
     const hl_ctf_stream_class_t *sc = s->sc;
     s->gen++;
     uint64_t at = s->next_off; /* for messages: the packet's end */
-    dec_t d = {s->buf, s->pos, s->end, &s->clock, s->gen};
-    if (dec_scope(&d, &sc->event_header, s->eh) != 0) goto bad_header;
+    hl_ctf_cursor_t d = {s->buf, s->pos, s->end, &s->clock, s->gen};
     uint64_t id = 0;
-    for (uint32_t i = 0; i < sc->nid; i++)
-        if (valid_int(s->eh, sc->id_slot[i], s->gen)) id = s->eh[sc->id_slot[i]].u;
+    if (sc->hdr) {
+        if (hl_ctf_hdr_run(sc->hdr, &d, &id) != 0) goto bad_header;
+    } else {
+        if (dec_scope(&d, &sc->event_header, s->eh) != 0) goto bad_header;
+        for (uint32_t i = 0; i < sc->nid; i++)
+            if (valid_int(s->eh, sc->id_slot[i], s->gen)) id = s->eh[sc->id_slot[i]].u;
+    }
     if (id >= sc->nevents || !sc->events[id]) {
         snprintf(s->err, sizeof s->err,
                  "%s: packet ending at offset %llu: event id %llu not in the metadata", s->path,
@@ -465,6 +421,8 @@ int hl_ctf_stream_next(hl_ctf_stream_t *s)
         return -1;
     }
     const hl_ctf_event_class_t *ec = sc->events[id];
+    s->ectx = s->vals[ec->context.index];
+    s->pl = s->vals[ec->payload.index];
     if (dec_scope(&d, &sc->event_context, s->sctx) != 0 ||
         dec_scope(&d, &ec->context, s->ectx) != 0 || dec_scope(&d, &ec->payload, s->pl) != 0) {
         snprintf(s->err, sizeof s->err,
@@ -477,7 +435,7 @@ int hl_ctf_stream_next(hl_ctf_stream_t *s)
     s->ec = ec;
     s->ts = s->clock;
     if (advance(s, s->clock, "event") != 0) return -1;
-    if (hl_ctf_ns_from_origin(s->m, s->clock, &s->ns) != 0) {
+    if (hl_ctf_ns_of(s->m, s->clock, &s->ns) != 0) {
         snprintf(s->err, sizeof s->err,
                  "%s: packet ending at offset %llu: time %llu out of range in ns from the "
                  "clock's origin",
@@ -498,11 +456,6 @@ void hl_ctf_stream_close(hl_ctf_stream_t *s)
     if (s->fd >= 0) close(s->fd);
     free(s->path);
     free(s->buf);
-    free(s->ph);
-    free(s->pc);
-    free(s->eh);
-    free(s->sctx);
-    free(s->ectx);
-    free(s->pl);
+    free(s->vals);
     free(s);
 }

@@ -41,7 +41,8 @@ typedef struct hl_ctf_stream_s {
     int have_last;
     int has_end; /* the current packet's timestamp_end */
     uint64_t pkt_end;
-    hl_ctf_val_t *ph, *pc, *eh, *sctx, *ectx, *pl; /* value arrays per scope */
+    hl_ctf_val_t **vals; /* one value array per scope of the model (by scope index) */
+    hl_ctf_val_t *ph, *pc, *eh, *sctx, *ectx, *pl; /* the current ones, from vals */
     /* the current event (after hl_ctf_stream_next returned 1) */
     const hl_ctf_event_class_t *ec;
     uint64_t ts;

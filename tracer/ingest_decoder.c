@@ -49,6 +49,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -121,14 +122,45 @@ static int write_all(int fd, const void *p, size_t n)
     return 0;
 }
 
-static char *wbuf;
-static size_t wcap;
+/* writev until every byte of the n iovecs is written (they are consumed). */
+static int writev_all(int fd, struct iovec *iov, int n)
+{
+    while (n) {
+        ssize_t k = writev(fd, iov, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return -1;
+        size_t left = (size_t)k;
+        while (n && left >= iov->iov_len) {
+            left -= iov->iov_len;
+            iov++;
+            n--;
+        }
+        if (n) {
+            iov->iov_base = (char *)iov->iov_base + left;
+            iov->iov_len -= left;
+        }
+    }
+    return 0;
+}
+
+/* The blobs of a batch and the records' own pointers while their ext members carry the
+ * lengths on the wire. */
+static char *wblob;
+static size_t wblobcap;
+static struct wext_s {
+    size_t i;
+    void *p;
+} * wext;
+static size_t wextcap;
 
 /* Fault injection for the tests: the child dies of SIGSEGV (HEAPLEDGER_TEST_DECODER_SEGV=N)
  * or stops making progress for good (HEAPLEDGER_TEST_DECODER_HANG=N) once it has sent N
  * events, as babeltrace2 does on some corrupt streams. 0: off. */
 static uint64_t segv_after, hang_after, sent;
 
+/* The records go to the pipe from the batch itself (no copy): only the records with a blob
+ * (stacks, strings: rare) have their ext pointer swapped for its length while the batch is
+ * written, and back after. */
 int hl_wire_write_batch(int fd, hl_batch_t *b)
 {
     sent += b->events;
@@ -136,31 +168,42 @@ int hl_wire_write_batch(int fd, hl_batch_t *b)
     if (hang_after && sent >= hang_after)
         for (;;)
             pause();
-    size_t ext = 0;
+    size_t ext = 0, next = 0;
     for (size_t i = 0; i < b->n; i++)
-        ext += ext_len(&b->rec[i]);
-    size_t need = sizeof(wire_hdr_t) + b->n * sizeof(hl_rec_t) + ext;
-    if (need > wcap) {
-        char *nb = realloc(wbuf, need);
+        if (b->rec[i].ext) {
+            ext += ext_len(&b->rec[i]);
+            next++;
+        }
+    if (ext > wblobcap || next > wextcap) {
+        char *nb = ext > wblobcap ? realloc(wblob, ext) : wblob;
         if (!nb) return -1;
-        wbuf = nb;
-        wcap = need;
+        wblob = nb;
+        if (ext > wblobcap) wblobcap = ext;
+        struct wext_s *ne = next > wextcap ? realloc(wext, next * sizeof *wext) : wext;
+        if (!ne) return -1;
+        wext = ne;
+        if (next > wextcap) wextcap = next;
     }
     wire_hdr_t h = {WIRE_MAGIC,   b->flush ? WIRE_BATCH_FLUSH : WIRE_BATCH,
                     b->n,         b->events,
                     b->discarded, b->filtered,
                     ext};
-    memcpy(wbuf, &h, sizeof h);
-    hl_rec_t *recs = (hl_rec_t *)(wbuf + sizeof h);
-    memcpy(recs, b->rec, b->n * sizeof(hl_rec_t));
-    char *blob = (char *)(recs + b->n);
-    for (size_t i = 0; i < b->n; i++) {
-        size_t l = ext_len(&b->rec[i]);
-        if (l) memcpy(blob, b->rec[i].ext, l);
+    char *blob = wblob;
+    for (size_t i = 0, k = 0; k < next; i++) {
+        hl_rec_t *r = &b->rec[i];
+        if (!r->ext) continue;
+        size_t l = ext_len(r);
+        if (l) memcpy(blob, r->ext, l);
         blob += l;
-        recs[i].ext = (void *)(uintptr_t)l;
+        wext[k].i = i;
+        wext[k++].p = r->ext;
+        r->ext = (void *)(uintptr_t)l;
     }
-    return write_all(fd, wbuf, need);
+    struct iovec iov[3] = {{&h, sizeof h}, {b->rec, b->n * sizeof(hl_rec_t)}, {wblob, ext}};
+    int rc = writev_all(fd, iov, ext ? 3 : 2);
+    for (size_t k = 0; k < next; k++) /* the pointers back: the caller frees them */
+        b->rec[wext[k].i].ext = wext[k].p;
+    return rc;
 }
 
 static int hb_fd = -1;

@@ -69,7 +69,7 @@ void hl_queue_push(hl_queue_t *q, hl_batch_t *b)
     if (q->wfd >= 0) { /* the decoder child: the batch goes down the pipe, at once reusable */
         int rc = hl_wire_write_batch(q->wfd, b);
         for (size_t i = 0; i < b->n; i++)
-            free(b->rec[i].ext);
+            if (b->rec[i].ext) free(b->rec[i].ext);
         b->n = 0;
         pthread_mutex_lock(&q->lock);
         q->empty[q->nempty++] = b;

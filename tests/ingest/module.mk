@@ -5,7 +5,7 @@
 
 INGEST_SRCS := db ingest_source ingest_queue ingest_map ingest_ledger ingest_store ingest_decoder \
                ingest_symbols ingest_demangle ingest_progress ingest_run ingest_salvage collect collectd \
-               collectd_prefix ingest_leakclass ingest_totals ingest_order ingest_writer ctf_meta ctf_tsdl ctf_stream ctf_source
+               collectd_prefix ingest_leakclass ingest_totals ingest_order ingest_writer ctf_meta ctf_tsdl ctf_plan ctf_stream ctf_source
 INGEST_OBJS := $(INGEST_SRCS:%=$(OBJ_DIR)/tracer/%.o)
 INGEST_LIBS := $(shell pkg-config --libs babeltrace2 sqlite3 libdw 2>/dev/null || \
                  echo -lbabeltrace2 -lsqlite3 -ldw -lelf) -lpthread
@@ -31,7 +31,14 @@ $(INGEST_DB_TEST): tests/ingest/ingest_db_test.c $(OBJ_DIR)/tracer/db.o
 # Criterion test of heapledger's CTF reader: metadata parser and stream decoder, hostile input.
 INGEST_CTF_TEST := $(TEST_DIR)/ingest/ctf_reader_test
 $(INGEST_CTF_TEST): tests/ingest/ctf_reader_test.c $(OBJ_DIR)/tracer/ctf_meta.o $(OBJ_DIR)/tracer/ctf_tsdl.o \
-		$(OBJ_DIR)/tracer/ctf_stream.o
+		$(OBJ_DIR)/tracer/ctf_plan.o $(OBJ_DIR)/tracer/ctf_stream.o
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -I tracer -o $@ $^ -lcriterion
+
+# Criterion test of the decoding plans (tracer/ctf_plan.c) against the tree walk.
+INGEST_PLAN_TEST := $(TEST_DIR)/ingest/ctf_plan_test
+$(INGEST_PLAN_TEST): tests/ingest/ctf_plan_test.c $(OBJ_DIR)/tracer/ctf_meta.o $(OBJ_DIR)/tracer/ctf_tsdl.o \
+		$(OBJ_DIR)/tracer/ctf_plan.o $(OBJ_DIR)/tracer/ctf_stream.o
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -I tracer -o $@ $^ -lcriterion
 
@@ -94,20 +101,22 @@ $(INGEST_SYMCHECK): tests/ingest/symcheck.c $(OBJ_DIR)/tracer/ingest_demangle.o
 	$(CC) $(TEST_CFLAGS) -I tracer -o $@ $^ -lsqlite3 -ldw -lelf
 
 ALL_TARGETS += $(INGEST_SYMCHECK)
-ALL_TARGETS += $(INGEST_GEN) $(INGEST_DB_TEST) $(INGEST_CTF_TEST) $(INGEST_MAP_TEST) $(INGEST_LEDGER_TEST) $(INGEST_WRITER_TEST) \
+ALL_TARGETS += $(INGEST_GEN) $(INGEST_DB_TEST) $(INGEST_CTF_TEST) $(INGEST_PLAN_TEST) $(INGEST_MAP_TEST) $(INGEST_LEDGER_TEST) $(INGEST_WRITER_TEST) \
                $(INGEST_PROG) $(INGEST_CXX) $(INGEST_FORKPROG)
 
 # heapledger's CTF reader against babeltrace2, database for database (tests/ingest/ctfread_test.sh).
 .PHONY: check-ingest-ctfread
-check-ingest-ctfread: $(BIN_DIR)/heapledger $(INGEST_GEN) $(INGEST_CTF_TEST) $(LIBHL_SO)
+check-ingest-ctfread: $(BIN_DIR)/heapledger $(INGEST_GEN) $(INGEST_CTF_TEST) $(INGEST_PLAN_TEST) $(LIBHL_SO)
 	@$(INGEST_CTF_TEST) --short-filename
+	@$(INGEST_PLAN_TEST) --short-filename
 	@tests/own_sessiond.sh tests/ingest/ctfread_test.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
 
 .PHONY: check-ingest bench-ingest
-check-ingest: $(BIN_DIR)/heapledger $(INGEST_GEN) $(INGEST_DB_TEST) $(INGEST_CTF_TEST) $(INGEST_MAP_TEST) \
+check-ingest: $(BIN_DIR)/heapledger $(INGEST_GEN) $(INGEST_DB_TEST) $(INGEST_CTF_TEST) $(INGEST_PLAN_TEST) $(INGEST_MAP_TEST) \
               $(INGEST_LEDGER_TEST) $(INGEST_WRITER_TEST) $(INGEST_PROG) $(INGEST_FORKPROG) $(INGEST_CXX) $(INGEST_COUNTS) $(INGEST_SUMMARY) $(INGEST_SYMCHECK)
 	@$(INGEST_DB_TEST) --short-filename
 	@$(INGEST_CTF_TEST) --short-filename
+	@$(INGEST_PLAN_TEST) --short-filename
 	@$(INGEST_MAP_TEST) --short-filename
 	@$(INGEST_LEDGER_TEST) --short-filename
 	@$(INGEST_WRITER_TEST) --short-filename
