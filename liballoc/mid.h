@@ -34,7 +34,9 @@ typedef struct hl_mid_s {
     hl_arena_t arenas[HL_MAX_ARENAS];
     unsigned narenas;
     uint32_t users[HL_MAX_ARENAS]; /* live threads bound to each arena (hl_mid_pick_arena) */
-    uint32_t grow_stamp;           /* hl_decay_now() of the last arena growth (decay.h) */
+    /* hl_decay_now() of the last arena growth, or thread bind to or leave of an arena: the kept
+     * pools stay (and keep their pages) for the decay time after it (decay.h, mid.c). */
+    uint32_t grow_stamp;
 } hl_mid_t;
 
 struct hl_heap_s;

@@ -7,6 +7,7 @@
 
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -244,6 +245,55 @@ Test(decay, a_pool_the_arena_only_borrows_gives_its_pages_back)
     }
     cr_assert_gt(in_big, 0, "the working set overflowed into the parked pool");
     cr_assert_lt(resident_kib(lo, len), 512, "its pages went back: %zu KiB resident",
+                 resident_kib(lo, len));
+    cr_assert_eq(hl_heap_check(h, 1), 0);
+    hl_heap_destroy(h);
+}
+
+static void *bind_and_exit(void *arg)
+{
+    hl_heap_t *h = arg;
+    hl_heap_free(h, hl_heap_malloc(h, 64)); /* binds this thread's cache to h's arena */
+    return NULL;
+}
+
+/* While threads bind to arenas and leave them, the parked pools are what the next thread takes
+ * (thread churn): they keep their pages; once no thread came or went for the decay time, a
+ * pass gives them back (mid.c, purge_parked; the same burst as above). */
+Test(decay, parked_pools_keep_their_pages_while_threads_come_and_go)
+{
+    hl_heap_t *h = unit_heap("arenas=1,decay=100");
+    hl_arena_t *a = &h->mid.arenas[0];
+    void *p[12];
+    for (int i = 0; i < 12; i++) {
+        p[i] = hl_heap_malloc(h, 200 << 10);
+        memset(p[i], 1, 200 << 10);
+    }
+    for (int i = 0; i < 12; i++)
+        hl_heap_free(h, p[i]);
+    hl_tlsf_pool_t *big = hl_tlsf_parked_next(&a->tlsf, NULL);
+    cr_assert_not_null(big);
+    char *lo = (char *)big;
+    size_t len = big->bytes;
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    long ms = 0;
+    for (int round = 0; ms < 400; round++) { /* a thread comes and goes every round */
+        pthread_t th;
+        cr_assert_eq(pthread_create(&th, NULL, bind_and_exit, h), 0);
+        pthread_join(th, NULL);
+        activity(h, 61);
+        sleep_ms(1);
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        ms = (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000;
+    }
+    cr_assert_geq(resident_kib(lo, len), 1200, "kept while threads come and go: %zu KiB",
+                  resident_kib(lo, len));
+    for (int round = 0; round < 4000 && resident_kib(lo, len) > 512; round++) {
+        activity(h, 61);
+        sleep_ms(1);
+    }
+    cr_assert_lt(resident_kib(lo, len), 512, "given back once they stopped: %zu KiB resident",
                  resident_kib(lo, len));
     cr_assert_eq(hl_heap_check(h, 1), 0);
     hl_heap_destroy(h);
