@@ -323,8 +323,10 @@ void hl_tlsf_park_pool(hl_tlsf_t *t, hl_tlsf_pool_t *pool)
 
 void hl_tlsf_unpark_pool(hl_tlsf_t *t, hl_tlsf_pool_t *pool)
 {
-    if (parked_unlink(t, pool))
-        list_insert(t, (hl_tblock_t *)((char *)pool + HL_TLSF_POOL_HDR), t->active);
+    /* Back into the store it was parked from (its STORE flag): with rotation, memory freed
+     * into the inactive store since the last swap stays out of reach until the next one. */
+    hl_tblock_t *b = (hl_tblock_t *)((char *)pool + HL_TLSF_POOL_HDR);
+    if (parked_unlink(t, pool)) list_insert(t, b, block_store(b));
 }
 
 hl_tlsf_pool_t *hl_tlsf_parked_next(const hl_tlsf_t *t, const hl_tlsf_pool_t *pool)

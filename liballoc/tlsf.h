@@ -108,9 +108,9 @@ int hl_tlsf_add_pool(hl_tlsf_t *t, void *mem, size_t bytes);
  * unmaps it. */
 void hl_tlsf_remove_pool(hl_tlsf_t *t, hl_tlsf_pool_t *pool);
 /* Park an entirely free pool: its one free block leaves the free lists, so nothing is allocated
- * from it until hl_tlsf_unpark_pool puts it back (into the active store). A parked pool stays
- * in t->pools: walks, the checker and hl_tlsf_remove_pool see it, and its block keeps its
- * header (free, the whole pool); the block's list links chain the parked pools instead.
+ * from it until hl_tlsf_unpark_pool puts it back (into the store it left: rotation's delay holds).
+ * A parked pool stays in t->pools: walks, the checker and hl_tlsf_remove_pool see it, and its block
+ * keeps its header (free, the whole pool); the block's list links chain the parked pools instead.
  * hl_tlsf_free_bytes and hl_tlsf_largest_free count the free lists only. The owner decides
  * which empty pools serve (mid.c: the pools a busy arena does not need decay instead of
  * taking a share of its blocks). */

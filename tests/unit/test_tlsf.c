@@ -204,7 +204,7 @@ static void random_sequence(int rotate, unsigned steps)
 Test(tlsf, a_parked_pool_serves_nothing_until_unparked)
 {
     hl_tlsf_t t;
-    hl_tlsf_init(&t, 1, 1); /* with rotation: an unparked pool goes to the active store */
+    hl_tlsf_init(&t, 1, 1); /* with rotation */
     cr_assert_eq(hl_tlsf_add_pool(&t, pool_a, sizeof pool_a), 0);
     cr_assert_eq(hl_tlsf_add_pool(&t, pool_b, sizeof pool_b), 0);
     hl_tlsf_pool_t *a = (hl_tlsf_pool_t *)pool_a, *b = (hl_tlsf_pool_t *)pool_b;
@@ -244,6 +244,29 @@ Test(tlsf, a_parked_pool_serves_nothing_until_unparked)
     hl_tlsf_remove_pool(&t, a);
     cr_assert_null(t.pools);
     cr_assert_eq(t.parked_pools, 0);
+    cr_assert_eq(hl_tlsf_check(&t, 1), 0);
+}
+
+/* With rotation, a pool parked from the inactive store goes back there: the memory freed since
+ * the last swap is not handed out before the next one (rotation's guarantee, tlsf.h). */
+Test(tlsf, an_unparked_pool_keeps_rotations_delay)
+{
+    hl_tlsf_t t;
+    hl_tlsf_init(&t, 1, 1);
+    cr_assert_eq(hl_tlsf_add_pool(&t, pool_a, sizeof pool_a), 0);
+    cr_assert_eq(hl_tlsf_add_pool(&t, pool_b, sizeof pool_b), 0);
+    char *p = hl_tlsf_malloc(&t, 16 << 10, NULL);
+    cr_assert(p > pool_b && p < pool_b + sizeof pool_b, "the good fit is the smaller pool");
+    hl_tlsf_freed_t fr;
+    hl_tlsf_free(&t, p, &fr); /* into the inactive store, merged with the rest of pool_b */
+    cr_assert_eq(fr.empty_pool, (hl_tlsf_pool_t *)pool_b);
+    hl_tlsf_park_pool(&t, fr.empty_pool);
+    hl_tlsf_unpark_pool(&t, fr.empty_pool);
+    cr_assert_eq(hl_tlsf_check(&t, 1), 0);
+    char *q = hl_tlsf_malloc(&t, 16 << 10, NULL);
+    cr_assert(q > pool_a && q < pool_a + sizeof pool_a,
+              "pool_b's memory, freed after the last swap, is not handed out before the next");
+    hl_tlsf_free(&t, q, NULL);
     cr_assert_eq(hl_tlsf_check(&t, 1), 0);
 }
 
