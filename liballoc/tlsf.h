@@ -25,7 +25,8 @@
  * Invariants (checked by hl_tlsf_check): no two physically adjacent free blocks (immediate
  * coalescing); a block's PREV_FREE equals its predecessor's FREE; a free block's successor
  * holds its size in prev_size; every free block is in exactly the list its size maps to, in
- * the store its STORE flag names; a list is non-empty iff its bitmap bits are set.
+ * the store its STORE flag names, except the block of a parked pool (the whole pool, in no
+ * list: hl_tlsf_park_pool); a list is non-empty iff its bitmap bits are set.
  *
  * Rotation (rotate=1): two free stores. Frees go to the inactive store; allocation searches
  * the active one and swaps stores when it cannot serve, or, once HL_TLSF_ROTATE_MIN frees
