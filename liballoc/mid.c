@@ -26,9 +26,16 @@ int hl_mid_setup(hl_heap_t *h)
     return 0;
 }
 
+/* Threads come and go: the kept pools are their working set for the decay time (decay.h). */
+static void churn_stamp(hl_mid_t *m)
+{
+    __atomic_store_n(&m->grow_stamp, hl_decay_now(), __ATOMIC_RELAXED);
+}
+
 unsigned hl_mid_pick_arena(hl_heap_t *h)
 {
     hl_mid_t *m = &h->mid;
+    churn_stamp(m);
     hl_tls_t *t = hl_tls_of(h);
     unsigned hint = t->arena_hint;
     t->arena_hint = 0;
@@ -59,6 +66,7 @@ unsigned hl_mid_pick_arena(hl_heap_t *h)
 void hl_mid_leave_arena(hl_heap_t *h, unsigned arena)
 {
     hl_mid_t *m = &h->mid;
+    churn_stamp(m);
     if (arena < m->narenas && __atomic_load_n(&m->users[arena], __ATOMIC_RELAXED))
         __atomic_sub_fetch(&m->users[arena], 1, __ATOMIC_RELAXED);
 }
@@ -140,12 +148,29 @@ static hl_tlsf_pool_t *steal_empty_pool(hl_mid_t *m, hl_arena_t *self, size_t ne
     return NULL;
 }
 
+/* The pages of a's parked pools (those not yet expired) go back to the OS; the pools stay
+ * mapped and parked, and fault in only what a later use touches. A pool the arena takes back
+ * now and then for a moment (a working set slightly larger than the pools that serve) is
+ * parked again within the decay time each time, so it would never expire with its pages
+ * resident. Passes do this only while no arena grew and no thread bound to or left an arena
+ * during the decay time (hl_mid_decay): while threads come and go, each takes the parked pools
+ * its predecessors left, whole, and dropping their pages cost the 4-thread churn 45 % more
+ * page faults. The first and last pages (the pool and block headers, the sentinel) stay.
+ * Caller holds a->lock: nobody may allocate from a pool while its pages are dropped. */
+static void purge_parked(hl_arena_t *a)
+{
+    for (hl_tlsf_pool_t *p = hl_tlsf_parked_next(&a->tlsf, NULL); p;
+         p = hl_tlsf_parked_next(&a->tlsf, p))
+        hl_os_decommit((char *)p + hl_page_size, p->bytes - 2 * hl_page_size);
+}
+
 int hl_mid_decay(hl_heap_t *h, uint32_t now)
 {
     int left = 0;
     if (h->arena_base) return 0;
-    /* An arena grew within the decay time: the empty pools are the working set of a churn
-     * (short-lived threads take them in turn), not memory left over after a burst. */
+    /* An arena grew, or a thread bound to or left one, within the decay time: the empty pools
+     * are the working set of a churn (short-lived threads take them in turn), not memory left
+     * over after a burst. */
     if ((uint32_t)(now - __atomic_load_n(&h->mid.grow_stamp, __ATOMIC_RELAXED)) < h->opt.decay_ms)
         return 1;
     for (unsigned i = 0; i < h->mid.narenas; i++) {
@@ -157,6 +182,7 @@ int hl_mid_decay(hl_heap_t *h, uint32_t now)
         }
         hl_tlsf_pool_t *release = NULL;
         left |= arena_expire(a, now, h->opt.decay_ms, 0, &release) != 0;
+        purge_parked(a);
         hl_unlock(&a->lock);
         unmap_pools(release);
     }
@@ -165,12 +191,46 @@ int hl_mid_decay(hl_heap_t *h, uint32_t now)
 
 /* ---- arenas --------------------------------------------------------------------------------- */
 
-/* Add a pool able to hold an aligned block of n bytes: another arena's empty pool, else a new
- * mapping. Caller holds a->lock. */
+/* The smallest parked pool of a (mid.h) of at least need bytes (any when need is 0), or NULL.
+ * Caller holds a->lock. */
+static hl_tlsf_pool_t *smallest_parked(hl_arena_t *a, size_t need)
+{
+    hl_tlsf_pool_t *best = NULL;
+    for (hl_tlsf_pool_t *p = hl_tlsf_parked_next(&a->tlsf, NULL); p;
+         p = hl_tlsf_parked_next(&a->tlsf, p))
+        if (p->bytes >= need && (!best || p->bytes < best->bytes)) best = p;
+    return best;
+}
+
+/* Pool of a that became entirely free (decay on): parked while the arena has another pool
+ * that serves, so that the arena's blocks gather in the pools it uses and this one decays
+ * (mid.h); else it serves on — unless a smaller one is parked, which serves instead. Caller
+ * holds a->lock. */
+static void pool_emptied(hl_arena_t *a, hl_tlsf_pool_t *pool)
+{
+    if (a->tlsf.pool_bytes - a->tlsf.parked_bytes > pool->bytes) {
+        hl_tlsf_park_pool(&a->tlsf, pool);
+        return;
+    }
+    hl_tlsf_pool_t *small = smallest_parked(a, 0);
+    if (small && small->bytes < pool->bytes) {
+        hl_tlsf_park_pool(&a->tlsf, pool);
+        hl_tlsf_unpark_pool(&a->tlsf, small);
+    }
+}
+
+/* Add a pool able to hold an aligned block of n bytes: the arena's own parked pool, else another
+ * arena's empty pool, else a new mapping. Only the last two count as growth for the decay
+ * (mid.h). Caller holds a->lock. */
 static int arena_grow(hl_heap_t *h, hl_arena_t *a, size_t n, size_t align)
 {
     size_t need =
         hl_tlsf_block_size(n) + (align > 16 ? align + HL_TLSF_MIN : 0) + HL_TLSF_POOL_OVERHEAD;
+    hl_tlsf_pool_t *own = smallest_parked(a, need);
+    if (own) {
+        hl_tlsf_unpark_pool(&a->tlsf, own);
+        return 0;
+    }
     __atomic_store_n(&h->mid.grow_stamp, hl_decay_now(), __ATOMIC_RELAXED);
     hl_tlsf_pool_t *reuse = steal_empty_pool(&h->mid, a, need);
     if (reuse) {
@@ -233,8 +293,10 @@ void hl_mid_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
     hl_tlsf_free(&a->tlsf, p, &fr);
     if (!h->arena_base) {
         if (fr.empty_pool && h->opt.decay_ms) {
-            /* Kept, usable as it is, for decay ms (decay.h); another arena may take it. */
+            /* Kept for decay ms (decay.h), parked unless the arena needs it to serve; another
+             * arena may take it. */
             fr.empty_pool->empty_since = hl_decay_now();
+            pool_emptied(a, fr.empty_pool);
             __atomic_store_n(&h->decay_pending, 1, __ATOMIC_RELAXED);
         } else if (fr.empty_pool && a->tlsf.pools->next) { /* decay=0: at once */
             hl_tlsf_remove_pool(&a->tlsf, fr.empty_pool);
@@ -334,8 +396,14 @@ void hl_mid_totals(hl_heap_t *h, size_t *pool_bytes, size_t *used_bytes, size_t 
         hl_lock(&a->lock);
         pb += a->tlsf.pool_bytes;
         ub += a->tlsf.used_bytes - a->tlsf.used_blocks * HL_TLSF_USED_OVERHEAD;
-        fb += hl_tlsf_free_bytes(&a->tlsf);
+        fb += hl_tlsf_free_bytes(&a->tlsf) + a->tlsf.parked_bytes -
+              a->tlsf.parked_pools * HL_TLSF_POOL_OVERHEAD;
         size_t l = hl_tlsf_largest_free(&a->tlsf);
+        hl_tlsf_pool_t *big = NULL; /* the largest parked pool is one free block */
+        for (hl_tlsf_pool_t *p = hl_tlsf_parked_next(&a->tlsf, NULL); p;
+             p = hl_tlsf_parked_next(&a->tlsf, p))
+            if (!big || p->bytes > big->bytes) big = p;
+        if (big && big->bytes - HL_TLSF_POOL_OVERHEAD > l) l = big->bytes - HL_TLSF_POOL_OVERHEAD;
         lf = l > lf ? l : lf;
         for (hl_tlsf_pool_t *p = a->tlsf.pools; p; p = p->next)
             np++;

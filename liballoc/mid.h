@@ -6,10 +6,14 @@
  * of short-lived threads takes the arenas its predecessors left, not arenas nobody used yet,
  * and a successor works where its predecessor's blocks were freed; an arena grows by
  * pools (1 MiB, doubling up to 8 MiB, or larger for big requests). A pool that becomes
- * entirely free stays in its arena, usable as it is, and is unmapped only after `decay` ms
- * empty (decay.h) — the arena's last pool too — and only when no arena grew during that time
- * (while arenas grow, the empty pools are a churn's working set, not left-over memory). An arena
- * that must grow first takes the smallest empty pool of another arena that fits (threads are spread
+ * entirely free stays in its arena and is parked (tlsf.h: it serves nothing) while the arena
+ * has another pool that serves, so blocks gather in the pools the arena uses; it is unmapped
+ * only after `decay` ms empty (decay.h) — the arena's last pool too — and a decay pass gives the
+ * pages of younger parked pools back (a pool borrowed for moments never stays empty that long),
+ * both only when no arena grew and no thread bound to or left an arena during that time (while
+ * threads come and go, the empty pools are a churn's working set, not left-over memory). An arena
+ * that must grow first takes back its own smallest parked pool that fits, then the smallest empty
+ * pool of another arena that fits (threads are spread
  * over arenas by their live threads, and a thread that starts while its predecessor is still
  * exiting grows another arena than the one its predecessor emptied), and maps a new pool only when
  * there is none: the pages are reused without system calls or page faults. An arena also decommits
@@ -34,7 +38,9 @@ typedef struct hl_mid_s {
     hl_arena_t arenas[HL_MAX_ARENAS];
     unsigned narenas;
     uint32_t users[HL_MAX_ARENAS]; /* live threads bound to each arena (hl_mid_pick_arena) */
-    uint32_t grow_stamp;           /* hl_decay_now() of the last arena growth (decay.h) */
+    /* hl_decay_now() of the last arena growth, or thread bind to or leave of an arena: the kept
+     * pools stay (and keep their pages) for the decay time after it (decay.h, mid.c). */
+    uint32_t grow_stamp;
 } hl_mid_t;
 
 struct hl_heap_s;

@@ -7,6 +7,8 @@
 
 _Static_assert(HL_CLASS_SLOT_27 >= HL_TINY_MAX + 1, "last class serves HL_TINY_MAX");
 
+#define HL_SLOT_LINE 64 /* cache line: slot 0's alignment outside fixed arenas (slab_first) */
+
 static void drain_xfer(hl_heap_t *h);
 static void collect_all(hl_heap_t *h);
 
@@ -155,6 +157,21 @@ size_t hl_tiny_trim(hl_heap_t *h, int all)
 
 /* ---- slabs -------------------------------------------------------------------------------- */
 
+/* Where slot 0's user bytes start: on a cache line (64 B) outside fixed arenas, so that the
+ * slots of a class whose size is a multiple of 64 (64, 128, 192, 256, 320 … 896 B) cover
+ * whole lines and two neighbours never share one: their blocks move between threads
+ * (larson frees every block on another thread than the one that allocated it), and a line
+ * shared by blocks two cores write bounces between them (false sharing). At 16 B, the
+ * first slot started 48 B into a line and every such slot straddled two neighbours' lines
+ * (docs/PERFORMANCE.md, "Issue 14, sixth round"). A fixed arena's 4 KiB slabs keep 16 B:
+ * up to 48 B more per slab is a slot of the small classes out of an arena judged by its
+ * utilisation. */
+static inline char *slab_first(const hl_tiny_t *t, hl_slab_t *s)
+{
+    uintptr_t align = t->slab_extent == t->slab_size ? HL_SLOT_LINE : 16;
+    return (char *)hl_align_up((uintptr_t)s + t->hdr_size + 1, align);
+}
+
 static void slab_init(hl_tiny_t *t, hl_slab_t *s, unsigned cls)
 {
     uint32_t S = hl_class_slot(cls);
@@ -163,7 +180,7 @@ static void slab_init(hl_tiny_t *t, hl_slab_t *s, unsigned cls)
     s->cls = (uint8_t)cls;
     s->on_partial = 0;
     s->slot_size = S;
-    s->first = (char *)hl_align_up((uintptr_t)s + t->hdr_size + 1, 16);
+    s->first = slab_first(t, s);
     s->nslots = (uint32_t)(((char *)s + t->slab_extent - s->first + 1) / S);
     s->used = 0;
     s->bump = 0;

@@ -3,7 +3,8 @@
  * Slab layout (slab_size bytes, aligned to slab_size; S = slot size of the class):
  *
  *   slab+0        hl_slab_t descriptor, then the per-slot state (hardened mode: a byte a slot)
- *   first-1       header byte of slot 0 (0xA0 | class)       first = align16(hdr_end + 1)
+ *   first-1       header byte of slot 0 (0xA0 | class)       first = align64(hdr_end + 1)
+ *                 (align16 in a fixed arena; tiny.c, slab_first)
  *   first         slot 0 user bytes [first, first + S - 1)
  *   first+S-1     header byte of slot 1   <- the last byte of slot 0's S bytes
  *   first+S       slot 1 user bytes …

@@ -291,10 +291,53 @@ int hl_tlsf_add_pool(hl_tlsf_t *t, void *mem, size_t bytes)
     return 0;
 }
 
+/* ---- parked pools (tlsf.h) ------------------------------------------------------------------ */
+
+/* The link of a parked pool: the first word of its block's payload (next_free while listed). */
+static hl_tlsf_pool_t **parked_link(const hl_tlsf_pool_t *pool)
+{
+    return (hl_tlsf_pool_t **)((char *)pool + HL_TLSF_POOL_HDR + HL_TLSF_HDR);
+}
+
+/* Take pool off the parked chain; 0 if it is not parked. A few pools at most: a walk. */
+static int parked_unlink(hl_tlsf_t *t, hl_tlsf_pool_t *pool)
+{
+    for (hl_tlsf_pool_t **pp = &t->parked; *pp; pp = parked_link(*pp)) {
+        if (*pp != pool) continue;
+        *pp = *parked_link(pool);
+        t->parked_bytes -= pool->bytes;
+        t->parked_pools--;
+        return 1;
+    }
+    return 0;
+}
+
+void hl_tlsf_park_pool(hl_tlsf_t *t, hl_tlsf_pool_t *pool)
+{
+    list_remove(t, (hl_tblock_t *)((char *)pool + HL_TLSF_POOL_HDR));
+    *parked_link(pool) = t->parked;
+    t->parked = pool;
+    t->parked_bytes += pool->bytes;
+    t->parked_pools++;
+}
+
+void hl_tlsf_unpark_pool(hl_tlsf_t *t, hl_tlsf_pool_t *pool)
+{
+    /* Back into the store it was parked from (its STORE flag): with rotation, memory freed
+     * into the inactive store since the last swap stays out of reach until the next one. */
+    hl_tblock_t *b = (hl_tblock_t *)((char *)pool + HL_TLSF_POOL_HDR);
+    if (parked_unlink(t, pool)) list_insert(t, b, block_store(b));
+}
+
+hl_tlsf_pool_t *hl_tlsf_parked_next(const hl_tlsf_t *t, const hl_tlsf_pool_t *pool)
+{
+    return pool ? *parked_link(pool) : t->parked;
+}
+
 void hl_tlsf_remove_pool(hl_tlsf_t *t, hl_tlsf_pool_t *pool)
 {
     hl_tblock_t *b = (hl_tblock_t *)((char *)pool + HL_TLSF_POOL_HDR);
-    list_remove(t, b);
+    if (!parked_unlink(t, pool)) list_remove(t, b);
     if (pool->prev)
         pool->prev->next = pool->next;
     else
@@ -583,7 +626,24 @@ size_t hl_tlsf_check(const hl_tlsf_t *t, int verbose)
         list_free += sn;
         list_bytes += sb;
     }
-    if (list_free != walk_free || list_bytes != walk_free_bytes)
+    /* A parked pool is one free block (the whole pool) outside the lists, and in t->pools. */
+    size_t parked = 0, parked_bytes = 0;
+    for (const hl_tlsf_pool_t *p = t->parked; p; p = *parked_link(p)) {
+        const hl_tblock_t *b = (const hl_tblock_t *)((const char *)p + HL_TLSF_POOL_HDR);
+        const hl_tlsf_pool_t *q = t->pools;
+        while (q && q != p)
+            q = q->next;
+        if (!q) errors += bad(verbose, "parked pool not in the pool list", p);
+        if (!block_is_free(b) || block_size(b) != p->bytes - HL_TLSF_POOL_OVERHEAD)
+            errors += bad(verbose, "parked pool is not one free block", p);
+        parked_bytes += block_size(b);
+        if (++parked > t->parked_pools) {
+            errors += bad(verbose, "parked pool chain longer than its count", t);
+            break;
+        }
+    }
+    if (parked != t->parked_pools) errors += bad(verbose, "parked pool count", t);
+    if (list_free + parked != walk_free || list_bytes + parked_bytes != walk_free_bytes)
         errors += bad(verbose, "free blocks in pools differ from free lists", t);
     if (pool_bytes != t->pool_bytes) errors += bad(verbose, "pool byte counter", t);
     if (used != t->used_bytes) errors += bad(verbose, "used byte counter", t);

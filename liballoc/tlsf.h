@@ -25,7 +25,8 @@
  * Invariants (checked by hl_tlsf_check): no two physically adjacent free blocks (immediate
  * coalescing); a block's PREV_FREE equals its predecessor's FREE; a free block's successor
  * holds its size in prev_size; every free block is in exactly the list its size maps to, in
- * the store its STORE flag names; a list is non-empty iff its bitmap bits are set.
+ * the store its STORE flag names, except the block of a parked pool (the whole pool, in no
+ * list: hl_tlsf_park_pool); a list is non-empty iff its bitmap bits are set.
  *
  * Rotation (rotate=1): two free stores. Frees go to the inactive store; allocation searches
  * the active one and swaps stores when it cannot serve, or, once HL_TLSF_ROTATE_MIN frees
@@ -82,7 +83,10 @@ typedef struct hl_tlsf_s {
     unsigned rotate; /* 1: frees go to the other store */
     uint8_t owner;   /* written into every block header */
     hl_tlsf_pool_t *pools;
-    size_t pool_bytes; /* sum of pool sizes */
+    size_t pool_bytes;      /* sum of pool sizes (parked pools included) */
+    hl_tlsf_pool_t *parked; /* parked pools (hl_tlsf_park_pool), linked through their block */
+    size_t parked_bytes;    /* sum of their sizes */
+    size_t parked_pools;
     size_t used_bytes; /* sum of used block sizes (headers included) */
     size_t used_blocks;
     uint64_t swaps; /* store rotations */
@@ -101,8 +105,20 @@ typedef struct hl_tlsf_freed_s {
 void hl_tlsf_init(hl_tlsf_t *t, uint8_t owner, int rotate);
 /* Add [mem, mem+bytes) as a pool; mem 16-aligned; bytes >= 128. Returns 0 or -1. */
 int hl_tlsf_add_pool(hl_tlsf_t *t, void *mem, size_t bytes);
-/* Remove an entirely free pool (from hl_tlsf_freed_t.empty_pool); the caller unmaps it. */
+/* Remove an entirely free pool (from hl_tlsf_freed_t.empty_pool), parked or not; the caller
+ * unmaps it. */
 void hl_tlsf_remove_pool(hl_tlsf_t *t, hl_tlsf_pool_t *pool);
+/* Park an entirely free pool: its one free block leaves the free lists, so nothing is allocated
+ * from it until hl_tlsf_unpark_pool puts it back (into the store it left: rotation's delay holds).
+ * A parked pool stays in t->pools: walks, the checker and hl_tlsf_remove_pool see it, and its block
+ * keeps its header (free, the whole pool); the block's list links chain the parked pools instead.
+ * hl_tlsf_free_bytes and hl_tlsf_largest_free count the free lists only. The owner decides
+ * which empty pools serve (mid.c: the pools a busy arena does not need decay instead of
+ * taking a share of its blocks). */
+void hl_tlsf_park_pool(hl_tlsf_t *t, hl_tlsf_pool_t *pool);
+void hl_tlsf_unpark_pool(hl_tlsf_t *t, hl_tlsf_pool_t *pool);
+/* The parked pools: the first (NULL if none), and the one after pool. */
+hl_tlsf_pool_t *hl_tlsf_parked_next(const hl_tlsf_t *t, const hl_tlsf_pool_t *pool);
 
 /* Allocate n bytes (16-aligned). *split tells whether a block was split. NULL if no fit. */
 void *hl_tlsf_malloc(hl_tlsf_t *t, size_t n, int *split);

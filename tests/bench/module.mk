@@ -47,6 +47,15 @@ $(BENCH_HEAP): $(BENCH_BIN)/%_heap: tests/bench/%.c $(BENCH_COMMON) $(BENCH_HDRS
 
 BENCH_ENV = BENCH_BIN=$(BENCH_BIN) BENCH_LIB=$(BENCH_HL_SO)
 
+# The line-sharing model (tests/bench/linemodel.c): an interposer that counts the cache lines
+# larson's blocks move between threads, for profiles on a VM without hardware counters.
+BENCH_LINEMODEL := $(BENCH_DIR)/lib/linemodel.so
+$(BENCH_LINEMODEL): tests/bench/linemodel.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -shared -fPIC -o $@ $< -ldl
+.PHONY: bench-linemodel
+bench-linemodel: $(BENCH_LINEMODEL) $(BENCH_PROGS)
+
 .PHONY: bench-suite bench-quick bench-programs
 bench-programs: $(BENCH_PROGS)
 

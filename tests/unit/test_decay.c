@@ -7,6 +7,7 @@
 
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -187,6 +188,113 @@ Test(decay, empty_pools_go_back_after_the_decay_time_or_a_trim)
     cr_assert_geq(npools(a), 2);
     cr_assert_eq(hl_heap_trim(h, 0), 1);
     cr_assert_eq(npools(a), 0, "a trim unmaps every empty pool");
+    cr_assert_eq(hl_heap_check(h, 1), 0);
+    hl_heap_destroy(h);
+}
+
+/* Resident pages of [p, p + len), KiB; 0 once the range is unmapped. */
+static size_t resident_kib(const void *p, size_t len)
+{
+    unsigned char v[(8 << 20) / 4096];
+    size_t pages = len / 4096, n = 0;
+    cr_assert_leq(pages, sizeof v);
+    if (mincore((void *)p, len, v) != 0) return 0;
+    for (size_t i = 0; i < pages; i++)
+        n += v[i] & 1;
+    return n * 4;
+}
+
+/* After a burst, an arena whose working set mostly fits its smallest pool: the emptied pools
+ * are parked (the smallest serves), the working set gathers in the pool that serves, and a
+ * parked pool taken back for a moment when the working set overflows gives its pages back at
+ * a decay pass instead of keeping them resident for ever (it is parked again within the decay
+ * time each time, so it never expires; mid.c, pool_emptied and purge_parked). */
+Test(decay, a_pool_the_arena_only_borrows_gives_its_pages_back)
+{
+    hl_heap_t *h = unit_heap("arenas=1,decay=200");
+    hl_arena_t *a = &h->mid.arenas[0];
+    void *p[12];
+    for (int i = 0; i < 12; i++) { /* 2.4 MiB: pools of 1 and 2 MiB, every page written */
+        p[i] = hl_heap_malloc(h, 200 << 10);
+        memset(p[i], 1, 200 << 10);
+    }
+    cr_assert_eq(npools(a), 2);
+    for (int i = 0; i < 12; i++)
+        hl_heap_free(h, p[i]);
+    cr_assert_eq(npools(a), 2, "both kept");
+    hl_tlsf_pool_t *big = hl_tlsf_parked_next(&a->tlsf, NULL);
+    cr_assert_not_null(big, "an emptied pool is parked");
+    cr_assert_null(hl_tlsf_parked_next(&a->tlsf, big));
+    cr_assert_eq(big->bytes, 2u << 20, "the smaller pool serves, the larger is parked");
+    char *lo = (char *)big;
+    size_t len = big->bytes;
+    cr_assert_geq(resident_kib(lo, len), 1200, "the burst's pages are resident");
+    /* Rounds of a 1.2 MiB working set of 150 KiB blocks: 900 KiB fit the 1 MiB pool, the rest
+     * overflows into the parked one, which is parked again when the round frees its blocks. */
+    int in_big = 0;
+    for (int round = 0; round < 4000 && resident_kib(lo, len) > 512; round++) {
+        for (int i = 0; i < 8; i++) {
+            p[i] = hl_heap_malloc(h, 150 << 10);
+            memset(p[i], 2, 4096);
+            in_big += (char *)p[i] > lo && (char *)p[i] < lo + len;
+        }
+        for (int i = 0; i < 8; i++)
+            hl_heap_free(h, p[i]);
+        activity(h, 61); /* 138 slow paths a round: passes (decay.h) fall on every phase */
+        sleep_ms(1);
+    }
+    cr_assert_gt(in_big, 0, "the working set overflowed into the parked pool");
+    cr_assert_lt(resident_kib(lo, len), 512, "its pages went back: %zu KiB resident",
+                 resident_kib(lo, len));
+    cr_assert_eq(hl_heap_check(h, 1), 0);
+    hl_heap_destroy(h);
+}
+
+static void *bind_and_exit(void *arg)
+{
+    hl_heap_t *h = arg;
+    hl_heap_free(h, hl_heap_malloc(h, 64)); /* binds this thread's cache to h's arena */
+    return NULL;
+}
+
+/* While threads bind to arenas and leave them, the parked pools are what the next thread takes
+ * (thread churn): they keep their pages; once no thread came or went for the decay time, a
+ * pass gives them back (mid.c, purge_parked; the same burst as above). */
+Test(decay, parked_pools_keep_their_pages_while_threads_come_and_go)
+{
+    hl_heap_t *h = unit_heap("arenas=1,decay=100");
+    hl_arena_t *a = &h->mid.arenas[0];
+    void *p[12];
+    for (int i = 0; i < 12; i++) {
+        p[i] = hl_heap_malloc(h, 200 << 10);
+        memset(p[i], 1, 200 << 10);
+    }
+    for (int i = 0; i < 12; i++)
+        hl_heap_free(h, p[i]);
+    hl_tlsf_pool_t *big = hl_tlsf_parked_next(&a->tlsf, NULL);
+    cr_assert_not_null(big);
+    char *lo = (char *)big;
+    size_t len = big->bytes;
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    long ms = 0;
+    for (int round = 0; ms < 400; round++) { /* a thread comes and goes every round */
+        pthread_t th;
+        cr_assert_eq(pthread_create(&th, NULL, bind_and_exit, h), 0);
+        pthread_join(th, NULL);
+        activity(h, 61);
+        sleep_ms(1);
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        ms = (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000;
+    }
+    cr_assert_geq(resident_kib(lo, len), 1200, "kept while threads come and go: %zu KiB",
+                  resident_kib(lo, len));
+    for (int round = 0; round < 4000 && resident_kib(lo, len) > 512; round++) {
+        activity(h, 61);
+        sleep_ms(1);
+    }
+    cr_assert_lt(resident_kib(lo, len), 512, "given back once they stopped: %zu KiB resident",
+                 resident_kib(lo, len));
     cr_assert_eq(hl_heap_check(h, 1), 0);
     hl_heap_destroy(h);
 }

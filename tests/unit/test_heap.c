@@ -71,6 +71,41 @@ Test(heap, class_boundaries_are_exact)
     hl_heap_destroy(h);
 }
 
+/* Outside fixed arenas slot 0 starts on a cache line, so every slot of a class whose size is a
+ * multiple of 64 covers whole lines: neighbours used by different threads share none
+ * (tiny.c, slab_first). A fixed arena's small slabs keep the 16-byte grid. */
+Test(heap, slots_of_line_sized_classes_start_on_a_line)
+{
+    hl_heap_t *h = unit_heap("");
+    unsigned lined = 0;
+    for (unsigned c = 0; c < HL_CLASS_COUNT; c++) {
+        size_t S = hl_class_slot(c);
+        if (S % 64) continue;
+        lined++;
+        void *p[8];
+        for (unsigned i = 0; i < 8; i++) {
+            p[i] = hl_heap_malloc(h, S - 1);
+            cr_assert_eq((uintptr_t)p[i] % 64, 0, "slot %u of class %u (%zu B) at %p", i, c, S,
+                         p[i]);
+        }
+        hl_slab_t *s = hl_tiny_slab_of(&h->tiny, p[0]);
+        cr_assert_eq((uintptr_t)s->first % 64, 0, "class %u: first slot at %p", c, s->first);
+        for (unsigned i = 0; i < 8; i++)
+            hl_heap_free(h, p[i]);
+    }
+    cr_assert_geq(lined, 10, "classes of 64, 128, 192, 256, 320 … 896 B");
+    cr_assert_eq(hl_heap_check(h, 1), 0);
+    hl_heap_destroy(h);
+
+    h = unit_heap("arena=1M,tiny=1");
+    void *q = hl_heap_malloc(h, 63);
+    hl_slab_t *s = hl_tiny_slab_of(&h->tiny, q);
+    cr_assert_eq((uintptr_t)s->first - (uintptr_t)s, hl_align_up(h->tiny.hdr_size + 1, 16),
+                 "a fixed arena's slab keeps the 16-byte grid");
+    hl_heap_free(h, q);
+    hl_heap_destroy(h);
+}
+
 Test(heap, malloc_zero_is_unique)
 {
     hl_heap_t *h = unit_heap("");

@@ -199,6 +199,77 @@ static void random_sequence(int rotate, unsigned steps)
     cr_assert_eq(hl_tlsf_free_bytes(&t), sizeof pool_a + sizeof pool_b - 2 * HL_TLSF_POOL_OVERHEAD);
 }
 
+/* A parked pool serves nothing, stays in the pool list and the checker's books, and serves
+ * again once unparked (tlsf.h); a parked pool can be removed. */
+Test(tlsf, a_parked_pool_serves_nothing_until_unparked)
+{
+    hl_tlsf_t t;
+    hl_tlsf_init(&t, 1, 1); /* with rotation */
+    cr_assert_eq(hl_tlsf_add_pool(&t, pool_a, sizeof pool_a), 0);
+    cr_assert_eq(hl_tlsf_add_pool(&t, pool_b, sizeof pool_b), 0);
+    hl_tlsf_pool_t *a = (hl_tlsf_pool_t *)pool_a, *b = (hl_tlsf_pool_t *)pool_b;
+    hl_tlsf_park_pool(&t, a);
+    cr_assert_eq(hl_tlsf_check(&t, 1), 0);
+    cr_assert_eq(hl_tlsf_parked_next(&t, NULL), a);
+    cr_assert_null(hl_tlsf_parked_next(&t, a));
+    cr_assert_eq(t.parked_bytes, sizeof pool_a);
+    cr_assert_eq(t.pool_bytes, sizeof pool_a + sizeof pool_b, "still the arena's pool");
+    cr_assert_eq(hl_tlsf_free_bytes(&t), sizeof pool_b - HL_TLSF_POOL_OVERHEAD);
+    cr_assert_eq(hl_tlsf_largest_free(&t), sizeof pool_b - HL_TLSF_POOL_OVERHEAD);
+    cr_assert_null(hl_tlsf_malloc(&t, 300 << 10, NULL), "only pool_b serves (256 KiB)");
+    void *p[8];
+    for (int i = 0; i < 8; i++) {
+        p[i] = hl_tlsf_malloc(&t, 16 << 10, NULL);
+        cr_assert((char *)p[i] > pool_b && (char *)p[i] < pool_b + sizeof pool_b, "from pool_b");
+    }
+    cr_assert_eq(hl_tlsf_check(&t, 1), 0);
+    hl_tlsf_unpark_pool(&t, a);
+    cr_assert_null(hl_tlsf_parked_next(&t, NULL));
+    cr_assert_eq(t.parked_bytes, 0);
+    void *q = hl_tlsf_malloc(&t, 300 << 10, NULL);
+    cr_assert((char *)q > pool_a && (char *)q < pool_a + sizeof pool_a, "pool_a serves again");
+    cr_assert_eq(hl_tlsf_check(&t, 1), 0);
+    hl_tlsf_free(&t, q, NULL);
+    for (int i = 0; i < 8; i++)
+        hl_tlsf_free(&t, p[i], NULL);
+    hl_tlsf_park_pool(&t, b);
+    hl_tlsf_park_pool(&t, a);
+    cr_assert_eq(hl_tlsf_check(&t, 1), 0);
+    cr_assert_null(hl_tlsf_malloc(&t, 64, NULL), "both parked: nothing serves");
+    hl_tlsf_remove_pool(&t, b); /* parked, not listed: taken off the parked chain */
+    cr_assert_eq(hl_tlsf_parked_next(&t, NULL), a);
+    cr_assert_null(hl_tlsf_parked_next(&t, a));
+    cr_assert_eq(t.pool_bytes, sizeof pool_a);
+    cr_assert_eq(hl_tlsf_check(&t, 1), 0);
+    hl_tlsf_remove_pool(&t, a);
+    cr_assert_null(t.pools);
+    cr_assert_eq(t.parked_pools, 0);
+    cr_assert_eq(hl_tlsf_check(&t, 1), 0);
+}
+
+/* With rotation, a pool parked from the inactive store goes back there: the memory freed since
+ * the last swap is not handed out before the next one (rotation's guarantee, tlsf.h). */
+Test(tlsf, an_unparked_pool_keeps_rotations_delay)
+{
+    hl_tlsf_t t;
+    hl_tlsf_init(&t, 1, 1);
+    cr_assert_eq(hl_tlsf_add_pool(&t, pool_a, sizeof pool_a), 0);
+    cr_assert_eq(hl_tlsf_add_pool(&t, pool_b, sizeof pool_b), 0);
+    char *p = hl_tlsf_malloc(&t, 16 << 10, NULL);
+    cr_assert(p > pool_b && p < pool_b + sizeof pool_b, "the good fit is the smaller pool");
+    hl_tlsf_freed_t fr;
+    hl_tlsf_free(&t, p, &fr); /* into the inactive store, merged with the rest of pool_b */
+    cr_assert_eq(fr.empty_pool, (hl_tlsf_pool_t *)pool_b);
+    hl_tlsf_park_pool(&t, fr.empty_pool);
+    hl_tlsf_unpark_pool(&t, fr.empty_pool);
+    cr_assert_eq(hl_tlsf_check(&t, 1), 0);
+    char *q = hl_tlsf_malloc(&t, 16 << 10, NULL);
+    cr_assert(q > pool_a && q < pool_a + sizeof pool_a,
+              "pool_b's memory, freed after the last swap, is not handed out before the next");
+    hl_tlsf_free(&t, q, NULL);
+    cr_assert_eq(hl_tlsf_check(&t, 1), 0);
+}
+
 Test(tlsf, random_sequence_checked)
 {
     random_sequence(0, 200000);
