@@ -203,6 +203,14 @@ static inline uint64_t hl_ctf_leaf_uint(const hl_ctf_leaf_t *l, const uint8_t *b
     }
 }
 
+/* An integer field's value of size bits as read (x), sign-extended when the field is signed;
+ * the one rule of the plans and of the tree walk (ctf_stream.c). */
+static inline uint64_t hl_ctf_int_value(uint64_t x, unsigned size, int is_signed)
+{
+    if (is_signed && size < 64 && (x >> (size - 1)) & 1) x |= ~((UINT64_C(1) << size) - 1);
+    return x;
+}
+
 /* The leaves [l, le) of a run whose start is at bit pos (aligned, bounds checked). */
 static inline void hl_ctf_run_leaves(const hl_ctf_leaf_t *l, const hl_ctf_leaf_t *le,
                                      hl_ctf_cursor_t *c, uint64_t pos, hl_ctf_val_t *v)
@@ -213,9 +221,7 @@ static inline void hl_ctf_run_leaves(const hl_ctf_leaf_t *l, const hl_ctf_leaf_t
         if (l->op <= HL_LEAF_INT) {
             x = hl_ctf_leaf_uint(l, c->b, pos);
             if (l->clock && c->clock) hl_ctf_update_clock(c->clock, x, l->size);
-            if (l->is_signed && l->size < 64 && (x >> (l->size - 1)) & 1)
-                x |= ~((UINT64_C(1) << l->size) - 1);
-            o->u = x;
+            o->u = hl_ctf_int_value(x, l->size, l->is_signed);
             o->kind = HL_CTF_INT;
             o->gen = c->gen;
             continue;

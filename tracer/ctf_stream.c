@@ -36,9 +36,7 @@ static int dec(hl_ctf_cursor_t *d, const hl_ctf_node_t *n, hl_ctf_val_t *v)
         uint64_t x = hl_ctf_rd_bits(d->b, d->pos, n->size);
         d->pos += n->size;
         if (n->clock && d->clock) hl_ctf_update_clock(d->clock, x, n->size);
-        if (n->is_signed && n->size < 64 && (x >> (n->size - 1)) & 1)
-            x |= ~((UINT64_C(1) << n->size) - 1);
-        o->u = x;
+        o->u = hl_ctf_int_value(x, n->size, n->is_signed);
         o->kind = HL_CTF_INT;
         o->gen = d->gen;
         return 0;
