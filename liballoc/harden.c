@@ -1088,6 +1088,12 @@ static void hcache_flush(hl_heap_t *h, hl_hcache_t *c)
     release_cached(h, c);
 }
 
+int hl_harden_owner_count(const hl_heap_t *h)
+{
+    hstate_t *st = state_of(h);
+    return st ? __atomic_load_n(&st->owners.n, __ATOMIC_RELAXED) : -1;
+}
+
 void hl_harden_thread_flush(hl_heap_t *h)
 {
     hl_hcache_t *c = hl_hcache_slot_of(h); /* h's, or an older heap's that is still alive */

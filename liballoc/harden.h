@@ -114,6 +114,9 @@ void *hl_harden_alloc_cached(hl_heap_t *h, size_t req, size_t n, hl_opinfo_t *in
 /* Empty the calling thread's buffers for h into the shared quarantine and the heap (thread
  * exit: thread.c). */
 void hl_harden_thread_flush(hl_heap_t *h);
+/* How many threads' own quarantines h lists (its heap check walks them); -1 when h is not
+ * hardened. For the tests. */
+int hl_harden_owner_count(const hl_heap_t *h);
 /* Release the whole quarantine (fixed arena out of memory); 1 if anything was released. */
 int hl_harden_drain(hl_heap_t *h);
 /* C++ sized/aligned delete and free_sized: check size (and alignment) against the block. */

@@ -369,3 +369,44 @@ Test(harden_cache, blocks_come_back_to_the_thread_that_freed_them)
     pthread_barrier_destroy(&t.go);
     hl_heap_destroy(h);
 }
+
+/* A thread that used hardened heap a, then plain heap b, exits after b was destroyed: its
+ * buffers still belong to a and leave a's list (else a's check walks an exited thread's
+ * TLS, and a new thread reusing that TLS is listed twice). */
+typedef struct two_heaps_s {
+    hl_heap_t *a, *b;
+    pthread_barrier_t used, destroyed;
+} two_heaps_t;
+
+static void *use_a_then_b(void *arg)
+{
+    two_heaps_t *t = arg;
+    void *v[300];
+    for (int i = 0; i < 300; i++)
+        v[i] = hl_heap_malloc(t->a, 48);
+    for (int i = 0; i < 300; i++)
+        hl_heap_free(t->a, v[i]); /* full buffers go to this thread's own quarantine */
+    hl_heap_free(t->b, hl_heap_malloc(t->b, 48)); /* the thread's other-heap cache: b now */
+    pthread_barrier_wait(&t->used);
+    pthread_barrier_wait(&t->destroyed);
+    return NULL;
+}
+
+Test(harden_cache, a_thread_leaves_a_live_heaps_list_when_its_last_heap_is_gone)
+{
+    two_heaps_t t = {heap_with("harden=1"), heap_with("harden=0"), {{0}}, {{0}}};
+    pthread_barrier_init(&t.used, NULL, 2);
+    pthread_barrier_init(&t.destroyed, NULL, 2);
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, use_a_then_b, &t), 0);
+    pthread_barrier_wait(&t.used);
+    cr_assert_eq(hl_harden_owner_count(t.a), 1, "the thread's own quarantine is listed");
+    hl_heap_destroy(t.b);
+    pthread_barrier_wait(&t.destroyed);
+    pthread_join(th, NULL);
+    cr_assert_eq(hl_harden_owner_count(t.a), 0, "the exited thread left a's list");
+    cr_assert_eq(hl_heap_check(t.a, 0), 0);
+    pthread_barrier_destroy(&t.used);
+    pthread_barrier_destroy(&t.destroyed);
+    hl_heap_destroy(t.a);
+}
