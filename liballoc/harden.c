@@ -1098,11 +1098,8 @@ void hl_harden_thread_flush(hl_heap_t *h)
 {
     hl_hcache_t *c = hl_hcache_slot_of(h); /* h's, or an older heap's that is still alive */
     if (!c) return;
-    if (!hl_heap_alive(c->heap, c->uid)) { /* h itself, destroyed: its list went with it */
-        hl_hcache_reset(c);
-        return;
-    }
-    hcache_flush(c->heap, c);
+    /* h itself, destroyed: its list and blocks went with it, nothing to hand back. */
+    if (hl_heap_alive(c->heap, c->uid)) hcache_flush(c->heap, c);
     hl_hcache_reset(c); /* a later free of this thread (exiting) uses the shared quarantine */
     hl_quarantine_fini(&c->own);
 }
