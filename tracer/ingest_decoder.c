@@ -109,19 +109,6 @@ static size_t ext_len(const hl_rec_t *r)
     }
 }
 
-static int write_all(int fd, const void *p, size_t n)
-{
-    const char *c = p;
-    while (n) {
-        ssize_t k = write(fd, c, n);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return -1;
-        c += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
 /* writev until every byte of the n iovecs is written (they are consumed). */
 static int writev_all(int fd, struct iovec *iov, int n)
 {
@@ -141,6 +128,12 @@ static int writev_all(int fd, struct iovec *iov, int n)
         }
     }
     return 0;
+}
+
+static int write_all(int fd, const void *p, size_t n)
+{
+    struct iovec iov = {(void *)p, n};
+    return writev_all(fd, &iov, 1);
 }
 
 /* The blobs of a batch and the records' own pointers while their ext members carry the
