@@ -163,15 +163,18 @@ int hl_cmd_replay(int argc, char **argv)
             return 0;
         } else if (!strcmp(a, "--options") && val) {
             o.options = val;
-            char *list = strdup(val), *save = NULL;
-            for (char *t = strtok_r(list, ";", &save); t; t = strtok_r(NULL, ";", &save)) {
+            /* Items between ';', empty ones kept: an empty item is the recording's options
+             * (so "--options '' --options harden=1" compares the recording with harden=1). */
+            for (const char *t = val;; t++) {
+                size_t len = strcspn(t, ";");
                 if (ncfg == sizeof cfg / sizeof *cfg) {
                     fprintf(stderr, "heapledger replay: at most 16 configurations\n");
                     return 2;
                 }
-                cfg[ncfg++] = strdup(t);
+                cfg[ncfg++] = len ? strndup(t, len) : NULL;
+                t += len;
+                if (!*t) break;
             }
-            free(list);
             i++;
         } else if (!strcmp(a, "--fit")) {
             fit = 1;

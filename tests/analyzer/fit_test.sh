@@ -78,6 +78,18 @@ done < <(awk '/^ *[0-9]+ +[0-9.]+ +[0-9]+ +116000 / {print $1, $5}' "$dir/fits.t
 [ "$rows" = 3 ] && [ "$good" = 1 ] && grep -q "granularity 4096 bytes" "$dir/fits.txt" &&
     ok "fit: three configurations, 4K granularity, bounds hold" ||
     ko "fit: three configurations ($rows rows, bounds $good)"
+# An empty configuration is the recording's options: kept in a repeated --options and in a
+# ';' list (the baseline next to a hardened row), with the same fit as --fit alone.
+"$hl" replay "$db" --fit --fit-step 4K >"$dir/fit0.txt" 2>&1
+"$hl" replay "$db" --fit --fit-step 4K --options "" --options "harden=1" >"$dir/fite.txt" 2>&1
+"$hl" replay "$db" --fit --fit-step 4K --options ";harden=1" >"$dir/fitl.txt" 2>&1
+base=$(awk '/^ *[0-9]+ +[0-9.]+ +[0-9]+ +116000 / {print $1; exit}' "$dir/fit0.txt")
+nrows() { grep -cE "^ *[0-9]+ +[0-9.]+ +[0-9]+ +116000 " "$1"; }
+first() { awk '/^ *[0-9]+ +[0-9.]+ +[0-9]+ +116000 / {print $1; exit}' "$1"; }
+[ -n "$base" ] && [ "$(nrows "$dir/fite.txt")" = 2 ] && [ "$(nrows "$dir/fitl.txt")" = 2 ] &&
+    [ "$(first "$dir/fite.txt")" = "$base" ] && [ "$(first "$dir/fitl.txt")" = "$base" ] &&
+    ok "fit: an empty configuration is the recording's ($base bytes), two rows" ||
+    ko "fit: empty configuration ($(nrows "$dir/fite.txt") / $(nrows "$dir/fitl.txt") rows, first $(first "$dir/fite.txt") against $base)"
 
 # --matrix: the four configurations; the baseline's utilisation at the failure is replay's.
 # Hardening keeps its records outside a fixed arena (1000 and 4000 B requests have rounding
