@@ -279,8 +279,14 @@ t_sessiond_user() {
     check "exit status" 0 $rc || { cat "$d/err"; return 1; }
     check "files left in TMPDIR" "" "$(ls -A "$d/tmp")" || return 1
     check "files in the user's LTTNG_HOME" "" "$(ls -A "$d/home")" || return 1
-    if pgrep -u 65534 -f "lttng-(sessiond|consumerd)" >/dev/null; then
-        note "FAIL: a daemon of uid 65534 is still running: $(pgrep -a -u 65534 lttng)"; return 1
+    # Only this run's daemons: their environment names $d (TMPDIR, the private LTTNG_HOME
+    # under it); another test's daemons of uid 65534 on the same machine are not ours.
+    local p left=""
+    for p in $(pgrep -u 65534 -f "lttng-(sessiond|consumerd)"); do
+        tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -q "=$d/" && left="$left $p"
+    done
+    if [ -n "$left" ]; then
+        note "FAIL: a daemon of this run (uid 65534) is still running:$left"; return 1
     fi
     if have_ingest "$d/err"; then
         check "db blocks" 1000 \
