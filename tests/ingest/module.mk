@@ -131,6 +131,18 @@ check-ingest: $(BIN_DIR)/heapledger $(INGEST_GEN) $(INGEST_DB_TEST) $(INGEST_CTF
 bench-ingest: $(BIN_DIR)/heapledger $(INGEST_GEN)
 	@tests/own_sessiond.sh tests/ingest/bench_ingest.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
 
+# SQLite's instructions per block for block_data layouts the store does not use (one, two,
+# four, eight blocks per row; a virtual table), under callgrind (tests/ingest/rowcost_bench.sh;
+# not in `make bench`: about a minute of callgrind).
+INGEST_ROWCOST := $(TEST_DIR)/ingest/rowcost_bench
+$(INGEST_ROWCOST): tests/ingest/rowcost_bench.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $^ -lsqlite3
+ALL_TARGETS += $(INGEST_ROWCOST)
+.PHONY: bench-rowcost
+bench-rowcost: $(BIN_DIR)/heapledger $(TEST_DIR)/e2e/record_bench $(INGEST_ROWCOST) $(LIBHL_SO)
+	@tests/ingest/rowcost_bench.sh $(BIN_DIR)/heapledger $(TEST_DIR)/e2e/record_bench $(INGEST_ROWCOST)
+
 CHECK_TARGETS += check-ingest
 BENCH_TARGETS += bench-ingest
 -include $(INGEST_OBJS:.o=.d)
