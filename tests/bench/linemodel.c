@@ -11,13 +11,22 @@
  * touched it are kept; an access by another thread is a transfer, of the same block (the block
  * moved between threads) or of another (false sharing: neighbours on one line). Printed on
  * stderr at exit. The model takes a spinlock per operation: it counts, it is not fast.
- * (docs/PERFORMANCE.md, "Issue 14, sixth round".) */
+ * (docs/PERFORMANCE.md, "Issue 14, sixth round".)
+ *
+ * LINEMODEL_LINKS=side models an allocator that keeps its free links outside the blocks (a
+ * per-thread array of pointers, in lines no other thread touches): free and malloc's pop touch
+ * no block line, the program's writes still do. The blocks reused are the allocator's below,
+ * so the two modes compare where the link lives, not which thread reuses a block
+ * (docs/PERFORMANCE.md, "Issue 14, seventh round"). LINEMODEL_LINKS=block (the default) is
+ * the link in the block's first word. */
 
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 enum { BITS = 22, ENTRIES = 1 << BITS, KINDS = 4 };
 
@@ -31,6 +40,7 @@ static void (*next_free)(void *);
 static line_t *lines; /* open addressing, ENTRIES lines */
 static int lock_word, threads;
 static __thread int tid;
+static int side_links; /* LINEMODEL_LINKS=side: free and pop touch no block line */
 static unsigned long accesses[KINDS], same[KINDS], other[KINDS];
 static const char *const kind_name[KINDS] = {"free-link", "malloc-pop", "touch-first",
                                              "touch-last"};
@@ -83,7 +93,7 @@ void *malloc(size_t n)
     void *p = next_malloc(n);
     if (p && lines && n >= 16 && n <= 1024) {
         enter();
-        touch((uintptr_t)p, (uintptr_t)p, 1);
+        if (!side_links) touch((uintptr_t)p, (uintptr_t)p, 1);
         touch((uintptr_t)p, (uintptr_t)p, 2);
         touch((uintptr_t)p + n - 1, (uintptr_t)p, 3);
         unlock();
@@ -94,7 +104,7 @@ void *malloc(size_t n)
 void free(void *p)
 {
     if (!next_free) resolve();
-    if (p && lines) {
+    if (p && lines && !side_links) {
         enter();
         touch((uintptr_t)p, (uintptr_t)p, 0);
         unlock();
@@ -105,6 +115,16 @@ void free(void *p)
 __attribute__((constructor)) static void start(void)
 {
     resolve();
+    const char *mode = getenv("LINEMODEL_LINKS");
+    if (mode && strcmp(mode, "side") == 0) {
+        side_links = 1;
+    } else if (mode && *mode && strcmp(mode, "block") != 0) {
+        static const char msg[] = "linemodel: LINEMODEL_LINKS must be 'block' (the link in the "
+                                  "block's first word, the default) or 'side' (links outside "
+                                  "the blocks)\n";
+        if (write(2, msg, sizeof msg - 1) < 0) _exit(2);
+        _exit(2);
+    }
     void *m = mmap(NULL, ENTRIES * sizeof(line_t), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m != MAP_FAILED) lines = m;

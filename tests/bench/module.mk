@@ -48,7 +48,8 @@ $(BENCH_HEAP): $(BENCH_BIN)/%_heap: tests/bench/%.c $(BENCH_COMMON) $(BENCH_HDRS
 BENCH_ENV = BENCH_BIN=$(BENCH_BIN) BENCH_LIB=$(BENCH_HL_SO)
 
 # The line-sharing model (tests/bench/linemodel.c): an interposer that counts the cache lines
-# larson's blocks move between threads, for profiles on a VM without hardware counters.
+# larson's blocks move between threads, for profiles on a VM without hardware counters
+# (LINEMODEL_LINKS=side: links kept outside the blocks; test_args.sh checks both modes).
 BENCH_LINEMODEL := $(BENCH_DIR)/lib/linemodel.so
 $(BENCH_LINEMODEL): tests/bench/linemodel.c
 	@mkdir -p $(dir $@)
@@ -62,8 +63,8 @@ bench-programs: $(BENCH_PROGS)
 bench-suite: $(BENCH_PROGS) $(BENCH_HL_SO)
 	$(BENCH_ENV) BENCH_OUT=$(BENCH_DIR)/results.md tests/bench/run.sh
 
-bench-quick: $(BENCH_PROGS) $(BENCH_HL_SO)
-	@$(BENCH_ENV) tests/bench/test_args.sh
+bench-quick: $(BENCH_PROGS) $(BENCH_HL_SO) $(BENCH_LINEMODEL)
+	@$(BENCH_ENV) BENCH_LINEMODEL=$(BENCH_LINEMODEL) tests/bench/test_args.sh
 	@$(BENCH_ENV) BENCH_QUICK=1 BENCH_OUT=$(BENCH_DIR)/quick.md tests/bench/run.sh >/dev/null
 
 # Hardened mode's price (issue 13 item 5): glibc, scudo, default heapledger and harden=1 side

@@ -55,6 +55,14 @@ expect 1 'usage: tp_floor N' "$bin/tp_floor" 12x
 expect 127 'launch: cannot run /nonexistent' "$bin/launch" /dev/null /nonexistent
 expect 1 'not found' env BENCH_BIN="$bin" "$here/callgrind.sh" x /nonexistent/lib.so
 expect 1 'usage: callgrind.sh' "$here/callgrind.sh"
+# The line model (linemodel.c): its mode is checked, and LINEMODEL_LINKS=side touches no block
+# line at free (no free-link accesses), the default does.
+model=${BENCH_LINEMODEL:-$bin/../lib/linemodel.so}
+expect 2 "LINEMODEL_LINKS must be 'block' .* or 'side'" \
+    env LINEMODEL_LINKS=inside LD_PRELOAD="$model" "$bin/shbench" cross 2 4 100
+expect 0 'LINES free-link +accesses +0 ' \
+    env LINEMODEL_LINKS=side LD_PRELOAD="$model" "$bin/shbench" cross 2 4 100
+expect 0 'LINES free-link +accesses +[1-9]' env LD_PRELOAD="$model" "$bin/shbench" cross 2 4 100
 
 if [ "$fails" -ne 0 ]; then
     echo "test_args: $fails case(s) failed" >&2
