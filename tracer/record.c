@@ -540,6 +540,8 @@ static int record_ingest(record_out_t *o, const char *trace, int exit_status, ui
         rec_stats.have_store = 1;
         rec_stats.store_idle_run = o->rotor.idle_run_s;
         rec_stats.store_idle_end = o->rotor.idle_end_s;
+        rec_stats.store_thread_cpu = o->rotor.store_thread_cpu;
+        rec_stats.watch_cpu = o->rotor.watch_cpu;
         if (rec_have_sched) {
             rec_stats.rotations = rec_sched.asked;
             rec_stats.first_chunk_mib = (double)hl_rsched_first_bytes(rec_sched.max) / 1048576;

@@ -57,6 +57,9 @@ typedef struct hl_rstats_s {
     unsigned rotations;
     double first_chunk_mib;
     double store_idle_run, store_idle_end;
+    /* record's own threads (CPU seconds; the SQLite thread and the pipe readers come in the
+     * ingest's result): the rotor's store thread and watch thread. */
+    double store_thread_cpu, watch_cpu;
 } hl_rstats_t;
 
 /* Note moment `which` now (cheap: a clock read). */
