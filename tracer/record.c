@@ -620,7 +620,7 @@ static int record_ingest(record_out_t *o, const char *trace, int exit_status, ui
                     db);
         return -1;
     }
-    hl_record_summary(stderr, db);
+    hl_record_summary(stderr, db, r.blocks ? (int64_t)r.blocks : -1);
     fprintf(stderr, "  %-12s heapledger report %s\n", "next", db);
     hl_rstats_mark(&rec_stats, HL_RS_SUMMARY);
     hl_rstats_print(stderr, &rec_stats, db, &r);
