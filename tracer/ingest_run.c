@@ -10,6 +10,7 @@
  */
 #include "db.h"
 #include "fstree.h"
+#include "ingest_ckpt.h"
 #include "ingest_chunks.h"
 #include "ingest_internal.h"
 
@@ -447,8 +448,9 @@ int hl_ingest_live(const char *url, const char *db_path, const hl_ingest_opts_t 
 
 struct hl_ingest_chunks_s {
     session_t s;
-    int open;   /* the database exists (the first chunk came) */
-    int failed; /* storing failed: no more chunks */
+    hl_ckpt_t *ck; /* the WAL's checkpoints beside the store (ingest_ckpt.h), or NULL */
+    int open;      /* the database exists (the first chunk came) */
+    int failed;    /* storing failed: no more chunks */
     int damaged;
     unsigned chunks;
     uint64_t seq_base; /* events of the chunks stored so far */
@@ -535,6 +537,8 @@ static int chunks_open(hl_ingest_chunks_t *c)
         return -1;
     }
     c->open = 1;
+    const char *ct = getenv("HEAPLEDGER_CKPT_THREAD");
+    if (!ct || strcmp(ct, "0")) c->ck = hl_ckpt_start(c->s.db, c->db_path);
     return 0;
 }
 
@@ -596,6 +600,7 @@ int hl_ingest_chunks_add(hl_ingest_chunks_t *c, const char *dir, hl_ingest_resul
     c->store_sql_cpu += p.store_sql_cpu;
     c->pump_cpu += p.pump_cpu;
     c->commit_cpu += thread_cpu() - commit0;
+    hl_ckpt_committed(c->ck);
     c->seq_base += p.events;
     c->chunks++;
     chunks_result(c, r);
@@ -636,6 +641,8 @@ int hl_ingest_chunks_close(hl_ingest_chunks_t *c, int exit_status, const char *t
                      sig, (unsigned long long)c->seq_base, c->db_path, trace, c->db_path);
         c->damaged = 1;
     }
+    double ckpt_cpu = hl_ckpt_stop(c->ck); /* before the journal mode changes at the close */
+    c->ck = NULL;
     if (!c->open) {
         snprintf(r->error, sizeof r->error, "%s", c->failed ? c->err : "no trace chunk was stored");
         rc = -1;
@@ -679,6 +686,7 @@ int hl_ingest_chunks_close(hl_ingest_chunks_t *c, int exit_status, const char *t
     }
     if (c->scratch[0]) hl_tree_remove(c->scratch);
     hl_iprogress_end(&c->pr, r->events);
+    r->ckpt_cpu = ckpt_cpu;
     r->interrupted = c->interrupted;
     hl_ingest_chunks_signals(c, 0);
     free(c);

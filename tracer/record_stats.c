@@ -162,7 +162,8 @@ void hl_rstats_print(FILE *f, const hl_rstats_t *s, const char *db, const hl_ing
      * the chunks left at the end, finish, summary), the store thread (the ledger and the rows
      * while a chunk is decoded, and between chunks the commits, new stacks' symbols, the
      * chunks' deletion), the SQLite thread, the pipe readers (the decoders' records copied
-     * from their pipes) and the watch thread (rotation schedule, throttle). */
+     * from their pipes), the WAL's checkpoints (ingest_ckpt.h) and the watch thread (rotation
+     * schedule, throttle). */
     struct rusage main_ru;
     getrusage(RUSAGE_THREAD, &main_ru);
     double main_cpu = tv(main_ru.ru_utime) + tv(main_ru.ru_stime);
@@ -179,6 +180,7 @@ void hl_rstats_print(FILE *f, const hl_rstats_t *s, const char *db, const hl_ing
                     : 0.0);
     fprintf(f, "  %-22s %8.3f\n", "SQLite thread", r->store_sql_cpu);
     fprintf(f, "  %-22s %8.3f\n", "pipe readers", r->pump_cpu);
+    if (s->have_store) fprintf(f, "  %-22s %8.3f\n", "checkpoint thread", r->ckpt_cpu);
     if (s->have_store) fprintf(f, "  %-22s %8.3f\n", "watch thread", s->watch_cpu);
     if (s->have_store)
         fprintf(f,

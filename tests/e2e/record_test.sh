@@ -388,7 +388,7 @@ t_stats() {
     check "the program's CPU is counted" 1 "$(awk '$1 == "program" && $2 > 0 { print 1; exit }' "$d.err")" || return 1
     # record's own CPU accounted for thread by thread: the lines add up to its total (each is
     # rounded to 1 ms and read a little before the total, hence the slack).
-    for cpu in "main thread" "store thread" "SQLite thread" "pipe readers" "watch thread"; do
+    for cpu in "main thread" "store thread" "SQLite thread" "pipe readers" "checkpoint thread" "watch thread"; do
         grep -qE "^  $cpu +[0-9]+\.[0-9]{3}" "$d.err" || { note "FAIL: no CPU line for record's $cpu: $(cat "$d.err")"; return 1; }
     done
     local sums
