@@ -9,8 +9,10 @@
  * /proc/PID/stat, read once the session is destroyed, when they have nothing left to write),
  * the decoder children (summed over the chunks), record's store thread (the ledger and
  * SQLite: the rotor's store thread, record_rotate.h), and record as a whole (getrusage: every
- * thread of record, and the final commit and summary). Nothing is measured when --stats is not
- * given but the few clock reads of the marks.
+ * thread of record, and the final commit and summary); then record's total thread by thread
+ * (main, store, SQLite, pipe readers, checkpoints, watch: each read as the thread ends), so
+ * that every CPU second of it is named. Nothing is measured when --stats is not given but the
+ * few clock reads of the marks and one per thread at its end.
  */
 #ifndef HL_RECORD_STATS_H
 #define HL_RECORD_STATS_H
