@@ -2,6 +2,7 @@
  * hand with the lttng CLI (see docs/collect.md). */
 #include "cmd.h"
 #include "ingest.h"
+#include "ingest_internal.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -63,6 +64,8 @@ int hl_cmd_collect(int argc, char **argv)
         {"stats", no_argument, NULL, 's'},         {"all", no_argument, NULL, 'a'},
         {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
+    /* Internal: the decoder child of a trace on disk, exec'd by the ingest (ingest_decoder.c). */
+    if (argc >= 5 && !strcmp(argv[1], "--decoder-child")) hl_decoder_fs_child(argc, argv);
     hl_ingest_opts_t o = HL_INGEST_OPTS_INIT;
     const char *out = NULL;
     int quiet = 0, stats = 0, c;

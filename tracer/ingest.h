@@ -58,6 +58,9 @@ typedef struct hl_ingest_result_s {
     double decode_cpu;     /* CPU seconds of the decoder (babeltrace2; its child process) */
     double store_cpu;      /* CPU seconds of the store during the load (its threads) */
     double store_sql_cpu;  /* of it the store's SQLite thread (tracer/ingest_writer.c) */
+    double pump_cpu;       /* CPU seconds of the threads that read the decoder's pipe */
+    double commit_cpu;     /* chunk by chunk: CPU seconds of each chunk's stacks and commit */
+    double ckpt_cpu;       /* chunk by chunk: CPU seconds of the WAL checkpoints' thread */
     double index_seconds;  /* wall time of the final commit and index creation */
     double index_cpu;      /* CPU seconds of the calling thread in that phase */
     int interrupted;       /* SIGINT or SIGTERM when a signal stopped the ingest (then the

@@ -3,9 +3,9 @@
  * libbabeltrace2 2.0.4 hangs forever on some truncated metadata and can crash (SEGV in
  * bt_field_integer_unsigned_set_value, an assertion in msg-iter.c) on corrupt streams, so a
  * trace from disk is never decoded in the heapledger process itself. hl_decoder_start()
- * forks a decoder child (before any ingest thread exists); the child probes each CTF dir
- * (in a grandchild, bounded: a dir whose metadata babeltrace2 hangs on is dropped, the
- * others are kept), salvages the damaged ones into the parent's private scratch directory
+ * starts a decoder child (`heapledger collect --decoder-child`, exec'd); the child probes each CTF
+ * dir (in a grandchild, bounded: a dir whose metadata babeltrace2 hangs on is dropped, the others
+ * are kept), salvages the damaged ones into the parent's private scratch directory
  * (ingest_salvage.c), runs the babeltrace2 graph (ingest_source.c) and writes every batch of
  * records to a pipe (ingest_queue.c in pipe mode, the wire format below), then an END
  * message with its status. hl_decoder_pump(), on the parent's decode thread, reads the pipe
@@ -447,6 +447,46 @@ hl_decoder_t *hl_decoder_start_live(const char *url, char *err, size_t errlen)
     return d;
 }
 
+/* The child exec'd (`heapledger collect --decoder-child PPID SCRATCH DIR...`, the pipe on
+ * LIVE_FD), not forked: a fork of record's process, large once its ledger and SQLite's cache
+ * have grown, marked every page of it copy-on-write for the child's lifetime, and the store's
+ * two threads then took a page fault for each page they wrote during the whole decode
+ * (docs/PERFORMANCE.md, "Every CPU second of a recording"). HEAPLEDGER_DECODER_FORK=1 forks
+ * as before (for measurements); so does a failed spawn. */
+static int spawn_child(int wfd, char **dirs, size_t n, const char *scratch, pid_t *pid)
+{
+    const char *f = getenv("HEAPLEDGER_DECODER_FORK");
+    if (f && !strcmp(f, "1")) return -1;
+    char ppid[32];
+    snprintf(ppid, sizeof ppid, "%d", (int)getpid());
+    char **argv = calloc(n + 6, sizeof *argv);
+    if (!argv) return -1;
+    argv[0] = "heapledger";
+    argv[1] = "collect";
+    argv[2] = "--decoder-child";
+    argv[3] = ppid;
+    argv[4] = (char *)scratch;
+    for (size_t i = 0; i < n; i++)
+        argv[5 + i] = dirs[i];
+    posix_spawn_file_actions_t fa;
+    int rc = posix_spawn_file_actions_init(&fa);
+    if (!rc) rc = posix_spawn_file_actions_adddup2(&fa, wfd, LIVE_FD);
+    if (!rc) rc = posix_spawn(pid, "/proc/self/exe", &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    free(argv);
+    return rc ? -1 : 0;
+}
+
+int hl_decoder_fs_child(int argc, char **argv)
+{
+    if (argc < 5 || (pid_t)atoi(argv[2]) != getppid()) {
+        fprintf(stderr, "heapledger collect: --decoder-child is internal: the ingest starts it "
+                        "itself (see heapledger collect --help for the options)\n");
+        exit(2);
+    }
+    child_main(LIVE_FD, argv + 4, (size_t)(argc - 4), argv[3], (pid_t)atoi(argv[2]));
+}
+
 hl_decoder_t *hl_decoder_start(char **dirs, size_t n, const char *scratch, char *err, size_t errlen)
 {
     int p[2];
@@ -454,17 +494,21 @@ hl_decoder_t *hl_decoder_start(char **dirs, size_t n, const char *scratch, char 
     if (!d) return NULL;
     const char *t = getenv("HEAPLEDGER_DECODE_TIMEOUT");
     d->timeout_s = t && atoi(t) > 0 ? atoi(t) : HL_DECODE_TIMEOUT;
-    fflush(NULL);
-    pid_t parent = getpid();
-    hl_bt_lock(); /* no babeltrace2 call of another thread is half done in the child */
-    pid_t pid = fork();
-    if (pid == 0) {
-        hl_bt_unlock(); /* taken by this same thread before the fork */
-        close(p[0]);
-        child_main(p[1], dirs, n, scratch, parent);
+    pid_t pid = -1;
+    int e = 0;
+    if (spawn_child(p[1], dirs, n, scratch, &pid) != 0) {
+        fflush(NULL);
+        pid_t parent = getpid();
+        hl_bt_lock(); /* no babeltrace2 call of another thread is half done in the child */
+        pid = fork();
+        if (pid == 0) {
+            hl_bt_unlock(); /* taken by this same thread before the fork */
+            close(p[0]);
+            child_main(p[1], dirs, n, scratch, parent);
+        }
+        e = errno;
+        hl_bt_unlock();
     }
-    hl_bt_unlock();
-    int e = errno;
     close(p[1]);
     if (pid < 0) {
         close(p[0]);

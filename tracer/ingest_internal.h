@@ -113,10 +113,12 @@ void hl_queue_set_pipe(hl_queue_t *q, int fd);
 
 typedef struct hl_decoder_s hl_decoder_t;
 
-/* Fork the decoder over the CTF dirs (call before any other ingest thread exists). Salvaged
- * copies of damaged dirs go below scratch (a private directory the caller removes). */
+/* Start the decoder over the CTF dirs (exec'd: `heapledger collect --decoder-child PPID
+ * SCRATCH DIR...`, which is hl_decoder_fs_child(); forked when that fails). Salvaged copies of
+ * damaged dirs go below scratch (a private directory the caller removes). */
 hl_decoder_t *hl_decoder_start(char **dirs, size_t n, const char *scratch, char *err,
                                size_t errlen);
+int hl_decoder_fs_child(int argc, char **argv) __attribute__((noreturn));
 /* Move the child's batches into q until its end, its death, its silence for the timeout or
  * *stop; always pushes a last batch. Returns like hl_source_run (2: stopped); lost receives
  * what salvage dropped, err what went wrong. The child is reaped before it returns. */

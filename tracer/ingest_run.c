@@ -10,6 +10,7 @@
  */
 #include "db.h"
 #include "fstree.h"
+#include "ingest_ckpt.h"
 #include "ingest_chunks.h"
 #include "ingest_internal.h"
 
@@ -182,6 +183,7 @@ typedef struct pump_arg_s {
     hl_queue_t *q;
     const volatile sig_atomic_t *stop;
     int rc;
+    double cpu; /* CPU seconds of the pump thread (reading the pipe into the batches) */
     char err[256];
     char lost[192];
 } pump_arg_t;
@@ -190,6 +192,7 @@ static void *pump_main(void *p)
 {
     pump_arg_t *a = p;
     a->rc = hl_decoder_pump(a->dec, a->q, a->stop, a->lost, sizeof a->lost, a->err, sizeof a->err);
+    a->cpu = thread_cpu();
     return NULL;
 }
 
@@ -199,7 +202,7 @@ typedef struct pass_s {
     int rc;          /* the decoder's: 0 end, 1 damaged (derr), -1 nothing decoded, 2 stopped */
     int crc;         /* the store's: 0, or -1 (hl_store_errmsg) */
     uint64_t events; /* events of this pass */
-    double store_cpu, store_sql_cpu, decode_cpu;
+    double store_cpu, store_sql_cpu, decode_cpu, pump_cpu;
     char derr[512]; /* what the decoder said, with what salvage lost */
 } pass_t;
 
@@ -223,6 +226,7 @@ static int decode_pass(session_t *s, char **dirs, size_t n, const char *scratch,
     p->store_sql_cpu = hl_store_sql_cpu(s->st) - sql0;
     p->store_cpu = thread_cpu() - cpu0 + p->store_sql_cpu;
     p->decode_cpu = hl_decoder_cpu(dec); /* reaped by the pump already */
+    p->pump_cpu = a.cpu;
     hl_decoder_free(dec);
     /* The decoder's message, with what salvage lost when it lost something. */
     if (a.lost[0] && a.rc == 0) { /* decoded all that was salvaged: still partial */
@@ -337,6 +341,7 @@ int hl_ingest_trace(const char *trace_dir, const char *db_path, const hl_ingest_
     free_dirs(dirs, n);
     r->store_cpu = p.store_cpu;
     r->store_sql_cpu = p.store_sql_cpu;
+    r->pump_cpu = p.pump_cpu;
     r->decode_cpu = p.decode_cpu;
     hl_tree_remove(scratch);
     hl_ledger_counts(s.led, r);
@@ -443,14 +448,15 @@ int hl_ingest_live(const char *url, const char *db_path, const hl_ingest_opts_t 
 
 struct hl_ingest_chunks_s {
     session_t s;
-    int open;   /* the database exists (the first chunk came) */
-    int failed; /* storing failed: no more chunks */
+    hl_ckpt_t *ck; /* the WAL's checkpoints beside the store (ingest_ckpt.h), or NULL */
+    int open;      /* the database exists (the first chunk came) */
+    int failed;    /* storing failed: no more chunks */
     int damaged;
     unsigned chunks;
     uint64_t seq_base; /* events of the chunks stored so far */
     hl_ingest_opts_t o;
     hl_iprogress_t pr;
-    double t0, decode_cpu, store_cpu, store_sql_cpu;
+    double t0, decode_cpu, store_cpu, store_sql_cpu, pump_cpu, commit_cpu;
     char scratch[64];
     int sig_on;      /* SIGINT/SIGTERM stop the ingest (hl_ingest_chunks_signals) */
     int interrupted; /* the signal that stopped it */
@@ -531,6 +537,8 @@ static int chunks_open(hl_ingest_chunks_t *c)
         return -1;
     }
     c->open = 1;
+    const char *ct = getenv("HEAPLEDGER_CKPT_THREAD");
+    if (!ct || strcmp(ct, "0")) c->ck = hl_ckpt_start(c->s.db, c->db_path);
     return 0;
 }
 
@@ -540,6 +548,8 @@ static void chunks_result(hl_ingest_chunks_t *c, hl_ingest_result_t *r)
     r->decode_cpu = c->decode_cpu;
     r->store_cpu = c->store_cpu;
     r->store_sql_cpu = c->store_sql_cpu;
+    r->pump_cpu = c->pump_cpu;
+    r->commit_cpu = c->commit_cpu;
     r->seconds = hl_ingest_now() - c->t0;
 }
 
@@ -572,6 +582,7 @@ int hl_ingest_chunks_add(hl_ingest_chunks_t *c, const char *dir, hl_ingest_resul
     mkdir(c->scratch, 0700);
     /* Interrupted: end at once, symbolising can take seconds (as in hl_ingest_trace). */
     if (rc == 0 && p.rc == 2) hl_ledger_raw_frames(c->s.led);
+    double commit0 = thread_cpu();
     /* meta.last_chunk commits with the chunk's rows: a record killed after this commit but
      * before the chunk was deleted leaves it on disk, and this names it as stored. */
     if (rc != 0 || p.crc != 0 ||
@@ -587,6 +598,9 @@ int hl_ingest_chunks_add(hl_ingest_chunks_t *c, const char *dir, hl_ingest_resul
     c->decode_cpu += p.decode_cpu;
     c->store_cpu += p.store_cpu;
     c->store_sql_cpu += p.store_sql_cpu;
+    c->pump_cpu += p.pump_cpu;
+    c->commit_cpu += thread_cpu() - commit0;
+    hl_ckpt_committed(c->ck);
     c->seq_base += p.events;
     c->chunks++;
     chunks_result(c, r);
@@ -627,6 +641,8 @@ int hl_ingest_chunks_close(hl_ingest_chunks_t *c, int exit_status, const char *t
                      sig, (unsigned long long)c->seq_base, c->db_path, trace, c->db_path);
         c->damaged = 1;
     }
+    double ckpt_cpu = hl_ckpt_stop(c->ck); /* before the journal mode changes at the close */
+    c->ck = NULL;
     if (!c->open) {
         snprintf(r->error, sizeof r->error, "%s", c->failed ? c->err : "no trace chunk was stored");
         rc = -1;
@@ -664,10 +680,13 @@ int hl_ingest_chunks_close(hl_ingest_chunks_t *c, int exit_status, const char *t
         r->decode_cpu = c->decode_cpu;
         r->store_cpu = c->store_cpu;
         r->store_sql_cpu = c->store_sql_cpu;
+        r->pump_cpu = c->pump_cpu;
+        r->commit_cpu = c->commit_cpu;
         r->seconds = hl_ingest_now() - c->t0;
     }
     if (c->scratch[0]) hl_tree_remove(c->scratch);
     hl_iprogress_end(&c->pr, r->events);
+    r->ckpt_cpu = ckpt_cpu;
     r->interrupted = c->interrupted;
     hl_ingest_chunks_signals(c, 0);
     free(c);

@@ -540,6 +540,8 @@ static int record_ingest(record_out_t *o, const char *trace, int exit_status, ui
         rec_stats.have_store = 1;
         rec_stats.store_idle_run = o->rotor.idle_run_s;
         rec_stats.store_idle_end = o->rotor.idle_end_s;
+        rec_stats.store_thread_cpu = o->rotor.store_thread_cpu;
+        rec_stats.watch_cpu = o->rotor.watch_cpu;
         if (rec_have_sched) {
             rec_stats.rotations = rec_sched.asked;
             rec_stats.first_chunk_mib = (double)hl_rsched_first_bytes(rec_sched.max) / 1048576;
@@ -618,7 +620,7 @@ static int record_ingest(record_out_t *o, const char *trace, int exit_status, ui
                     db);
         return -1;
     }
-    hl_record_summary(stderr, db);
+    hl_record_summary(stderr, db, r.blocks ? (int64_t)r.blocks : -1);
     fprintf(stderr, "  %-12s heapledger report %s\n", "next", db);
     hl_rstats_mark(&rec_stats, HL_RS_SUMMARY);
     hl_rstats_print(stderr, &rec_stats, db, &r);

@@ -74,6 +74,13 @@ uint64_t hl_rotor_backlog_bytes(uint64_t chunk_bytes)
                                                    : (chunk_bytes ? chunk_bytes : budget);
 }
 
+static double thread_cpu(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
 static double now_s(void)
 {
     struct timespec t;
@@ -167,6 +174,7 @@ static void *watch_main(void *arg)
         if (!r->watch_end) pthread_cond_timedwait(&r->watch_wake, &r->mu, &t);
     }
     resume_locked(r);
+    r->watch_cpu = thread_cpu();
     pthread_mutex_unlock(&r->mu);
     return NULL;
 }
@@ -397,6 +405,7 @@ static void *store_main(void *arg)
         if (!r->finishing) pthread_cond_timedwait(&r->wake, &r->mu, &t);
         *(r->want_signals ? &r->idle_end_s : &r->idle_run_s) += now_s() - idle;
     }
+    r->store_thread_cpu = thread_cpu();
     pthread_mutex_unlock(&r->mu);
     return NULL;
 }

@@ -103,6 +103,8 @@ typedef struct hl_rotor_s {
     /* Seconds the store thread waited with no closed chunk, while the program ran and after
      * it ended (--stats: where the store stood idle). */
     double idle_run_s, idle_end_s;
+    /* CPU seconds of the store thread and of the watch thread, noted as each ends (--stats). */
+    double store_thread_cpu, watch_cpu;
 } hl_rotor_t;
 
 /* The chunk size to rotate at: HEAPLEDGER_CHUNK_BYTES (bytes; K, M, G suffixes) or the

@@ -158,6 +158,30 @@ void hl_rstats_print(FILE *f, const hl_rstats_t *s, const char *db, const hl_ing
             "  %-22s %8.3f  (user %.3f, system %.3f: all its threads, the store, finish and "
             "summary included)\n",
             "record", tv(self.ru_utime) + tv(self.ru_stime), tv(self.ru_utime), tv(self.ru_stime));
+    /* record's threads, so that its total is accounted for: the main thread (session, program,
+     * the chunks left at the end, finish, summary), the store thread (the ledger and the rows
+     * while a chunk is decoded, and between chunks the commits, new stacks' symbols, the
+     * chunks' deletion), the SQLite thread, the pipe readers (the decoders' records copied
+     * from their pipes), the WAL's checkpoints (ingest_ckpt.h) and the watch thread (rotation
+     * schedule, throttle). */
+    struct rusage main_ru;
+    getrusage(RUSAGE_THREAD, &main_ru);
+    double main_cpu = tv(main_ru.ru_utime) + tv(main_ru.ru_stime);
+    double in_passes = r->store_cpu - r->store_sql_cpu;
+    fprintf(f, "heapledger record: stats: record's threads (CPU seconds)\n");
+    fprintf(f, "  %-22s %8.3f\n", "main thread", main_cpu);
+    if (s->have_store)
+        fprintf(f,
+                "  %-22s %8.3f  (%.3f while decoding; between chunks %.3f in commits and new "
+                "stacks, %.3f other)\n",
+                "store thread", s->store_thread_cpu, in_passes, r->commit_cpu,
+                s->store_thread_cpu > in_passes + r->commit_cpu
+                    ? s->store_thread_cpu - in_passes - r->commit_cpu
+                    : 0.0);
+    fprintf(f, "  %-22s %8.3f\n", "SQLite thread", r->store_sql_cpu);
+    fprintf(f, "  %-22s %8.3f\n", "pipe readers", r->pump_cpu);
+    if (s->have_store) fprintf(f, "  %-22s %8.3f\n", "checkpoint thread", r->ckpt_cpu);
+    if (s->have_store) fprintf(f, "  %-22s %8.3f\n", "watch thread", s->watch_cpu);
     if (s->have_store)
         fprintf(f,
                 "heapledger record: stats: store thread idle %.3f s while the program ran, %.3f "

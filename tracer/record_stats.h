@@ -9,8 +9,10 @@
  * /proc/PID/stat, read once the session is destroyed, when they have nothing left to write),
  * the decoder children (summed over the chunks), record's store thread (the ledger and
  * SQLite: the rotor's store thread, record_rotate.h), and record as a whole (getrusage: every
- * thread of record, and the final commit and summary). Nothing is measured when --stats is not
- * given but the few clock reads of the marks.
+ * thread of record, and the final commit and summary); then record's total thread by thread
+ * (main, store, SQLite, pipe readers, checkpoints, watch: each read as the thread ends), so
+ * that every CPU second of it is named. Nothing is measured when --stats is not given but the
+ * few clock reads of the marks and one per thread at its end.
  */
 #ifndef HL_RECORD_STATS_H
 #define HL_RECORD_STATS_H
@@ -57,6 +59,9 @@ typedef struct hl_rstats_s {
     unsigned rotations;
     double first_chunk_mib;
     double store_idle_run, store_idle_end;
+    /* record's own threads (CPU seconds; the SQLite thread and the pipe readers come in the
+     * ingest's result): the rotor's store thread and watch thread. */
+    double store_thread_cpu, watch_cpu;
 } hl_rstats_t;
 
 /* Note moment `which` now (cheap: a clock read). */

@@ -6,10 +6,13 @@
 #ifndef HL_RECORD_SUMMARY_H
 #define HL_RECORD_SUMMARY_H
 
+#include <stdint.h>
 #include <stdio.h>
 
-/* Print the summary of db_path to f. Returns 0, or -1 (message printed) when the database
+/* Print the summary of db_path to f. blocks: the block rows the ingest just wrote (its
+ * result's count), or -1 when not known (then block_data is counted to see whether its
+ * per-group totals cover every row). Returns 0, or -1 (message printed) when the database
  * cannot be read. */
-int hl_record_summary(FILE *f, const char *db_path);
+int hl_record_summary(FILE *f, const char *db_path, int64_t blocks);
 
 #endif

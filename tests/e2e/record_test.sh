@@ -392,6 +392,18 @@ t_stats() {
         grep -qE "^  $(echo "$cpu" | sed 's/[()]/\\&/g') +[0-9]+\.[0-9]{3}" "$d.err" || { note "FAIL: no CPU line for $cpu: $(cat "$d.err")"; return 1; }
     done
     check "the program's CPU is counted" 1 "$(awk '$1 == "program" && $2 > 0 { print 1; exit }' "$d.err")" || return 1
+    # record's own CPU accounted for thread by thread: the lines add up to its total (each is
+    # rounded to 1 ms and read a little before the total, hence the slack).
+    for cpu in "main thread" "store thread" "SQLite thread" "pipe readers" "checkpoint thread" "watch thread"; do
+        grep -qE "^  $cpu +[0-9]+\.[0-9]{3}" "$d.err" || { note "FAIL: no CPU line for record's $cpu: $(cat "$d.err")"; return 1; }
+    done
+    local sums
+    sums=$(awk '/stats: CPU seconds/ { c = 1 } c && $1 == "record" { total = $2 }
+                /stats: record.s threads/ { t = 1; next } t && /^  / { sum += $(NF == 2 ? 2 : 3) }
+                /^[^ ]/ && !/record.s threads/ { t = 0 }
+                END { printf "%.3f %.3f", sum, total }' "$d.err")
+    check "record's threads add up to its CPU ($sums)" 1 \
+        "$(echo "$sums" | awk '{ print ($1 >= $2 - 0.02 && $1 <= $2 + 0.01) ? 1 : 0 }')" || return 1
     contains "$d.err" "live at exit" || return 1
     # Without --stats: none of it.
     real_record -o "$d.2.db" -- "$KNOWN" >/dev/null 2>"$d.2.err" || { note "$(cat "$d.2.err")"; return 1; }

@@ -3,7 +3,7 @@
 # (Lives here because the top Makefile includes */*/module.mk; tracer/module.mk is another
 # engineer's and compiles tracer/%.c with its own pattern rule.)
 
-INGEST_SRCS := db ingest_source ingest_queue ingest_map ingest_ledger ingest_store ingest_decoder \
+INGEST_SRCS := db ingest_ckpt ingest_source ingest_queue ingest_map ingest_ledger ingest_store ingest_decoder \
                ingest_symbols ingest_demangle ingest_progress ingest_run ingest_salvage collect collectd \
                collectd_prefix ingest_leakclass ingest_totals ingest_order ingest_writer ctf_meta ctf_tsdl ctf_plan ctf_stream ctf_source
 INGEST_OBJS := $(INGEST_SRCS:%=$(OBJ_DIR)/tracer/%.o)

@@ -128,6 +128,10 @@ out=$("$HL" collect "$work/basic" -o "$work/no/such/dir/x.db" 2>&1); rc=$?
 check "unwritable output: exit" 1 $rc
 case $out in *"cannot create"*"No such file"*) pass "unwritable output: message";; *) fail "unwritable output: message: $out";; esac
 out=$("$HL" collect 2>&1); check "usage: exit" 2 $?
+# The decoder child's internal option, typed by hand: refused, nothing decoded, no output file.
+out=$("$HL" collect --decoder-child 1 "$work/scratch-none" "$work/basic" 2>&1); rc=$?
+check "internal --decoder-child: exit" 2 $rc
+case $out in *"--decoder-child is internal"*) pass "internal --decoder-child: message";; *) fail "internal --decoder-child: message: $out";; esac
 
 # truncated stream file: what decoded is kept, the loss is reported
 cp -r "$work/basic" "$work/trunc"

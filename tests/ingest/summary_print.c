@@ -9,5 +9,5 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: summary_print RUN.db\n");
         return 2;
     }
-    return hl_record_summary(stdout, argv[1]) == 0 ? 0 : 1;
+    return hl_record_summary(stdout, argv[1], -1) == 0 ? 0 : 1;
 }
