@@ -976,12 +976,7 @@ void *hl_harden_alloc_cached(hl_heap_t *h, size_t req, size_t n, hl_opinfo_t *in
         hl_info(info, HL_TIER_TINY, cls, HL_PATH_TINY_CACHE_HIT, b.usable);
         return finish_alloc(h, &b, req, filled, info);
     }
-    /* A miss: a slot of the thread's own slab of the class (tiny.c), so that the slots two
-     * threads cycle through are not on one slab (their state bytes and the slab's
-     * descriptor on lines that both cores write). */
-    if (h->arena_base) return NULL;
-    p = hl_tiny_alloc_own(h, &c->own_slabs, cls, info);
-    return p ? hl_harden_on_alloc(h, p, req, info) : NULL;
+    return NULL;
 }
 
 /* ---- free ---------------------------------------------------------------------------------- */
@@ -1091,7 +1086,6 @@ static void hcache_flush(hl_heap_t *h, hl_hcache_t *c)
     c->nq = 0;
     c->qbytes = 0;
     release_cached(h, c);
-    hl_tiny_own_drop(h, &c->own_slabs);
 }
 
 int hl_harden_owner_count(const hl_heap_t *h)

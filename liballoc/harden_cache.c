@@ -3,8 +3,6 @@
  * for the last other heap the thread used. */
 #include "harden_cache.h"
 
-#include <string.h>
-
 __thread hl_hcache_t hl_hcache_main __attribute__((tls_model("initial-exec")));
 __thread hl_hcache_t hl_hcache_x __attribute__((tls_model("initial-exec")));
 
@@ -49,7 +47,6 @@ void hl_hcache_reset(hl_hcache_t *c)
     c->own.head = c->own.count = c->own.bytes = 0; /* the ring stays mapped, empty */
     c->own_counted = 0;                            /* the heap's list went with it */
     c->own_next = c->own_prev = NULL;
-    memset(&c->own_slabs, 0, sizeof c->own_slabs); /* given up already, or gone with the heap */
     c->heap = NULL;
 }
 

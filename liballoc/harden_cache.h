@@ -58,11 +58,6 @@ typedef struct hl_hcache_s {
     uint8_t next[HL_HCACHE_SLOTS];
     uint8_t spare, used;
     void *slot[HL_HCACHE_SLOTS];
-    /* The thread's own slab per tiny class, where a miss of the reuse cache takes its slot
-     * (tiny.c, hl_tiny_alloc_own): the slots a thread cycles through, their state bytes and
-     * their slab's descriptor are written by this thread's core only. Given up when the
-     * buffers are emptied (thread exit, another heap). */
-    hl_tiny_own_t own_slabs;
 } hl_hcache_t;
 
 /* A heap's threads with an own quarantine (hl_hcache_t.own), so that a heap check can walk

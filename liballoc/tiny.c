@@ -179,7 +179,6 @@ static void slab_init(hl_tiny_t *t, hl_slab_t *s, unsigned cls)
     s->gen++; /* slab generation: hardened trailers of earlier lives become stale (harden.c) */
     s->cls = (uint8_t)cls;
     s->on_partial = 0;
-    s->owned = 0;
     s->slot_size = S;
     s->first = slab_first(t, s);
     s->nslots = (uint32_t)(((char *)s + t->slab_extent - s->first + 1) / S);
@@ -481,77 +480,6 @@ void *hl_tiny_alloc_slow(hl_heap_t *h, hl_tls_t *tl, unsigned cls, hl_opinfo_t *
     tl->paths[path]++;
     hl_info(info, HL_TIER_TINY, cls, path, hl_class_slot(cls) - 1);
     return p;
-}
-
-/* ---- hardened mode: each thread's own slabs (tiny.h, hl_tiny_own_t) ------------------------- */
-
-#define OWN_SCAN 4u /* partial slabs looked at for one that no thread owns */
-
-/* o's slab of class cls when it is still that slab's life and has a free slot (on the
- * partial list: a full slab is off it, and so is one that became empty and is going back
- * to the source). Caller holds the class lock: a slab of this class changes only under it. */
-static hl_slab_t *own_usable(hl_tiny_own_t *o, unsigned cls)
-{
-    hl_slab_t *s = o->slab[cls];
-    if (!s || s->cls != cls || s->gen != o->gen[cls]) return NULL;
-    if (s->on_partial) return s;
-    s->owned = 0; /* full: the thread takes another one, this one is anybody's again */
-    return NULL;
-}
-
-void *hl_tiny_alloc_own(hl_heap_t *h, hl_tiny_own_t *o, unsigned cls, hl_opinfo_t *info)
-{
-    hl_tiny_t *t = &h->tiny;
-    hl_tiny_class_t *c = &t->cls[cls];
-    hl_path_t path = HL_PATH_TINY_REFILL;
-    hl_slab_t *empty = NULL;
-    hl_lock(&c->lock);
-    remote_collect(c, &empty);
-    hl_slab_t *s = own_usable(o, cls);
-    if (!s) {
-        unsigned k = 0;
-        for (hl_slab_t *q = c->partial; q && k < OWN_SCAN && !s; q = q->next, k++)
-            if (!q->owned) s = q;
-        if (!s) {
-            /* Every partial slab looked at is another thread's: a new one (its pages are
-             * touched only as its slots are carved), or, out of slabs, a shared one. */
-            s = source_get(h);
-            if (s) {
-                slab_init(t, s, cls);
-                if (in_cmap(h)) hl_cmap_set(s, t->slab_size, (uint8_t)(HL_TAG_TINY | cls));
-                all_push(c, s);
-                partial_push(c, s);
-                path = HL_PATH_TINY_NEW_SLAB;
-            } else {
-                s = c->partial;
-            }
-        }
-        if (s) {
-            s->owned = 1;
-            o->slab[cls] = s;
-            o->gen[cls] = s->gen;
-        }
-    }
-    void *p = s ? slab_take(s) : NULL;
-    if (p && slab_full(s)) partial_remove(c, s);
-    class_unlock(h, c, empty);
-    if (!p) return NULL;
-    hl_count(h, path);
-    hl_info(info, HL_TIER_TINY, cls, path, hl_class_slot(cls) - 1);
-    return p;
-}
-
-void hl_tiny_own_drop(hl_heap_t *h, hl_tiny_own_t *o)
-{
-    for (unsigned cls = 0; cls < HL_CLASS_COUNT; cls++) {
-        if (!o->slab[cls]) continue;
-        hl_tiny_class_t *c = &h->tiny.cls[cls];
-        hl_lock(&c->lock);
-        hl_slab_t *s = o->slab[cls];
-        if (s->cls == cls && s->gen == o->gen[cls]) s->owned = 0;
-        hl_unlock(&c->lock);
-        o->slab[cls] = NULL;
-    }
 }
 
 /* Put the chain of n slots into the transfer cache, or return it to the slabs when the cache

@@ -46,7 +46,6 @@ typedef struct hl_slab_s {
     uint8_t cls; /* class, 0xff while free in the source */
     uint8_t on_partial;
     uint8_t decommitted; /* pages given back while free in the source */
-    uint8_t owned;       /* hardened mode: some thread's own slab of its class (a hint) */
     uint32_t gen;        /* bumped at each slab_init: hardened trailers of older lives are stale */
     uint32_t nslots;
     uint32_t used; /* slots out of the slab (thread caches or users) */
@@ -133,20 +132,6 @@ void hl_tiny_return_chain(struct hl_heap_s *h, unsigned cls, void *chain);
  * becomes the bin's second chain (tcap.h), and the second chain it replaces, if any, goes to
  * the transfer cache (or to the slabs when that is full or its lock is busy). */
 void hl_tiny_flush_batch(struct hl_heap_s *h, unsigned cls, void *chain, uint32_t n);
-/* Hardened mode (no thread caches): each thread takes its slots from a slab of its own per
- * class, so that two threads' slots, state bytes and descriptor writes are not on one slab
- * (docs/hardening.md, "Each thread's own slabs"). The thread keeps one of these per heap
- * (harden_cache.h); a slab is the thread's while its class and generation are the ones
- * noted. */
-typedef struct hl_tiny_own_s {
-    hl_slab_t *slab[HL_CLASS_COUNT];
-    uint32_t gen[HL_CLASS_COUNT];
-} hl_tiny_own_t;
-/* One slot of class cls from the thread's own slab (o), taking an unowned partial slab or a
- * new one when that is full or gone. NULL when out of memory. */
-void *hl_tiny_alloc_own(struct hl_heap_s *h, hl_tiny_own_t *o, unsigned cls, hl_opinfo_t *info);
-/* The thread gives its own slabs up (thread exit, another heap): others may take them. */
-void hl_tiny_own_drop(struct hl_heap_s *h, hl_tiny_own_t *o);
 /* Free one slot without any cache. */
 void hl_tiny_free_direct(struct hl_heap_s *h, void *p, unsigned cls);
 /* Give empty slabs back (to the OS or the arena); returns bytes released. */

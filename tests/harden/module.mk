@@ -93,12 +93,6 @@ $(HARDEN_SLOT_STATE_TEST): tests/harden/test_slot_state.c $(LIBHL_CORE_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -I liballoc -o $@ $< $(LIBHL_CORE_A) -lcriterion $(LIBHL_CORE_LIBS)
 
-# Each thread's own tiny slabs in hardened mode (tiny.c, hl_tiny_alloc_own).
-HARDEN_OWN_SLAB_TEST := $(HARDEN_DIR)/own_slab_tests
-$(HARDEN_OWN_SLAB_TEST): tests/harden/test_own_slab.c $(LIBHL_CORE_A)
-	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -I liballoc -o $@ $< $(LIBHL_CORE_A) -lcriterion $(LIBHL_CORE_LIBS)
-
 # Bug programs: -O0 so that the bugs stay as written.
 $(HARDEN_DIR)/bugs/%: tests/harden/bugs/%.c
 	@mkdir -p $(dir $@)
@@ -111,7 +105,7 @@ $(HARDEN_DIR)/bugs/%: tests/harden/bugs/%.cc
 .PHONY: check-harden
 check-harden: $(HARDEN_TEST) $(HARDEN_BUGS) $(HARDEN_FULL) $(LIBHL_SO) $(TEST_DIR)/stress $(BIN_DIR)/heapledger \
 	$(AN_REPLAY_REC) $(HARDEN_PROGS) $(HL_SYMBOLIZER) $(HARDEN_STACK_TEST) $(HARDEN_ENTRY_TEST) $(HARDEN_CACHE_TEST) $(HARDEN_QUARANTINE_TEST) \
-	$(HARDEN_METACOPY_TEST) $(HARDEN_PATTERN_TEST) $(HARDEN_SLOT_STATE_TEST) $(HARDEN_OWN_SLAB_TEST)
+	$(HARDEN_METACOPY_TEST) $(HARDEN_PATTERN_TEST) $(HARDEN_SLOT_STATE_TEST)
 	HEAPLEDGER_SYMBOLIZER=$(abspath $(HL_SYMBOLIZER)) $(HARDEN_TEST) --jobs 2
 	$(HARDEN_STACK_TEST) --jobs 2
 	$(HARDEN_ENTRY_TEST) --jobs 2
@@ -120,7 +114,6 @@ check-harden: $(HARDEN_TEST) $(HARDEN_BUGS) $(HARDEN_FULL) $(LIBHL_SO) $(TEST_DI
 	$(HARDEN_METACOPY_TEST) --jobs 2
 	$(HARDEN_PATTERN_TEST) --jobs 2
 	$(HARDEN_SLOT_STATE_TEST) --jobs 2
-	$(HARDEN_OWN_SLAB_TEST) --jobs 2
 	tests/harden/signals.sh $(abspath $(LIBHL_SO)) $(HARDEN_DIR)/signals
 	tests/harden/fds.sh $(abspath $(LIBHL_SO)) $(HARDEN_DIR)/fds
 	tests/harden/entry_stacks.sh $(abspath $(LIBHL_SO)) $(HARDEN_DIR)/entry_stacks
