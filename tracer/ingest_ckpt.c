@@ -43,6 +43,16 @@ static void *ckpt_main(void *arg)
     return NULL;
 }
 
+/* Ask the checkpoint thread to end and wait for it. */
+static void ckpt_join(hl_ckpt_t *c)
+{
+    pthread_mutex_lock(&c->mu);
+    c->end = 1;
+    pthread_cond_signal(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    pthread_join(c->thread, NULL);
+}
+
 hl_ckpt_t *hl_ckpt_start(sqlite3 *writer, const char *path)
 {
     hl_ckpt_t *c = calloc(1, sizeof *c);
@@ -70,13 +80,7 @@ hl_ckpt_t *hl_ckpt_start(sqlite3 *writer, const char *path)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (!ok ||
         sqlite3_exec(writer, "PRAGMA wal_autocheckpoint = 0", NULL, NULL, NULL) != SQLITE_OK) {
-        if (ok) {
-            pthread_mutex_lock(&c->mu);
-            c->end = 1;
-            pthread_cond_signal(&c->cv);
-            pthread_mutex_unlock(&c->mu);
-            pthread_join(c->thread, NULL);
-        }
+        if (ok) ckpt_join(c);
         sqlite3_close(c->db);
         free(c);
         return NULL;
@@ -105,11 +109,7 @@ void hl_ckpt_committed(hl_ckpt_t *c)
 double hl_ckpt_stop(hl_ckpt_t *c)
 {
     if (!c) return 0;
-    pthread_mutex_lock(&c->mu);
-    c->end = 1;
-    pthread_cond_signal(&c->cv);
-    pthread_mutex_unlock(&c->mu);
-    pthread_join(c->thread, NULL);
+    ckpt_join(c);
     sqlite3_close(c->db);
     pthread_mutex_destroy(&c->mu);
     pthread_cond_destroy(&c->cv);
