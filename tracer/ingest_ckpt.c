@@ -1,11 +1,11 @@
 /* tracer/ingest_ckpt.c — WAL checkpoints beside the chunked store (ingest_ckpt.h). */
 #include "ingest_ckpt.h"
+#include "thread_cpu.h"
 
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <time.h>
 
 struct hl_ckpt_s {
     sqlite3 *db;
@@ -36,9 +36,7 @@ static void *ckpt_main(void *arg)
         if (rc == SQLITE_OK && nlog >= 0) c->log_bytes = (int64_t)nlog * c->page;
         pthread_cond_broadcast(&c->cv);
     }
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    c->cpu = (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+    c->cpu = hl_thread_cpu();
     pthread_mutex_unlock(&c->mu);
     return NULL;
 }

@@ -13,6 +13,7 @@
 #include "ingest_ckpt.h"
 #include "ingest_chunks.h"
 #include "ingest_internal.h"
+#include "thread_cpu.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -34,13 +35,6 @@ typedef struct decode_arg_s {
     char err[256];
 } decode_arg_t;
 
-static double thread_cpu(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void *decode_main(void *p)
 {
     decode_arg_t *a = p;
@@ -57,7 +51,7 @@ static void *decode_main(void *p)
     }
     a->rc = hl_source_run(s, a->stop, a->err, sizeof a->err);
     hl_source_close(s);
-    a->cpu = thread_cpu();
+    a->cpu = hl_thread_cpu();
     return NULL;
 }
 
@@ -192,7 +186,7 @@ static void *pump_main(void *p)
 {
     pump_arg_t *a = p;
     a->rc = hl_decoder_pump(a->dec, a->q, a->stop, a->lost, sizeof a->lost, a->err, sizeof a->err);
-    a->cpu = thread_cpu();
+    a->cpu = hl_thread_cpu();
     return NULL;
 }
 
@@ -219,12 +213,12 @@ static int decode_pass(session_t *s, char **dirs, size_t n, const char *scratch,
     if (!dec) return -1;
     pump_arg_t a = {.dec = dec, .q = &s->q, .stop = stop};
     pthread_t th;
-    double cpu0 = thread_cpu(), sql0 = hl_store_sql_cpu(s->st);
+    double cpu0 = hl_thread_cpu(), sql0 = hl_store_sql_cpu(s->st);
     pthread_create(&th, NULL, pump_main, &a);
     p->crc = consume_all(s, pr, 0, 0, seq_base, &p->events);
     pthread_join(th, NULL);
     p->store_sql_cpu = hl_store_sql_cpu(s->st) - sql0;
-    p->store_cpu = thread_cpu() - cpu0 + p->store_sql_cpu;
+    p->store_cpu = hl_thread_cpu() - cpu0 + p->store_sql_cpu;
     p->decode_cpu = hl_decoder_cpu(dec); /* reaped by the pump already */
     p->pump_cpu = a.cpu;
     hl_decoder_free(dec);
@@ -378,13 +372,13 @@ int hl_ingest_trace(const char *trace_dir, const char *db_path, const hl_ingest_
     }
     hl_ledger_counts(s.led, r);
     char cerr[192];
-    double t1 = hl_ingest_now(), c1 = thread_cpu();
+    double t1 = hl_ingest_now(), c1 = hl_thread_cpu();
     if (session_close(&s, rc >= 0, 1, cerr, sizeof cerr) != 0 && rc >= 0) {
         snprintf(r->error, sizeof r->error, "%s: %s", db_path, cerr);
         rc = -1;
     }
     r->index_seconds = hl_ingest_now() - t1;
-    r->index_cpu = thread_cpu() - c1;
+    r->index_cpu = hl_thread_cpu() - c1;
     if (rc < 0) remove_db(db_path);
     stop_handlers_restore(&sh);
     hl_iprogress_end(&pr, r->events);
@@ -582,7 +576,7 @@ int hl_ingest_chunks_add(hl_ingest_chunks_t *c, const char *dir, hl_ingest_resul
     mkdir(c->scratch, 0700);
     /* Interrupted: end at once, symbolising can take seconds (as in hl_ingest_trace). */
     if (rc == 0 && p.rc == 2) hl_ledger_raw_frames(c->s.led);
-    double commit0 = thread_cpu();
+    double commit0 = hl_thread_cpu();
     /* meta.last_chunk commits with the chunk's rows: a record killed after this commit but
      * before the chunk was deleted leaves it on disk, and this names it as stored. */
     if (rc != 0 || p.crc != 0 ||
@@ -599,7 +593,7 @@ int hl_ingest_chunks_add(hl_ingest_chunks_t *c, const char *dir, hl_ingest_resul
     c->store_cpu += p.store_cpu;
     c->store_sql_cpu += p.store_sql_cpu;
     c->pump_cpu += p.pump_cpu;
-    c->commit_cpu += thread_cpu() - commit0;
+    c->commit_cpu += hl_thread_cpu() - commit0;
     hl_ckpt_committed(c->ck);
     c->seq_base += p.events;
     c->chunks++;
@@ -670,13 +664,13 @@ int hl_ingest_chunks_close(hl_ingest_chunks_t *c, int exit_status, const char *t
         }
         hl_ledger_counts(c->s.led, r);
         char cerr[192];
-        double t1 = hl_ingest_now(), c1 = thread_cpu();
+        double t1 = hl_ingest_now(), c1 = hl_thread_cpu();
         if (session_close(&c->s, rc >= 0, 1, cerr, sizeof cerr) != 0 && rc >= 0) {
             snprintf(r->error, sizeof r->error, "%.300s: %.190s", c->db_path, cerr);
             rc = -1;
         }
         r->index_seconds = hl_ingest_now() - t1;
-        r->index_cpu = thread_cpu() - c1;
+        r->index_cpu = hl_thread_cpu() - c1;
         r->decode_cpu = c->decode_cpu;
         r->store_cpu = c->store_cpu;
         r->store_sql_cpu = c->store_sql_cpu;

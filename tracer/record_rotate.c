@@ -2,6 +2,7 @@
 #include "record_rotate.h"
 #include "fstree.h"
 #include "procstat.h"
+#include "thread_cpu.h"
 
 /* The ingest may be absent from a partial build: record then keeps the trace (record.c). */
 #pragma weak hl_ingest_chunks_add
@@ -72,13 +73,6 @@ uint64_t hl_rotor_backlog_bytes(uint64_t chunk_bytes)
      * write into it: about four chunks of the default size. */
     return chunk_bytes && 4 * chunk_bytes < budget ? budget - 4 * chunk_bytes
                                                    : (chunk_bytes ? chunk_bytes : budget);
-}
-
-static double thread_cpu(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
 static double now_s(void)
@@ -174,7 +168,7 @@ static void *watch_main(void *arg)
         if (!r->watch_end) pthread_cond_timedwait(&r->watch_wake, &r->mu, &t);
     }
     resume_locked(r);
-    r->watch_cpu = thread_cpu();
+    r->watch_cpu = hl_thread_cpu();
     pthread_mutex_unlock(&r->mu);
     return NULL;
 }
@@ -405,7 +399,7 @@ static void *store_main(void *arg)
         if (!r->finishing) pthread_cond_timedwait(&r->wake, &r->mu, &t);
         *(r->want_signals ? &r->idle_end_s : &r->idle_run_s) += now_s() - idle;
     }
-    r->store_thread_cpu = thread_cpu();
+    r->store_thread_cpu = hl_thread_cpu();
     pthread_mutex_unlock(&r->mu);
     return NULL;
 }
