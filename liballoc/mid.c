@@ -251,54 +251,8 @@ static int arena_grow(hl_heap_t *h, hl_arena_t *a, size_t n, size_t align)
     return 0;
 }
 
-/* PROTOTYPE (measurement only): a per-thread cache of freed mid blocks of 4-32 KiB. */
-#define MC_MIN    4096u
-#define MC_MAX    (32u << 10)
-#define MC_STEP   2048u
-#define MC_BINS   (MC_MAX / MC_STEP + 1)
-#define MC_BYTES  (256u << 10)
-#define MC_SEARCH 2u
-typedef struct {
-    void *head[MC_BINS];
-    uint32_t bytes;
-} mc_t;
-static __thread mc_t mc __attribute__((tls_model("initial-exec")));
-
-static void *mc_take(size_t n)
-{
-    unsigned b = (unsigned)((n + MC_STEP - 1) / MC_STEP);
-    for (unsigned i = b; i < MC_BINS && i <= b + MC_SEARCH; i++) {
-        void *p = mc.head[i];
-        if (p) {
-            mc.head[i] = *(void **)p;
-            mc.bytes -= (uint32_t)hl_tlsf_usable(p);
-            return p;
-        }
-    }
-    return NULL;
-}
-
-static int mc_put(void *p, size_t usable)
-{
-    if (mc.bytes + usable > MC_BYTES) return 0;
-    unsigned b = (unsigned)(usable / MC_STEP);
-    if (b >= MC_BINS) b = MC_BINS - 1;
-    *(void **)p = mc.head[b];
-    mc.head[b] = p;
-    mc.bytes += (uint32_t)usable;
-    return 1;
-}
-
 void *hl_mid_alloc(hl_heap_t *h, size_t n, size_t align, hl_opinfo_t *info)
 {
-    if (n >= MC_MIN && n <= MC_MAX && align <= 16 && !h->arena_base && hl_tls_of(h) == &hl_tls) {
-        void *c = mc_take(n);
-        if (c) {
-            hl_count(h, HL_PATH_TLSF);
-            hl_info(info, HL_TIER_MID, 0xff, HL_PATH_TLSF, hl_tlsf_usable(c));
-            return c;
-        }
-    }
     hl_arena_t *a = thread_arena(h);
     int split = 0;
     hl_path_t path;
@@ -317,7 +271,7 @@ void *hl_mid_alloc(hl_heap_t *h, size_t n, size_t align, hl_opinfo_t *info)
     return p;
 }
 
-static void mid_free_block(hl_heap_t *h, void *p, hl_opinfo_t *info, int cache)
+void hl_mid_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
 {
     hl_mid_t *m = &h->mid;
     unsigned owner = hl_tlsf_owner(p);
@@ -330,15 +284,6 @@ static void mid_free_block(hl_heap_t *h, void *p, hl_opinfo_t *info, int cache)
         hl_fatal("invalid-free", p, "mid block header names no arena of this heap");
     }
     hl_arena_t *a = &m->arenas[owner];
-    {
-        size_t u = hl_tlsf_usable(p);
-        if (u >= MC_MIN && u <= MC_MAX + MC_STEP && !h->arena_base && hl_tls_of(h) == &hl_tls &&
-            cache && hl_tls.heap == h && mc_put(p, u)) {
-            hl_count(h, HL_PATH_TLSF_FREE);
-            hl_info(info, HL_TIER_MID, 0xff, HL_PATH_TLSF_FREE, u);
-            return;
-        }
-    }
     hl_tlsf_freed_t fr;
     hl_tlsf_pool_t *release = NULL;
     size_t usable = hl_tlsf_usable(p);
@@ -368,24 +313,6 @@ static void mid_free_block(hl_heap_t *h, void *p, hl_opinfo_t *info, int cache)
     hl_path_t path = fr.coalesced ? HL_PATH_TLSF_COALESCE : HL_PATH_TLSF_FREE;
     hl_count(h, path);
     hl_info(info, HL_TIER_MID, 0xff, path, usable);
-}
-
-void hl_mid_free(hl_heap_t *h, void *p, hl_opinfo_t *info)
-{
-    mid_free_block(h, p, info, 1);
-}
-
-void hl_mid_cache_flush(hl_heap_t *h)
-{
-    for (unsigned b = 0; b < MC_BINS; b++) {
-        while (mc.head[b]) {
-            void *p = mc.head[b];
-            mc.head[b] = *(void **)p;
-            mc.bytes -= (uint32_t)hl_tlsf_usable(p);
-            hl_opinfo_t scratch;
-            mid_free_block(h, p, &scratch, 0);
-        }
-    }
 }
 
 int hl_mid_resize(hl_heap_t *h, void *p, size_t n)

@@ -58,7 +58,6 @@ void hl_mid_fork_child(struct hl_heap_s *h);
 int hl_mid_setup(struct hl_heap_s *h);
 void *hl_mid_alloc(struct hl_heap_s *h, size_t n, size_t align, hl_opinfo_t *info);
 void hl_mid_free(struct hl_heap_s *h, void *p, hl_opinfo_t *info);
-void hl_mid_cache_flush(struct hl_heap_s *h);
 /* Resize in place; 1 on success. */
 int hl_mid_resize(struct hl_heap_s *h, void *p, size_t n);
 /* Arena mode: a slab-aligned block for the tiny tier, and its release. */

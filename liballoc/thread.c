@@ -113,7 +113,6 @@ void hl_tls_flush(hl_tls_t *t)
         b->avail = (int32_t)b->cap;
         if (chain) hl_tiny_return_chain(h, c, chain);
     }
-    if (t == &hl_tls) hl_mid_cache_flush(h);
     hl_tcap_reset(t);
 }
 
