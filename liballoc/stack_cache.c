@@ -127,7 +127,6 @@ static __thread struct {
     int32_t left;
     uint32_t hits;
     uint8_t bypass, started;
-    uint8_t backoff;  /* windows failed in a row (at most SC_BACKOFF_MAX): the next skip's shift */
     uint32_t crowded; /* keys whose both entries held other chains (every 64th walks) */
 } sc_t __attribute__((tls_model("initial-exec")));
 
@@ -148,32 +147,20 @@ static inline void sc_memo_put(uintptr_t sp, uintptr_t ret, const sc_entry_t *e)
 
 /* Since stacks are walked by unwind_fast.c, a miss here (lookup, then the walk anyway, and
  * now and then the scan) costs more than the walk saves on a hit unless most captures hit:
- * on gcc (24 k distinct stacks, most captures miss) the cache made harden=1 slower; on a
+ * on gcc (27 k distinct stacks, most captures miss) the cache made harden=1 slower; on a
  * loop with a few call sites (tiny.mixed) it still halves the price of a stack. So each
  * thread measures its hit rate over SC_WINDOW captures; below one half, the next SC_SKIP
- * captures go straight to the walk, then it measures again. Each window that fails again
- * doubles the skip, up to SC_SKIP << SC_BACKOFF_MAX (a measured capture costs about 1.6
- * plain ones on gcc: ten windows were 11 % of its captures, four are 4.5 %); a window that
- * passes starts over at SC_SKIP. */
-#define SC_WINDOW      4096u
-#define SC_SKIP        32768u
-#define SC_BACKOFF_MAX 3u
+ * captures go straight to the walk, then it measures again. */
+#define SC_WINDOW 4096u
+#define SC_SKIP   32768u
 
 /* The end of a phase: after a window below one half, bypass; else measure (again). */
 static __attribute__((noinline, cold)) void sc_phase(void)
 {
-    int ended = sc_t.started && !sc_t.bypass; /* a window ended (not a skip) */
-    int skip = ended && sc_t.hits < SC_WINDOW / 2;
-    uint32_t len = SC_WINDOW;
-    if (skip) {
-        len = SC_SKIP << sc_t.backoff;
-        if (sc_t.backoff < SC_BACKOFF_MAX) sc_t.backoff++;
-    } else if (ended) {
-        sc_t.backoff = 0;
-    }
+    int skip = sc_t.started && !sc_t.bypass && sc_t.hits < SC_WINDOW / 2;
     sc_t.started = 1;
     sc_t.bypass = (uint8_t)skip;
-    sc_t.left = (int32_t)len - 1;
+    sc_t.left = (int32_t)(skip ? SC_SKIP : SC_WINDOW) - 1;
     sc_t.hits = 0;
 }
 
