@@ -600,7 +600,7 @@ void hl_uwf_rule(uintptr_t ra, hl_uwf_rule_t *r)
  * of a program with many return addresses grow it once to 8192 (256 KiB). A small program's
  * return addresses hashed over the large table touched all of its 64 pages. */
 #define UWF_SETS_LG_MIN 10u
-#define UWF_SETS_LG_MAX 15u
+#define UWF_SETS_LG_MAX 13u
 /* Misses at which it grows: as many as the small table has entries. */
 #define UWF_GROW_MISSES (2u << UWF_SETS_LG_MIN)
 typedef struct uwf_entry_s {
