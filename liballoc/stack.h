@@ -5,7 +5,7 @@
  *
  * The table is mmap'ed once by hl_stack_init() and never grows or allocates afterwards:
  *
- *   slots[HL_STACK_SLOTS]   one 32-byte slot per distinct stack, by id (touched in order)
+ *   slots[HL_STACK_SLOTS]   one 16-byte slot per distinct stack, by id (touched in order)
  *   ips[HL_STACK_POOL]      all frames of all stacks, appended with one atomic add each
  *   index[HL_STACK_SLOTS]   open-addressing hash table of 4-byte entries (hash tag | id)
  *
