@@ -4,9 +4,9 @@
  * wrote last that load misses the cache and free waits for it. The class map holds the same
  * tag per 64 KiB window of the address space (one byte per window of the 47-bit user address
  * space: a 2 GiB MAP_NORESERVE reservation of which only the bytes of windows holding slabs are
- * ever written, one page per 256 MiB of slab address space): 0xA0 | class for a window of a tiny
- * slab of the default heap, 0 elsewhere. The free fast path (shim.c) indexes the thread's bins
- * with it as it did with the header byte; the block itself is only stored into.
+ * ever written, one page per 256 MiB of slab address space): the bin index HL_BIN_TINY | class
+ * (internal.h) for a window of a tiny slab of the default heap, 0 elsewhere. The free fast path
+ * (shim.c) indexes the thread's bins with it; the block itself is only stored into.
  *
  * The map is also free's gate: hl_cmap points at the real map while the gate is open and at a
  * second, read-only all-zero reservation while it is closed (tracing possible, before the

@@ -7,7 +7,7 @@ import re
 import sys
 
 TINY_MAX = 4096
-TAG_TINY = 0xA0
+BIN_TINY = 0x20  # HL_BIN_TINY: bin index of tiny class c is 0x20 | c
 BIN_BYTES = 16  # sizeof(hl_tbin_t)
 
 slots = [int(m.group(2)) for m in re.finditer(r"^HL_CLASS\((\d+),\s*(\d+)\)", open(sys.argv[1]).read(), re.M)]
@@ -16,7 +16,7 @@ for idx in range((TINY_MAX + 16) // 16 + 1):
     need = 16 * idx  # largest request of this index is 16*idx - 1: needs a slot of >= 16*idx
     c = next((i for i, s in enumerate(slots) if s >= need), len(slots) - 1)
     cls.append(c)
-    off.append((TAG_TINY | c) * BIN_BYTES)
+    off.append((BIN_TINY | c) * BIN_BYTES)
 
 
 def rows(values, per_line):
@@ -39,7 +39,7 @@ const uint8_t hl_size_class[(HL_TINY_MAX + 16) / 16 + 1] = {{
 {rows(cls, 20)}
 }};
 
-/* Byte offset of that class's bin in hl_tls_t.bins (bin index 0xA0 | class). */
+/* Byte offset of that class's bin in hl_tls_t.bins (bin index HL_BIN_TINY | class). */
 const uint16_t hl_size_bin[(HL_TINY_MAX + 16) / 16 + 1] = {{
 {rows(off, 12)}
 }};""")

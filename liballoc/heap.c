@@ -257,7 +257,7 @@ void hl_heap_destroy(hl_heap_t *h)
     hl_tls_t *t = hl_tls_of(h);
     if (t->heap == h) {
         for (unsigned c = 0; c < HL_CLASS_MAX; c++) {
-            hl_tbin_t *b = &t->bins[HL_TAG_TINY | c];
+            hl_tbin_t *b = &t->bins[HL_BIN_TINY | c];
             b->head = NULL;
             b->cap = 0;
             b->avail = 0;
@@ -306,7 +306,7 @@ static int arena_reclaim(hl_heap_t *h)
     hl_tls_t *t = hl_tls_of(h);
     if (t->heap == h)
         for (unsigned c = 0; c < HL_CLASS_COUNT && !any; c++)
-            any = hl_bin_count(&t->bins[HL_TAG_TINY | c]) + hl_tcap_spare_count(&t->tcap, c) != 0;
+            any = hl_bin_count(&t->bins[HL_BIN_TINY | c]) + hl_tcap_spare_count(&t->tcap, c) != 0;
     if (t->heap == h) hl_tls_flush(t);
     any |= hl_harden_drain(h); /* hardening hook: quarantined blocks go back first */
     return hl_tiny_trim(h, 1) > 0 || any;
@@ -317,7 +317,7 @@ static void *tiny_alloc(hl_heap_t *h, size_t n, hl_opinfo_t *info)
     hl_tls_t *t = hl_tls_of(h);
     if (t->heap != h) t = hl_tls_bind(h);
     unsigned cls = hl_size_class[(n + 16) >> 4];
-    hl_tbin_t *b = &t->bins[HL_TAG_TINY | cls];
+    hl_tbin_t *b = &t->bins[HL_BIN_TINY | cls];
     if (b->head) /* bound just now to a heap whose bin is filled: cannot be, but stay exact */
         return hl_malloc_fast(h, n, info);
     return hl_tiny_alloc_slow(h, t, cls, info);
@@ -405,7 +405,7 @@ void hl_free_slow(hl_heap_t *h, void *p, hl_opinfo_t *info)
             else
                 t = hl_tls_bind(h);
         }
-        hl_tbin_t *b = &t->bins[tag];
+        hl_tbin_t *b = &t->bins[HL_BIN_TINY | cls];
         hl_path_t path;
         if (t->heap == h && b->cap) {
             path = HL_PATH_TINY_CACHE_PUSH; /* first free of a thread: just bound */
@@ -631,7 +631,7 @@ void hl_heap_info(hl_heap_t *h, hl_heap_info_t *out)
     for (unsigned c = 0; c < HL_CLASS_COUNT; c++) {
         size_t slabs, used, held;
         hl_tiny_class_counts(h, c, &slabs, &used, &held);
-        size_t cached = t->heap == h ? hl_bin_count(&t->bins[HL_TAG_TINY | c]) +
+        size_t cached = t->heap == h ? hl_bin_count(&t->bins[HL_BIN_TINY | c]) +
                                            hl_tcap_spare_count(&t->tcap, c)
                                      : 0;
         size_t S = hl_class_slot(c);

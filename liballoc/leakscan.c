@@ -321,7 +321,7 @@ static void build_table(scan_t *s)
         for (unsigned k = 0; k < tc->nxfer && k < HL_XFER_SLOTS; k++)
             free_chain(s, tc->xfer[k], tc->xfer_n[k]);
         for (size_t t = 0; t < s->ncaches; t++) {
-            hl_tbin_t *b = &s->caches[t]->bins[HL_TAG_TINY | c];
+            hl_tbin_t *b = &s->caches[t]->bins[HL_BIN_TINY | c];
             if (b->cap) free_chain(s, b->head, hl_bin_count(b));
             hl_tcap_t *a = &s->caches[t]->tcap; /* the bin's second chain */
             if (a->spare[c]) free_chain(s, a->spare[c], a->spare_n[c]);

@@ -15,7 +15,7 @@ static uint32_t cap_max(const hl_heap_t *h, unsigned cls)
 
 static void grow(hl_heap_t *h, hl_tls_t *t, unsigned cls)
 {
-    hl_tbin_t *b = &t->bins[HL_TAG_TINY | cls];
+    hl_tbin_t *b = &t->bins[HL_BIN_TINY | cls];
     uint32_t cap = b->cap * 2, max = cap_max(h, cls);
     if (cap > max) cap = max;
     if (cap <= b->cap) return;
@@ -37,7 +37,7 @@ static void grow(hl_heap_t *h, hl_tls_t *t, unsigned cls)
  * new cap back to their slabs. */
 static void shrink(hl_heap_t *h, hl_tls_t *t, unsigned cls)
 {
-    hl_tbin_t *b = &t->bins[HL_TAG_TINY | cls];
+    hl_tbin_t *b = &t->bins[HL_BIN_TINY | cls];
     uint32_t base = h->tiny.caps[cls];
     if (b->cap <= base) return;
     void *spare = t->tcap.spare[cls]; /* may hold more than the new cap: back to the slabs */
@@ -87,7 +87,7 @@ static void idle_check(hl_heap_t *h, hl_tls_t *t, unsigned cls)
 void hl_tcap_slow(hl_heap_t *h, hl_tcap_t *a, unsigned cls, int alternated)
 {
     hl_tls_t *t = (hl_tls_t *)((char *)a - offsetof(hl_tls_t, tcap));
-    if (h->opt.harden || t->heap != h || !t->bins[HL_TAG_TINY | cls].cap) return;
+    if (h->opt.harden || t->heap != h || !t->bins[HL_BIN_TINY | cls].cap) return;
     if (alternated) {
         /* The first switch may be a single burst followed by its frees: grow from the second. */
         if (a->switches[cls] < 2) a->switches[cls]++;

@@ -105,7 +105,7 @@ void hl_tls_flush(hl_tls_t *t)
     hl_heap_t *h = t->heap;
     if (!h) return;
     for (unsigned c = 0; c < HL_CLASS_COUNT; c++) {
-        hl_tbin_t *b = &t->bins[HL_TAG_TINY | c];
+        hl_tbin_t *b = &t->bins[HL_BIN_TINY | c];
         void *chain = b->head;
         b->head = NULL;
         if (!h->opt.harden && b->cap > h->tiny.caps[c]) /* grown: back to the base (tcap.h) */
@@ -119,7 +119,7 @@ void hl_tls_flush(hl_tls_t *t)
 static void set_caps(hl_tls_t *t, const uint32_t *caps)
 {
     for (unsigned c = 0; c < HL_CLASS_MAX; c++) {
-        hl_tbin_t *b = &t->bins[HL_TAG_TINY | c];
+        hl_tbin_t *b = &t->bins[HL_BIN_TINY | c];
         b->head = NULL;
         b->cap = caps ? caps[c] : 0;
         b->avail = (int32_t)b->cap;

@@ -393,7 +393,7 @@ void *hl_tiny_alloc_slow(hl_heap_t *h, hl_tls_t *tl, unsigned cls, hl_opinfo_t *
 {
     hl_tiny_t *t = &h->tiny;
     hl_tiny_class_t *c = &t->cls[cls];
-    hl_tbin_t *b = &tl->bins[HL_TAG_TINY | cls];
+    hl_tbin_t *b = &tl->bins[HL_BIN_TINY | cls];
     void *head = tl->tcap.spare[cls];
     if (head && b->cap) {
         /* The bin's second chain (tcap.h): taken back whole, no lock, nothing shared; a hit
@@ -457,7 +457,7 @@ void *hl_tiny_alloc_slow(hl_heap_t *h, hl_tls_t *tl, unsigned cls, hl_opinfo_t *
             s = source_get(h);
             if (!s) break;
             slab_init(t, s, cls);
-            if (in_cmap(h)) hl_cmap_set(s, t->slab_size, (uint8_t)(HL_TAG_TINY | cls));
+            if (in_cmap(h)) hl_cmap_set(s, t->slab_size, (uint8_t)(HL_BIN_TINY | cls));
             all_push(c, s);
             partial_push(c, s);
             path = HL_PATH_TINY_NEW_SLAB;
@@ -503,7 +503,7 @@ void hl_tiny_flush_batch(hl_heap_t *h, unsigned cls, void *chain, uint32_t n)
     hl_tls_t *tl = hl_tls_of(h);
     void *second = NULL;
     uint32_t second_n = 0;
-    if (tl->heap == h && tl->bins[HL_TAG_TINY | cls].cap) {
+    if (tl->heap == h && tl->bins[HL_BIN_TINY | cls].cap) {
         /* The chain becomes the bin's second chain (tcap.h); the one it held, if any, goes to
          * the class. One-way traffic (this flush's event came after another flush: a thread
          * that frees more than it allocates, a consumer) hands over both: nothing waits in a
@@ -682,7 +682,7 @@ size_t hl_tiny_check(hl_heap_t *h, int verbose)
     hl_tls_t *tl = hl_tls_of(h);
     if (tl->heap == h) {
         for (unsigned cls = 0; cls < HL_CLASS_COUNT; cls++) {
-            hl_tbin_t *b = &tl->bins[HL_TAG_TINY | cls];
+            hl_tbin_t *b = &tl->bins[HL_BIN_TINY | cls];
             uint32_t n = 0;
             for (void *p = b->head; p; p = *(void **)p) {
                 if (((uint8_t *)p)[-1] != (HL_TAG_TINY | cls)) {

@@ -8,9 +8,9 @@
 #include <errno.h>
 #include <string.h>
 
-static unsigned tag_of(size_t n)
+static unsigned tag_of(size_t n) /* the bin index the class map holds */
 {
-    return HL_TAG_TINY | hl_size_class[(n + 16) >> 4];
+    return HL_BIN_TINY | hl_size_class[(n + 16) >> 4];
 }
 
 static hl_heap_t *main_heap(void)
@@ -31,7 +31,7 @@ Test(classmap, default_heap_slabs_carry_their_class)
     /* Every window of the slab names the class; the header byte agrees. */
     char *slab = (char *)hl_tiny_slab_of(&h->tiny, p);
     cr_assert_eq(hl_cmap_get(slab + h->tiny.slab_size - 1), tag_of(100));
-    cr_assert_eq(((uint8_t *)p)[-1], tag_of(100));
+    cr_assert_eq(((uint8_t *)p)[-1], HL_BIN_BASE_TAG + tag_of(100));
     void *mid = hl_heap_malloc(h, 10000);
     cr_assert_not_null(mid);
     cr_assert_eq(hl_cmap_get(mid), 0, "a TLSF block's window is no slab's");

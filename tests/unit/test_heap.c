@@ -492,8 +492,33 @@ Test(heap, size_tables_agree)
 {
     for (size_t n = 0; n <= HL_TINY_MAX; n++) {
         unsigned c = hl_size_class[(n + 16) >> 4];
-        cr_assert_eq(hl_size_bin[(n + 16) >> 4], (HL_TAG_TINY | c) * sizeof(hl_tbin_t));
+        cr_assert_eq(hl_size_bin[(n + 16) >> 4], (HL_BIN_TINY | c) * sizeof(hl_tbin_t));
         cr_assert_geq(hl_class_slot(c) - 1, n, "class %u serves %zu", c, n);
         cr_assert(c == 0 || hl_class_slot(c - 1) - 1 < n, "class %u is the smallest for %zu", c, n);
     }
+}
+
+/* A thread cache holds bins for the tiny tags only (64 of 16 bytes, not one per byte value):
+ * every other header byte, in range of the bins or not, takes the slow path, and a tiny one
+ * lands on its class's bin. */
+Test(heap, thread_cache_bins_cover_only_tiny_tags)
+{
+    cr_assert_eq(sizeof(((hl_tls_t *)0)->bins), HL_BINS * sizeof(hl_tbin_t));
+    cr_assert_leq(sizeof(hl_tls_t), 2048, "a cache is %zu bytes of static TLS", sizeof(hl_tls_t));
+    hl_heap_t *h = unit_heap("");
+    hl_heap_free(h, hl_heap_malloc(h, 64)); /* binds the cache, the bins get their caps */
+    _Alignas(16) unsigned char buf[64];
+    hl_opinfo_t info;
+    for (unsigned tag = 0; tag < 256; tag++) {
+        if ((tag & HL_TAG_TINY_MASK) == HL_TAG_TINY) continue;
+        buf[15] = (unsigned char)tag;
+        cr_assert_eq(hl_free_push(h, buf + 16, &info), 0, "header byte 0x%02x pushed", tag);
+    }
+    unsigned c = hl_size_class[(64 + 16) >> 4];
+    buf[15] = (unsigned char)(HL_TAG_TINY | c);
+    cr_assert_eq(hl_free_push(h, buf + 16, &info), 1);
+    cr_assert_eq(info.cls, c);
+    cr_assert_eq(hl_tls_of(h)->bins[HL_BIN_TINY | c].head, buf + 16);
+    cr_assert_eq(hl_heap_malloc(h, 64), buf + 16, "the pushed slot is the next one handed out");
+    hl_heap_destroy(h);
 }

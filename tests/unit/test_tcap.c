@@ -17,7 +17,7 @@ enum { SIZE = 300 }; /* class of 320-byte slots: base cap 51 */
 
 static hl_tbin_t *bin_of(hl_heap_t *h, size_t size)
 {
-    return &hl_tls_of(h)->bins[HL_TAG_TINY | hl_size_class[(size + 16) >> 4]];
+    return &hl_tls_of(h)->bins[HL_BIN_TINY | hl_size_class[(size + 16) >> 4]];
 }
 
 static uint32_t base_cap(hl_heap_t *h, size_t size)
@@ -104,7 +104,7 @@ Test(tcap, growth_is_bounded_per_thread)
     hl_tls_t *t = hl_tls_of(h);
     size_t grown = 0;
     for (unsigned c = 0; c < HL_CLASS_COUNT; c++) {
-        hl_tbin_t *b = &t->bins[HL_TAG_TINY | c];
+        hl_tbin_t *b = &t->bins[HL_BIN_TINY | c];
         cr_assert_geq(b->cap, h->tiny.caps[c]);
         cr_assert_leq(b->cap, HL_TCAP_BIN_SLOTS);
         grown += (size_t)(b->cap - h->tiny.caps[c]) * hl_class_slot(c);
