@@ -12,4 +12,9 @@ int hl_tree_remove(const char *dir);
  * there. */
 int hl_tree_has_trace(const char *dir);
 
+/* Makes dst a copy of the tree src in which every regular file is a hard link to src's
+ * (directories are made, other entries skipped; same file system). The copy stays readable
+ * when src is renamed or removed. 0, or -1 (errno set; dst may be partly made). */
+int hl_tree_link(const char *src, const char *dst);
+
 #endif

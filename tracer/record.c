@@ -540,6 +540,7 @@ static int record_ingest(record_out_t *o, const char *trace, int exit_status, ui
         rec_stats.have_store = 1;
         rec_stats.store_idle_run = o->rotor.idle_run_s;
         rec_stats.store_idle_end = o->rotor.idle_end_s;
+        rec_stats.final_early = o->rotor.final_ok;
         rec_stats.store_thread_cpu = o->rotor.store_thread_cpu;
         rec_stats.watch_cpu = o->rotor.watch_cpu;
         if (rec_have_sched) {
@@ -1103,6 +1104,9 @@ int hl_cmd_record(int argc, char **argv)
     } else if (!w.died) {
         int e = hl_session_stop(&s, &discarded, &lost);
         hl_rstats_mark(&rec_stats, HL_RS_STOPPED);
+        /* The trace is on disk: the store reads the last chunk while the session is destroyed. */
+        if (!e && out.chunked && out.rotor.ing && !hl_session_rotating(&s))
+            hl_rotor_final(&out.rotor);
         if (!e) e = hl_session_destroy(&s);
         hl_rstats_mark(&rec_stats, HL_RS_DESTROYED);
         hl_rstats_daemons(&rec_stats, c.sessiond.pid);

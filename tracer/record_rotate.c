@@ -309,6 +309,25 @@ static void store(hl_rotor_t *r, const char *path)
 
 enum { MAX_SCAN = 4096 };
 
+/* May the last chunk (hl_rotor_final) be stored now, no archive before it waiting? Takes it. */
+static int final_due(hl_rotor_t *r, const chunk_t *v, size_t n)
+{
+    pthread_mutex_lock(&r->mu);
+    int due = r->final_ready && !r->final_taken && (!n || v[0].index >= r->final_index);
+    if (due) r->final_taken = 1;
+    pthread_mutex_unlock(&r->mu);
+    return due;
+}
+
+/* Store the last chunk from its links; its archive (index final_index) is skipped from now on. */
+static void store_final(hl_rotor_t *r)
+{
+    int damaged = r->damaged;
+    r->next = r->final_index + 1;
+    store(r, r->final_path);
+    r->final_ok = !r->failed && !r->stopped && r->damaged == damaged;
+}
+
 unsigned hl_rotor_poll(hl_rotor_t *r)
 {
     static chunk_t v[MAX_SCAN];
@@ -322,6 +341,10 @@ unsigned hl_rotor_poll(hl_rotor_t *r)
     if (bytes > r->peak_waiting_bytes) r->peak_waiting_bytes = bytes;
     watch_start(r);
     hl_ingest_chunks_backlog(r->ing, (unsigned)n, bytes);
+    if (!r->failed && !r->stopped && final_due(r, v, n)) {
+        store_final(r);
+        return 0;
+    }
     if (!n) return 0;
     snprintf(path, sizeof path, "%s/archives/%s", r->dir, v[0].name);
     r->next = v[0].index + 1;
@@ -354,6 +377,53 @@ static size_t scan_open(const char *dir, chunk_t *v, size_t max)
     closedir(d);
     qsort(v, n, sizeof *v, chunk_cmp);
     return n;
+}
+
+/* The last chunk was stored from its links: they go (--keep-trace keeps its archive, the same
+ * files), and so does its archive unless --keep-trace. */
+static void final_done(hl_rotor_t *r)
+{
+    hl_tree_remove(r->final_path);
+    if (r->keep) return;
+    chunk_t v[8];
+    char path[4600];
+    long next = r->next;
+    r->next = r->final_index; /* scan from the last chunk's index on */
+    size_t n = scan(r, v, sizeof v / sizeof *v);
+    r->next = next;
+    for (size_t i = 0; i < n; i++)
+        if (v[i].index == r->final_index) {
+            snprintf(path, sizeof path, "%s/archives/%s", r->dir, v[i].name);
+            hl_tree_remove(path);
+        }
+}
+
+int hl_rotor_final(hl_rotor_t *r)
+{
+    chunk_t v[2];
+    char path[4600];
+    if (scan_open(r->dir, v, 2) != 1) return -1; /* none (never rotated), or a rotation under way */
+    static const char *const moving[] = {".tmp_old_chunk", ".tmp_new_chunk"};
+    for (size_t i = 0; i < sizeof moving / sizeof *moving; i++) {
+        snprintf(path, sizeof path, "%s/%s", r->dir, moving[i]);
+        if (access(path, F_OK) == 0) return -1;
+    }
+    snprintf(path, sizeof path, "%s/%s", r->dir, v[0].name);
+    if (!has_trace(path)) return -1;
+    char dst[sizeof r->final_path];
+    snprintf(dst, sizeof dst, "%s/.final-%ld", r->dir, v[0].index);
+    hl_tree_remove(dst);
+    if (hl_tree_link(path, dst) != 0) {
+        hl_tree_remove(dst);
+        return -1;
+    }
+    pthread_mutex_lock(&r->mu);
+    snprintf(r->final_path, sizeof r->final_path, "%s", dst);
+    r->final_index = v[0].index;
+    r->final_ready = 1;
+    pthread_cond_signal(&r->wake);
+    pthread_mutex_unlock(&r->mu);
+    return 0;
 }
 
 /* How often the store thread looks for closed chunks when none waits (the session daemon
@@ -458,6 +528,7 @@ void hl_rotor_finish(hl_rotor_t *r)
     if (r->failed || r->stopped) return;
     char path[4600];
     struct stat st;
+    if (r->final_ok) final_done(r);
     /* A session that never rotated left its trace at dir/ust; one whose daemon died mid-run
      * left the chunk it was filling at dir/BEGIN-INDEX (never archived). */
     snprintf(path, sizeof path, "%s/ust", r->dir);
@@ -475,6 +546,10 @@ void hl_rotor_finish(hl_rotor_t *r)
     size_t n = scan_open(r->dir, v, MAX_SCAN);
     for (size_t i = 0; i < n && !r->failed && !r->stopped; i++) {
         snprintf(path, sizeof path, "%s/%s", r->dir, v[i].name);
+        if (r->final_ok && v[i].index <= r->final_index) { /* stored from its links */
+            if (!r->keep) hl_tree_remove(path);
+            continue;
+        }
         store(r, path);
     }
     snprintf(path, sizeof path, "%s/archives", r->dir);

@@ -10,7 +10,8 @@
  * trace. A store thread of the rotor's (hl_rotor_start) calls hl_rotor_poll while record's
  * main thread watches the program and the daemons, so that the program's end is seen at once
  * and the session's stop and destroy (about 0.5 s in the session daemon) overlap the storing
- * of the chunks still waiting; record calls hl_rotor_finish once the session is destroyed
+ * of the chunks still waiting, and of the last one (hl_rotor_final: read where it lies once the
+ * session stopped); record calls hl_rotor_finish once the session is destroyed
  * (LTTng archives the last chunk then; a session that never rotated left its trace at
  * <trace> itself, stored as one chunk). Without the thread (it could not start) record's
  * wait loop calls hl_rotor_poll itself, between looks at the program.
@@ -105,6 +106,13 @@ typedef struct hl_rotor_s {
     double idle_run_s, idle_end_s;
     /* CPU seconds of the store thread and of the watch thread, noted as each ends (--stats). */
     double store_thread_cpu, watch_cpu;
+    /* The last chunk, read where it lies once the session stopped (hl_rotor_final): a tree of
+     * hard links to it (dir/.final-INDEX) that the destroy's move into archives/ leaves alone.
+     * final_ready (with mu): it may be stored once the archives before it are; final_taken: the
+     * store took it; final_ok: stored, its archive (the same files) is not stored again. */
+    char final_path[4400];
+    long final_index;
+    int final_ready, final_taken, final_ok;
 } hl_rotor_t;
 
 /* The chunk size to rotate at: HEAPLEDGER_CHUNK_BYTES (bytes; K, M, G suffixes) or the
@@ -141,6 +149,13 @@ void hl_rotor_signals(hl_rotor_t *r);
 /* Let the store thread store what is closed and end; wait for it. r->ing is the caller's
  * again afterwards. Safe without a store thread, and twice. */
 void hl_rotor_join(hl_rotor_t *r);
+/* The session stopped (its whole trace is on disk, nothing is written to it any more): let the
+ * store read the chunk it was filling now, from links to its files, instead of after the
+ * destroy archived it (the session daemon's rotation check, about 0.5 s). Call before the
+ * destroy, with no rotation in progress. Returns 0, or -1 when the trace is not one chunk
+ * directory in place (a session that never rotated, a rotation under way, links failed): the
+ * destroy's archive is stored as before. */
+int hl_rotor_final(hl_rotor_t *r);
 /* After the session was destroyed: store what is left (joins the store thread first). */
 void hl_rotor_finish(hl_rotor_t *r);
 

@@ -186,6 +186,7 @@ void hl_rstats_print(FILE *f, const hl_rstats_t *s, const char *db, const hl_ing
         fprintf(f,
                 "heapledger record: stats: store thread idle %.3f s while the program ran, %.3f "
                 "s after it ended (no closed chunk waiting); %u rotations asked by record (the "
-                "first at %.0f MiB)\n",
-                s->store_idle_run, s->store_idle_end, s->rotations, s->first_chunk_mib);
+                "first at %.0f MiB); the last chunk read %s\n",
+                s->store_idle_run, s->store_idle_end, s->rotations, s->first_chunk_mib,
+                s->final_early ? "once the session stopped" : "once the session was destroyed");
 }

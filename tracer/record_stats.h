@@ -59,6 +59,7 @@ typedef struct hl_rstats_s {
     unsigned rotations;
     double first_chunk_mib;
     double store_idle_run, store_idle_end;
+    int final_early; /* the last chunk was read once the session stopped (hl_rotor_final) */
     /* record's own threads (CPU seconds; the SQLite thread and the pipe readers come in the
      * ingest's result): the rotor's store thread and watch thread. */
     double store_thread_cpu, watch_cpu;

@@ -324,6 +324,27 @@ t_growing() { # record closes the chunks: a small first one, then larger ones
     check "loop blocks" 1500000 "$(sql "$d/a.db" "SELECT count(*) FROM block WHERE pid = $(pid_of "$d/out") AND size BETWEEN 40 AND 103")" || return 1
 }
 
+t_final() { # the last chunk is read once the session stopped, before the destroy archived it
+    local d=$WORK/final
+    mkdir -p "$d"
+    HEAPLEDGER_CHUNK_BYTES=2M "$HL" record --stats -o "$d/a.db" --keep-trace "$d/tr" -- "$PROG" 3 120000 0 \
+        >"$d/a.out" 2>"$d/a.err"
+    check "exit status" 0 $? || { cat "$d/a.err"; return 1; }
+    contains "$d/a.err" "the last chunk read once the session stopped" || return 1
+    local n
+    n=$(chunks_of "$d/tr")
+    contains "$d/a.err" "events in $n trace chunks" || return 1
+    [ -z "$(ls -A "$d/tr" | grep '^\.final')" ] || { note "FAIL: the links to the last chunk stayed"; return 1; }
+    "$HL" collect --all "$d/tr" -o "$d/ref.db" >"$d/ref.out" 2>&1 || { cat "$d/ref.out"; return 1; }
+    same_tables "$d/a.db" "$d/ref.db" "$d/tr" || return 1
+    # Without --keep-trace no chunk stays: neither the links nor the destroy's archive.
+    HEAPLEDGER_CHUNK_BYTES=2M TMPDIR=$d "$HL" record --stats -o "$d/b.db" -- "$PROG" 3 120000 0 >"$d/b.out" 2>"$d/b.err"
+    check "exit status (no --keep-trace)" 0 $? || { cat "$d/b.err"; return 1; }
+    contains "$d/b.err" "the last chunk read once the session stopped" || return 1
+    [ -z "$(ls -d "$d"/heapledger-trace-* 2>/dev/null)" ] || { note "FAIL: a trace stayed: $(ls -R "$d"/heapledger-trace-* | head)"; return 1; }
+    check "loop blocks" 360000 "$(sql "$d/b.db" "SELECT count(*) FROM block WHERE pid = $(pid_of "$d/b.out") AND size BETWEEN 40 AND 103")" || return 1
+}
+
 t_bad_env() {
     local d=$WORK/badenv
     mkdir -p "$d"
@@ -341,7 +362,7 @@ t_bad_env() {
     [ ! -e "$d/ran" ] || { note "FAIL: the program ran"; return 1; }
 }
 
-all=(t_same t_gone t_prog_killed t_record_killed t_throttle t_keep_throttle t_growing t_bad_env)
+all=(t_same t_gone t_prog_killed t_record_killed t_throttle t_keep_throttle t_growing t_final t_bad_env)
 tests=("$@")
 [ ${#tests[@]} -gt 0 ] || tests=("${all[@]}")
 echo "record-chunks: ${#tests[@]} tests (work dir $WORK)"
