@@ -12,6 +12,11 @@
  *   chunks_left   a closed chunk not stored yet: the stored one goes, the other stays, and the
  *                 directory is named
  *   keep_trace    --keep-trace (no `stored` notes): the user's directory is left as it was
+ *   final_archived the last chunk stored from its links (.final-INDEX) before the destroy's
+ *                 archive of the same files was deleted: the archive goes too, nothing is left
+ *                 (before, collect --all of the kept directory stored that chunk twice)
+ *   final_filling  the same before the destroy archived it: the chunk directory of that index
+ *                 goes, a chunk of another index whose name ends in the same digits stays
  */
 #include "record_reaper.h"
 
@@ -134,5 +139,30 @@ Test(reaper, keep_trace)
     cr_expect(
         exists("archives/20261201T000000+0000-20261201T000001+0000-0/ust/uid/0/64-bit/metadata"));
     cr_expect(exists("20261201T000001+0000-1"));
+    cr_expect(strstr(err, "the others are kept in"), "%s", err);
+}
+
+Test(reaper, final_archived)
+{
+    mkpath(".final-1", 1);
+    mkpath("archives/20261201T000001+0000-20261201T000002+0000-1", 1);
+    const char *notes[] = {"trace", ".", "kept", ".", "stored", ".final-1", NULL};
+    char *err = reap(notes);
+    cr_expect(!exists(""), "the trace directory was left: %s", err);
+    cr_expect(strstr(err, "no other chunk had reached the disk"), "%s", err);
+}
+
+Test(reaper, final_filling)
+{
+    mkpath(".final-1", 1);
+    mkpath("20261201T000001+0000-1", 1);
+    mkpath("archives/20261201T000001+0000-20261201T000002+0000-11", 1);
+    const char *notes[] = {"trace", ".", "kept", ".", "stored", ".final-1", NULL};
+    char *err = reap(notes);
+    cr_expect(!exists(".final-1"), "the links were left");
+    cr_expect(!exists("20261201T000001+0000-1"), "the stored chunk was left: %s", err);
+    cr_expect(
+        exists("archives/20261201T000001+0000-20261201T000002+0000-11/ust/uid/0/64-bit/metadata"),
+        "a chunk of another index went");
     cr_expect(strstr(err, "the others are kept in"), "%s", err);
 }
