@@ -35,6 +35,21 @@ CLEAN_EXTRA     :=
 .PHONY: all check check-asan bench demo install deps format clean
 .DEFAULT_GOAL := all
 
+# A build on a machine without the Debian packages of mk/packages.txt says what to do instead
+# of a compiler's "No such file". check, bench and demo run `make deps` first, then build in a
+# second make: the test is made there, once the packages are in.
+HL_DEP_HEADERS ?= lttng/tracepoint.h lttng/lttng.h babeltrace2/babeltrace.h sqlite3.h \
+                  libunwind.h elfutils/libdw.h criterion/criterion.h
+HL_DEP_TRIPLET := $(shell $(CC) -dumpmachine 2>/dev/null)
+HL_DEP_MISSING := $(strip $(foreach h,$(HL_DEP_HEADERS),$(if $(wildcard /usr/include/$(h) \
+                  /usr/include/$(HL_DEP_TRIPLET)/$(h)),,$(h))))
+ifneq ($(HL_DEP_MISSING),)
+ifneq ($(filter-out deps check bench demo clean format,$(or $(MAKECMDGOALS),all)),)
+$(error missing build dependencies ($(HL_DEP_MISSING)): run `make deps` as root (it installs \
+the Debian packages of mk/packages.txt), or `make demo` / `make check`, which run it first)
+endif
+endif
+
 include $(sort $(wildcard */module.mk */*/module.mk))
 
 all: $(ALL_TARGETS)
