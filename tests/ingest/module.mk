@@ -120,6 +120,7 @@ check-ingest: $(BIN_DIR)/heapledger $(INGEST_GEN) $(INGEST_DB_TEST) $(INGEST_CTF
 	@$(INGEST_MAP_TEST) --short-filename
 	@$(INGEST_LEDGER_TEST) --short-filename
 	@$(INGEST_WRITER_TEST) --short-filename
+	@tests/own_sessiond_test.sh
 	@tests/own_sessiond.sh tests/ingest/run_tests.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
 	@tests/own_sessiond.sh tests/ingest/corrupt_test.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
 	@tests/own_sessiond.sh tests/ingest/ctfread_test.sh $(BIN_DIR)/heapledger $(INGEST_GEN)
