@@ -41,7 +41,7 @@ stop_daemon() {
 }
 # Without these, an interrupted run (bash exits on the SIGINT its foreground command died of)
 # left the daemon running in its private namespace, out of every later test's sight.
-trap 'stop_daemon; trap - INT; exit 130' INT
+trap 'stop_daemon; exit 130' INT
 trap 'stop_daemon; exit 143' TERM
 trap 'stop_daemon; exit 129' HUP
 "$@"

@@ -1,10 +1,12 @@
-/* tracer/fstree.c — removing a directory tree, finding a trace in one, linking one (see
- * fstree.h). */
+/* tracer/fstree.c — removing a directory tree, finding a trace in one, linking one, the names
+ * of trace chunks (see fstree.h). */
 #include "fstree.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -56,4 +58,34 @@ int hl_tree_link(const char *src, const char *dst)
     link_src = src;
     link_dst = dst;
     return nftw(src, link_entry, 16, FTW_PHYS) == 0 ? 0 : -1;
+}
+
+long hl_trace_chunk_index(const char *name)
+{
+    const char *dash = strrchr(name, '-');
+    if (!dash || !dash[1]) return -1;
+    char *end;
+    long i = strtol(dash + 1, &end, 10);
+    return *end || i < 0 ? -1 : i;
+}
+
+static void remove_chunk_in(const char *dir, long index)
+{
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    char path[8400];
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.' && hl_trace_chunk_index(e->d_name) == index &&
+            (size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < sizeof path)
+            hl_tree_remove(path);
+    closedir(d);
+}
+
+void hl_trace_remove_chunk(const char *dir, long index)
+{
+    char archives[4200];
+    remove_chunk_in(dir, index);
+    if ((size_t)snprintf(archives, sizeof archives, "%s/archives", dir) < sizeof archives)
+        remove_chunk_in(archives, index);
 }

@@ -17,4 +17,16 @@ int hl_tree_has_trace(const char *dir);
  * when src is renamed or removed. 0, or -1 (errno set; dst may be partly made). */
 int hl_tree_link(const char *src, const char *dst);
 
+/* Trace chunk directories of a rotating session (record_rotate.h): the one being filled is
+ * dir/BEGIN-INDEX, an archived one dir/archives/BEGIN-END-INDEX, and the links record makes to
+ * the last one once the session stopped dir/HL_TRACE_FINAL "INDEX". */
+#define HL_TRACE_FINAL ".final-"
+
+/* The INDEX of a chunk directory's name (the number after its last '-'), or -1. */
+long hl_trace_chunk_index(const char *name);
+
+/* Removes the chunk directories of the given index, in place and archived (dir/NAME and
+ * dir/archives/NAME; not the links, whose name starts with '.'). */
+void hl_trace_remove_chunk(const char *dir, long index);
+
 #endif

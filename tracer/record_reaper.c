@@ -140,43 +140,17 @@ static int reap_daemon(pid_t root)
     return nt;
 }
 
-/* Does a chunk directory's name (BEGIN-INDEX, or BEGIN-END-INDEX once archived) end in -index? */
-static int chunk_named(const char *name, const char *index)
-{
-    size_t n = strlen(name), k = strlen(index);
-    return name[0] != '.' && n > k + 1 && name[n - k - 1] == '-' &&
-           strcmp(name + n - k, index) == 0;
-}
-
-/* Remove dir's chunk directories of the given index. */
-static void reap_chunk_dirs(const char *dir, const char *index)
-{
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct dirent *e;
-    char path[8400];
-    while ((e = readdir(d)))
-        if (chunk_named(e->d_name, index) &&
-            (size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < sizeof path)
-            hl_tree_remove(path);
-    closedir(d);
-}
-
 /* The last chunk is stored from links to its files (record_rotate.h, hl_rotor_final): the
- * database's meta.last_chunk and the `stored` note name TRACE/.final-INDEX, while the same files
- * are also the chunk directory the session was filling or, once the destroy archived it,
- * archives/BEGIN-END-INDEX. Those are in the database too: they go with the links. */
+ * database's meta.last_chunk and the `stored` note name TRACE/.final-INDEX (HL_TRACE_FINAL), while
+ * the same files are also the chunk directory the session was filling or, once the destroy archived
+ * it, archives/BEGIN-END-INDEX. Those are in the database too: they go with the links. */
 static void reap_final_chunk(const reap_state_t *s)
 {
     const char *base = strrchr(s->stored, '/');
     base = base ? base + 1 : s->stored;
-    if (strncmp(base, ".final-", 7) != 0 || !base[7] ||
-        strspn(base + 7, "0123456789") != strlen(base + 7))
-        return;
-    char archives[4200];
-    reap_chunk_dirs(s->kept, base + 7);
-    if ((size_t)snprintf(archives, sizeof archives, "%s/archives", s->kept) < sizeof archives)
-        reap_chunk_dirs(archives, base + 7);
+    long index = hl_trace_chunk_index(base);
+    if (strncmp(base, HL_TRACE_FINAL, strlen(HL_TRACE_FINAL)) == 0 && index >= 0)
+        hl_trace_remove_chunk(s->kept, index);
 }
 
 /* The trace directory that record kept once a chunk was stored: the last chunk committed goes

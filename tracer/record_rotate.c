@@ -226,16 +226,6 @@ static int chunk_cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The index of an archive name BEGIN-END-INDEX, or -1. */
-static long chunk_index(const char *name)
-{
-    const char *dash = strrchr(name, '-');
-    if (!dash || !dash[1]) return -1;
-    char *end;
-    long i = strtol(dash + 1, &end, 10);
-    return *end || i < 0 ? -1 : i;
-}
-
 static __thread uint64_t du_total; /* the rotor's thread and the throttle's */
 
 static int du_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -262,7 +252,7 @@ static size_t scan(hl_rotor_t *r, chunk_t *v, size_t max)
     size_t n = 0;
     struct dirent *e;
     while ((e = readdir(d)) && n < max) {
-        long i = chunk_index(e->d_name);
+        long i = hl_trace_chunk_index(e->d_name);
         if (e->d_name[0] == '.' || i < r->next || strlen(e->d_name) >= sizeof v->name) continue;
         v[n].index = i;
         snprintf(v[n].name, sizeof v[n].name, "%s", e->d_name);
@@ -366,7 +356,7 @@ static size_t scan_open(const char *dir, chunk_t *v, size_t max)
     size_t n = 0;
     struct dirent *e;
     while ((e = readdir(d)) && n < max) {
-        long i = chunk_index(e->d_name);
+        long i = hl_trace_chunk_index(e->d_name);
         if (e->d_name[0] == '.' || i < 0 || !strcmp(e->d_name, "archives") ||
             strlen(e->d_name) >= sizeof v->name)
             continue;
@@ -384,18 +374,7 @@ static size_t scan_open(const char *dir, chunk_t *v, size_t max)
 static void final_done(hl_rotor_t *r)
 {
     hl_tree_remove(r->final_path);
-    if (r->keep) return;
-    chunk_t v[8];
-    char path[4600];
-    long next = r->next;
-    r->next = r->final_index; /* scan from the last chunk's index on */
-    size_t n = scan(r, v, sizeof v / sizeof *v);
-    r->next = next;
-    for (size_t i = 0; i < n; i++)
-        if (v[i].index == r->final_index) {
-            snprintf(path, sizeof path, "%s/archives/%s", r->dir, v[i].name);
-            hl_tree_remove(path);
-        }
+    if (!r->keep) hl_trace_remove_chunk(r->dir, r->final_index);
 }
 
 int hl_rotor_final(hl_rotor_t *r)
@@ -411,7 +390,7 @@ int hl_rotor_final(hl_rotor_t *r)
     snprintf(path, sizeof path, "%s/%s", r->dir, v[0].name);
     if (!has_trace(path)) return -1;
     char dst[sizeof r->final_path];
-    snprintf(dst, sizeof dst, "%s/.final-%ld", r->dir, v[0].index);
+    snprintf(dst, sizeof dst, "%s/" HL_TRACE_FINAL "%ld", r->dir, v[0].index);
     hl_tree_remove(dst);
     if (hl_tree_link(path, dst) != 0) {
         hl_tree_remove(dst);
