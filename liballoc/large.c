@@ -106,11 +106,12 @@ static void cache_remove(hl_large_t *l, unsigned i)
     l->cache[i] = l->cache[--l->cache_count];
 }
 
-/* The budget: the large bytes the program had live recently (high-water mark of the current
- * decay period), within [HL_LARGE_CACHE_MIN, HL_LARGE_CACHE_BYTES]. Caller holds the lock. */
+/* The budget: the large bytes the program had live recently (the high-water mark of the
+ * current decay period or of the previous one, the larger), within [HL_LARGE_CACHE_MIN,
+ * HL_LARGE_CACHE_BYTES]. Caller holds the lock. */
 static size_t cache_budget(const hl_large_t *l)
 {
-    size_t b = l->live_hw;
+    size_t b = l->live_hw > l->prev_hw ? l->live_hw : l->prev_hw;
     if (b < HL_LARGE_CACHE_MIN) b = HL_LARGE_CACHE_MIN;
     return b > HL_LARGE_CACHE_BYTES ? HL_LARGE_CACHE_BYTES : b;
 }
@@ -129,7 +130,8 @@ static unsigned cache_expire(hl_large_t *l, uint32_t now, uint32_t decay, int al
             i++;
         }
     }
-    if ((uint32_t)(now - l->hw_stamp) >= decay) { /* a new period: forget the old peak */
+    if ((uint32_t)(now - l->hw_stamp) >= decay) { /* a new period: forget the older peak */
+        l->prev_hw = l->live_hw;
         l->live_hw = __atomic_load_n(&l->bytes, __ATOMIC_RELAXED);
         l->hw_stamp = now;
     }

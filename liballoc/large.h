@@ -37,8 +37,12 @@
  * moves). So steady large-block churn of any size mix costs few system calls and few page faults:
  * what the program filled once is reused as long as the cache keeps it. Keeping memory honest:
  *   - budget: the cache holds at most the large bytes the program had live in the current
- *     decay period (high-water mark), within [HL_LARGE_CACHE_MIN, HL_LARGE_CACHE_BYTES]; the
- *     oldest entries make room, and a mapping beyond the budget is unmapped at once;
+ *     or the previous decay period (the larger high-water mark), within [HL_LARGE_CACHE_MIN,
+ *     HL_LARGE_CACHE_BYTES]; the oldest entries make room, and a mapping beyond the budget is
+ *     unmapped at once. (The current period's mark alone starts each period at the bytes live
+ *     at that moment: a pass that ran between two generations of short-lived threads left a
+ *     budget of a few MiB, and the next frees evicted the working set the next generation
+ *     then faulted in again; docs/PERFORMANCE.md, branch churn14);
  *   - decay: an entry unused for `decay` ms (option decay=MS, default 100) is unmapped by a
  *     decay pass on a later allocator slow path (decay.h) — memory goes back to the OS
  *     after a burst without a background thread; decay=0 turns the cache off;
@@ -85,11 +89,12 @@ typedef struct hl_large_s {
     hl_large_cached_t cache[HL_LARGE_CACHE_SLOTS]; /* unordered; the oldest by stamp */
     unsigned cache_count;
     size_t cache_bytes;
-    size_t live_hw;         /* high-water mark of `bytes` in this decay period: the cache budget */
-    uint32_t hw_stamp;      /* start of that period */
-    uint32_t origins;       /* last origin id handed out (atomic) */
-    uint32_t moves;         /* pieces moved by gathers (atomic) */
-    uint32_t moves_checked; /* `moves` when the mappings were last counted */
+    size_t live_hw;                  /* high-water mark of `bytes` in this decay period … */
+    size_t prev_hw;                  /* … and in the one before: the larger is the cache budget */
+    uint32_t hw_stamp;               /* start of this period */
+    uint32_t origins;                /* last origin id handed out (atomic) */
+    uint32_t moves;                  /* pieces moved by gathers (atomic) */
+    uint32_t moves_checked;          /* `moves` when the mappings were last counted */
     uint8_t vmas_checked, gather_ok; /* counted once; room for more mappings */
     uint32_t no_multi_move;          /* the kernel refused to move a range over several mappings */
     size_t bytes;                    /* mapped bytes of live blocks (atomic) */

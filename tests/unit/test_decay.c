@@ -352,3 +352,38 @@ Test(decay, a_block_handed_out_whole_keeps_a_fresh_usable_size)
     hl_heap_free(h, r);
     hl_heap_destroy(h);
 }
+
+/* A decay pass that starts a new period while most large blocks are free (between two
+ * generations of short-lived threads) does not shrink the budget to the few bytes live at
+ * that moment: the previous period's mark holds for one more period, so the next frees are
+ * kept and the next generation reuses them. Two periods later the old peak is forgotten. */
+Test(decay, the_budget_outlives_the_start_of_a_period)
+{
+    hl_heap_t *h = unit_heap("decay=1000");
+    enum { N = 8 };
+    const size_t len = (2u << 20) + 4096; /* mapping of a 2 MiB block */
+    char *p[N];
+    for (int i = 0; i < N; i++)
+        p[i] = hl_heap_malloc(h, 2 << 20);
+    for (int i = 0; i < N - 1; i++)
+        hl_heap_free(h, p[i]);
+    cr_assert_eq(h->large.cache_count, N - 1, "the freed blocks are cached");
+    uint32_t now = hl_decay_now();
+    hl_large_decay(h, now); /* a new period (the first), nothing idle long enough to expire */
+    cr_assert_eq(h->large.live_hw, len, "the new period's mark starts at the live block");
+    cr_assert_eq(h->large.cache_count, N - 1);
+    hl_heap_free(h, p[N - 1]);
+    cr_assert_eq(h->large.cache_count, N, "kept within the previous period's mark");
+    cr_assert_eq(h->large.cache_bytes, N * len);
+    for (int i = 0; i < N; i++)
+        p[i] = hl_heap_malloc(h, 2 << 20);
+    cr_assert_eq(unit_path_count(h, HL_PATH_LARGE_MMAP), N, "the next generation maps nothing");
+    for (int i = 0; i < N; i++)
+        hl_heap_free(h, p[i]);
+    hl_large_decay(h, now + 1000); /* all idle for the decay time: unmapped */
+    hl_large_decay(h, now + 2000);
+    cr_assert_eq(h->large.cache_count, 0);
+    cr_assert_lt(h->large.live_hw > h->large.prev_hw ? h->large.live_hw : h->large.prev_hw, len,
+                 "two periods without live blocks: the old peak is gone");
+    hl_heap_destroy(h);
+}
