@@ -330,7 +330,7 @@ static int cache_put(hl_heap_t *h, char *base, size_t len, uint32_t origin)
     }
     for (unsigned i = 0; i < l->cache_count;) {
         hl_large_cached_t *e = &l->cache[i];
-        if (len + e->len > budget) { /* apart */
+        if (len + e->len > budget || e->origin != origin || is_mixed(origin)) { /* apart */
             i++;
             continue;
         }
@@ -347,7 +347,6 @@ static int cache_put(hl_heap_t *h, char *base, size_t len, uint32_t origin)
             i++;
             continue;
         }
-        if (e->origin != origin) origin = HL_LARGE_MIXED; /* spans two kernel mappings */
         cache_remove(l, i);
         i = 0; /* the merged range may now touch another entry */
     }
