@@ -42,7 +42,8 @@
  *     unmapped at once. (The current period's mark alone starts each period at the bytes live
  *     at that moment: a pass that ran between two generations of short-lived threads left a
  *     budget of a few MiB, and the next frees evicted the working set the next generation
- *     then faulted in again; docs/PERFORMANCE.md, branch churn14);
+ *     then faulted in again; docs/PERFORMANCE.md, "The large cache's budget across a
+ *     decay period");
  *   - decay: an entry unused for `decay` ms (option decay=MS, default 100) is unmapped by a
  *     decay pass on a later allocator slow path (decay.h) — memory goes back to the OS
  *     after a burst without a background thread; decay=0 turns the cache off;
