@@ -9,27 +9,6 @@ _Static_assert(HL_CLASS_SLOT_27 >= HL_TINY_MAX + 1, "last class serves HL_TINY_M
 
 #define HL_SLOT_LINE 64 /* cache line: slot 0's alignment outside fixed arenas (slab_first) */
 
-#ifdef HL_MEAS
-#include <stdio.h>
-#include <unistd.h>
-static unsigned long m_own, m_other, m_slab, m_lockbusy, m_flushbusy, m_flushok, m_coll, m_refills,
-    m_xferfull;
-#define M(x)     __atomic_add_fetch(&(x), 1, __ATOMIC_RELAXED)
-#define MA(x, n) __atomic_add_fetch(&(x), (n), __ATOMIC_RELAXED)
-__attribute__((destructor)) static void m_dump(void)
-{
-    char b[400];
-    int n = snprintf(b, sizeof b,
-                     "MEAS refills=%lu own=%lu other=%lu slab=%lu lockbusy=%lu flushok=%lu "
-                     "flushbusy=%lu collected=%lu xferfull=%lu\n",
-                     m_refills, m_own, m_other, m_slab, m_lockbusy, m_flushok, m_flushbusy, m_coll,
-                     m_xferfull);
-    if (write(2, b, (size_t)n) < 0) return;
-}
-#else
-#define M(x)     ((void)0)
-#define MA(x, n) ((void)0)
-#endif
 static void drain_xfer(hl_heap_t *h);
 static void collect_all(hl_heap_t *h);
 
@@ -331,7 +310,6 @@ static void remote_collect(hl_tiny_class_t *c, hl_slab_t **empty)
             uint32_t n = 1;
             for (void *q; (q = *(void **)last) != NULL; last = q)
                 n++;
-            MA(m_coll, n);
             slab_put_run(c, s, chain, last, n, empty);
         }
         s = next;
@@ -438,23 +416,11 @@ void *hl_tiny_alloc_slow(hl_heap_t *h, hl_tls_t *tl, unsigned cls, hl_opinfo_t *
     unsigned got = 0;
 
     hl_slab_t *empty = NULL;
-    M(m_refills);
-#ifdef HL_MEAS
-    if (pthread_mutex_trylock(&c->lock)) {
-        M(m_lockbusy);
-        hl_lock(&c->lock);
-    }
-#else
     hl_lock(&c->lock);
-#endif
     if (c->nxfer && b->cap) {
         /* A batch a bin handed over: taken whole, no slab touched; this thread's own newest
          * one if it has one (its lines are in this core's cache), else the newest. */
         unsigned k = xfer_pick(c, tl);
-        if (c->xfer_by[k] == tl)
-            M(m_own);
-        else
-            M(m_other);
         head = c->xfer[k];
         got = c->xfer_n[k];
         if (got > b->cap) {
@@ -482,10 +448,7 @@ void *hl_tiny_alloc_slow(hl_heap_t *h, hl_tls_t *tl, unsigned cls, hl_opinfo_t *
         }
         want = 0;
     }
-    if (got < want) {
-        remote_collect(c, &empty);
-        M(m_slab);
-    }
+    if (got < want) remote_collect(c, &empty);
     while (got < want) {
         hl_slab_t *s = c->partial;
         if (!s) {
@@ -530,7 +493,6 @@ static void xfer_put(hl_heap_t *h, hl_tiny_class_t *c, void *chain, uint32_t n, 
         c->xfer_by[c->nxfer] = by;
         c->nxfer++;
     } else {
-        M(m_xferfull);
         return_locked(&h->tiny, c, chain, empty);
     }
 }
@@ -566,13 +528,11 @@ void hl_tiny_flush_batch(hl_heap_t *h, unsigned cls, void *chain, uint32_t n)
         n = old_n;
     }
     if (pthread_mutex_trylock(&c->lock)) {
-        M(m_flushbusy);
         return_remote(&h->tiny, c, chain); /* busy: never wait on a free path */
         if (second) return_remote(&h->tiny, c, second);
         return;
     }
     hl_slab_t *empty = NULL;
-    M(m_flushok);
     xfer_put(h, c, chain, n, tl, &empty);
     if (second) xfer_put(h, c, second, second_n, tl, &empty);
     if (empty || c->nxfer == HL_XFER_SLOTS) remote_collect(c, &empty);
