@@ -82,7 +82,8 @@ hl_hcache_t *hl_hcache_of(hl_heap_t *h, void (*flush)(hl_heap_t *, hl_hcache_t *
 /* The calling thread's two buffers (harden_cache.c): NULL until hl_hcache_of first needs
  * one, then a page of their own mapped for it, unmapped at thread exit (hl_hcache_drop). Not
  * static TLS: glibc clears every module's static TLS in each new thread's stack, so 5.6 KiB of
- * buffers there were two resident pages in every thread of every program, hardened or not. */
+ * buffers there were two resident pages in every thread of every program, hardened or not. One
+ * dropped page is kept for the next thread (harden_cache.c). */
 extern __thread hl_hcache_t *hl_hcache_main __attribute__((tls_model("initial-exec")));
 extern __thread hl_hcache_t *hl_hcache_x __attribute__((tls_model("initial-exec")));
 
@@ -103,11 +104,14 @@ void hl_hcache_list_del(hl_hcache_list_t *l, hl_hcache_t *c);
 void hl_hcache_list_walk(hl_hcache_list_t *l, void (*cb)(void *p, void *arg), void *arg);
 /* Forget every block in c (they belong to a heap that is gone). */
 void hl_hcache_reset(hl_hcache_t *c);
-/* Thread exit: unmap the calling thread's buffers of h's kind (emptied before: their own
- * quarantine's ring goes with them); a later operation of the thread finds none. */
+/* Thread exit: release the calling thread's buffers of h's kind (emptied before; their own
+ * quarantine's ring is unmapped): the page is kept for the next thread's first use when no
+ * other is kept, else unmapped. A later operation of the thread finds none. */
 void hl_hcache_drop(hl_heap_t *h);
-/* Buffers mapped and not yet dropped, over all threads (tests, statistics). */
+/* Buffers threads hold (mapped at a first use and not dropped), over all threads (tests). */
 size_t hl_hcache_live(void);
+/* Pages mapped for buffers so far (a reused page is not counted again; tests). */
+size_t hl_hcache_mapped(void);
 
 /* Add a freed block to the quarantine buffer: 1, or 0 when it is full (flush it first). */
 static inline int hl_hcache_qpush(hl_hcache_t *c, void *p, size_t bytes)
