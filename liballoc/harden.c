@@ -120,12 +120,12 @@ static hstate_t *state_of(const hl_heap_t *h)
  * rings are dropped with their blocks (leaked, as their buffers are). */
 static void owners_fork_child(hstate_t *st)
 {
-    hl_hcache_t *mine[2] = {&hl_hcache_main, &hl_hcache_x};
+    hl_hcache_t *mine[2] = {hl_hcache_main, hl_hcache_x};
     hl_lock_init(&st->owners.lock);
     st->owners.first = NULL;
     st->owners.n = 0;
     for (int i = 0; i < 2; i++)
-        if (mine[i]->own_counted && mine[i]->heap == st->h) {
+        if (mine[i] && mine[i]->own_counted && mine[i]->heap == st->h) {
             hl_lock_init(&mine[i]->own.lock);
             hl_hcache_list_add(&st->owners, mine[i]);
         }
@@ -1097,11 +1097,12 @@ int hl_harden_owner_count(const hl_heap_t *h)
 void hl_harden_thread_flush(hl_heap_t *h)
 {
     hl_hcache_t *c = hl_hcache_slot_of(h); /* h's, or an older heap's that is still alive */
-    if (!c) return;
-    /* h itself, destroyed: its list and blocks went with it, nothing to hand back. */
-    if (hl_heap_alive(c->heap, c->uid)) hcache_flush(c->heap, c);
-    hl_hcache_reset(c); /* a later free of this thread (exiting) uses the shared quarantine */
-    hl_quarantine_fini(&c->own);
+    if (c) {
+        /* h itself, destroyed: its list and blocks went with it, nothing to hand back. */
+        if (hl_heap_alive(c->heap, c->uid)) hcache_flush(c->heap, c);
+        hl_hcache_reset(c);
+    }
+    hl_hcache_drop(h); /* a later free of this thread (exiting) uses the shared quarantine */
 }
 
 int hl_harden_free(hl_heap_t *h, void *p, hl_opinfo_t *info)

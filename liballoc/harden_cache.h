@@ -16,9 +16,10 @@
  * Both hold only blocks that are free as far as every check is concerned, so a double free or
  * an invalid free of one is reported exactly as before. The buffers belong to a thread bound to
  * the heap (hl_tls_t state BOUND): thread exit flushes them (thread.c calls
- * hl_harden_thread_flush), a thread that is not bound (never allocated, or exiting) uses the
- * shared quarantine directly. Fixed arenas do not use them (their quarantine is drained at
- * exhaustion). This file is the data structure only; harden.c validates and moves blocks.
+ * hl_harden_thread_flush, which unmaps them: hl_hcache_drop), a thread that is not bound (never
+ * allocated, or exiting) uses the shared quarantine directly. Fixed arenas do not use them
+ * (their quarantine is drained at exhaustion). This file is the data structure only; harden.c
+ * validates and moves blocks.
  */
 #ifndef HL_HARDEN_CACHE_H
 #define HL_HARDEN_CACHE_H
@@ -78,15 +79,19 @@ typedef struct hl_hcache_list_s {
  * belong to another heap they are emptied first: handed to that heap through flush when it is
  * still alive, dropped when it is gone. */
 hl_hcache_t *hl_hcache_of(hl_heap_t *h, void (*flush)(hl_heap_t *, hl_hcache_t *));
-/* The calling thread's two buffers (harden_cache.c). */
-extern __thread hl_hcache_t hl_hcache_main __attribute__((tls_model("initial-exec")));
-extern __thread hl_hcache_t hl_hcache_x __attribute__((tls_model("initial-exec")));
+/* The calling thread's two buffers (harden_cache.c): NULL until hl_hcache_of first needs
+ * one, then a page of their own mapped for it, unmapped at thread exit (hl_hcache_drop). Not
+ * static TLS: glibc clears every module's static TLS in each new thread's stack, so 5.6 KiB of
+ * buffers there were two resident pages in every thread of every program, hardened or not. One
+ * dropped page is kept for the next thread (harden_cache.c). */
+extern __thread hl_hcache_t *hl_hcache_main __attribute__((tls_model("initial-exec")));
+extern __thread hl_hcache_t *hl_hcache_x __attribute__((tls_model("initial-exec")));
 
 /* The calling thread's buffers when they belong to h (no binding), else NULL. */
 static inline hl_hcache_t *hl_hcache_peek(hl_heap_t *h)
 {
-    hl_hcache_t *c = h == &hl_main_heap ? &hl_hcache_main : &hl_hcache_x;
-    return c->heap == h && c->uid == h->uid ? c : NULL;
+    hl_hcache_t *c = h == &hl_main_heap ? hl_hcache_main : hl_hcache_x;
+    return c && c->heap == h && c->uid == h->uid ? c : NULL;
 }
 /* The calling thread's buffers of h's kind (default heap, or other heaps) when they hold
  * blocks of a live heap (h, or the other heap they still belong to), else NULL. */
@@ -99,6 +104,14 @@ void hl_hcache_list_del(hl_hcache_list_t *l, hl_hcache_t *c);
 void hl_hcache_list_walk(hl_hcache_list_t *l, void (*cb)(void *p, void *arg), void *arg);
 /* Forget every block in c (they belong to a heap that is gone). */
 void hl_hcache_reset(hl_hcache_t *c);
+/* Thread exit: release the calling thread's buffers of h's kind (emptied before; their own
+ * quarantine's ring is unmapped): the page is kept for the next thread's first use when no
+ * other is kept, else unmapped. A later operation of the thread finds none. */
+void hl_hcache_drop(hl_heap_t *h);
+/* Buffers threads hold (mapped at a first use and not dropped), over all threads (tests). */
+size_t hl_hcache_live(void);
+/* Pages mapped for buffers so far (a reused page is not counted again; tests). */
+size_t hl_hcache_mapped(void);
 
 /* Add a freed block to the quarantine buffer: 1, or 0 when it is full (flush it first). */
 static inline int hl_hcache_qpush(hl_hcache_t *c, void *p, size_t bytes)

@@ -30,12 +30,18 @@ __thread hl_tls_t hl_tls_x __attribute__((tls_model("initial-exec")));
 
 static pthread_key_t exit_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
-static hl_lock_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static hl_tls_t *registry[REGISTRY_SLOTS];
-/* Slots [0, registry_used) have been handed out; registry_free holds the released ones. */
-static uint32_t registry_used;
-static uint32_t registry_free[REGISTRY_SLOTS];
-static uint32_t registry_nfree;
+
+/* The registry in one object: its scalars beside the first slots, and the released slots
+ * linked through the table itself (a released slot holds (1 + next released) << 1 | 1), so
+ * that a process of a few threads touches one page of it, not one for a separate list of
+ * free slots and another for the scalars. A slot holds a hl_tls_t * (even), NULL, or such a
+ * link (odd). */
+static struct {
+    hl_lock_t lock;
+    uint32_t used;      /* slots [0, used) have been handed out */
+    uint32_t free_head; /* 1 + the last released slot, 0 none */
+    uintptr_t slot[REGISTRY_SLOTS];
+} registry = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void on_thread_exit(void *arg);
 
@@ -49,45 +55,56 @@ void hl_thread_init_once(void)
     pthread_once(&key_once, make_key);
 }
 
+/* The cache slot i lists, or NULL (empty or released). */
+static hl_tls_t *registry_at(uint32_t i)
+{
+    uintptr_t v = registry.slot[i];
+    return v & 1 ? NULL : (hl_tls_t *)v;
+}
+
+static void registry_release_locked(uint32_t i)
+{
+    registry.slot[i] = (uintptr_t)registry.free_head << 1 | 1;
+    registry.free_head = i + 1;
+}
+
 /* A slot whose state no longer names it belongs to a thread that is gone (its TLS block was
- * reused and zeroed): take it back. Caller holds registry_lock; only when the table is full. */
+ * reused and zeroed): take it back. Caller holds the registry's lock; only when it is full. */
 static void registry_reclaim_locked(void)
 {
-    for (uint32_t i = 0; i < registry_used; i++)
-        if (registry[i] && registry[i]->reg_slot != i + 1) {
-            registry[i] = NULL;
-            registry_free[registry_nfree++] = i;
-        }
+    for (uint32_t i = 0; i < registry.used; i++) {
+        hl_tls_t *t = registry_at(i);
+        if (t && t->reg_slot != i + 1) registry_release_locked(i);
+    }
 }
 
 static void registry_add(hl_tls_t *t)
 {
-    hl_lock(&registry_lock);
-    if (!registry_nfree && registry_used == REGISTRY_SLOTS) registry_reclaim_locked();
+    hl_lock(&registry.lock);
+    if (!registry.free_head && registry.used == REGISTRY_SLOTS) registry_reclaim_locked();
     uint32_t i = REGISTRY_SLOTS;
-    if (registry_nfree)
-        i = registry_free[--registry_nfree];
-    else if (registry_used < REGISTRY_SLOTS)
-        i = registry_used++;
+    if (registry.free_head) {
+        i = registry.free_head - 1;
+        registry.free_head = (uint32_t)(registry.slot[i] >> 1);
+    } else if (registry.used < REGISTRY_SLOTS) {
+        i = registry.used++;
+    }
     if (i < REGISTRY_SLOTS) {
-        registry[i] = t;
+        registry.slot[i] = (uintptr_t)t;
         t->reg_slot = i + 1;
     } else {
         t->reg_slot = 0;
     }
-    hl_unlock(&registry_lock);
+    hl_unlock(&registry.lock);
 }
 
 static void registry_del(hl_tls_t *t)
 {
-    hl_lock(&registry_lock);
+    hl_lock(&registry.lock);
     uint32_t i = t->reg_slot;
-    if (i && i <= REGISTRY_SLOTS && registry[i - 1] == t) {
-        registry[i - 1] = NULL;
-        registry_free[registry_nfree++] = i - 1;
-    }
+    if (i && i <= REGISTRY_SLOTS && registry_at(i - 1) == t) registry_release_locked(i - 1);
     t->reg_slot = 0;
-    hl_unlock(&registry_lock);
+    hl_unlock(&registry.lock);
 }
 
 /* Merge t's path counters into its heap's totals and zero them. */
@@ -187,9 +204,9 @@ void hl_thread_sum_paths(hl_heap_t *h, uint64_t *out)
 {
     for (unsigned i = 0; i < HL_PATH_COUNT; i++)
         out[i] = __atomic_load_n(&h->paths[i], __ATOMIC_RELAXED);
-    hl_lock(&registry_lock);
-    for (uint32_t s = 0; s < registry_used; s++) {
-        hl_tls_t *t = registry[s];
+    hl_lock(&registry.lock);
+    for (uint32_t s = 0; s < registry.used; s++) {
+        hl_tls_t *t = registry_at(s);
         if (t && t->reg_slot == s + 1 && t->heap == h)
             for (unsigned i = 0; i < HL_PATH_COUNT; i++)
                 out[i] += t->paths[i];
@@ -200,24 +217,24 @@ void hl_thread_sum_paths(hl_heap_t *h, uint64_t *out)
     if (self->state == HL_TLS_EXITING && self->heap == h)
         for (unsigned i = 0; i < HL_PATH_COUNT; i++)
             out[i] += self->paths[i];
-    hl_unlock(&registry_lock);
+    hl_unlock(&registry.lock);
 }
 
 /* Fork: the registry lock is taken last in prepare (after the heaps' locks) and released
  * first; in the child only the forking thread survives. */
 void hl_thread_fork_prepare(void)
 {
-    hl_lock(&registry_lock);
+    hl_lock(&registry.lock);
 }
 void hl_thread_fork_parent(void)
 {
-    hl_unlock(&registry_lock);
+    hl_unlock(&registry.lock);
 }
 void hl_thread_fork_child(void)
 {
-    hl_lock_init(&registry_lock);
-    memset(registry, 0, sizeof registry);
-    registry_used = registry_nfree = 0;
+    hl_lock_init(&registry.lock);
+    memset(registry.slot, 0, registry.used * sizeof registry.slot[0]);
+    registry.used = registry.free_head = 0;
     hl_tls_t *selves[2] = {&hl_tls, &hl_tls_x};
     for (int i = 0; i < 2; i++)
         if (selves[i]->state == HL_TLS_BOUND) registry_add(selves[i]);
@@ -225,13 +242,13 @@ void hl_thread_fork_child(void)
 
 int hl_thread_caches(hl_heap_t *h, hl_tls_t **out, size_t max)
 {
-    if (pthread_mutex_trylock(&registry_lock) != 0) return -1;
+    if (pthread_mutex_trylock(&registry.lock) != 0) return -1;
     size_t n = 0;
-    for (uint32_t s = 0; s < registry_used && n < max; s++) {
-        hl_tls_t *t = registry[s];
+    for (uint32_t s = 0; s < registry.used && n < max; s++) {
+        hl_tls_t *t = registry_at(s);
         if (t && t->reg_slot == s + 1 && t->heap == h) out[n++] = t;
     }
-    hl_unlock(&registry_lock);
+    hl_unlock(&registry.lock);
     hl_tls_t *self = hl_tls_of(h);
     int listed = 0;
     for (size_t i = 0; i < n; i++)

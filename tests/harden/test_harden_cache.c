@@ -11,6 +11,7 @@
 
 #include <criterion/criterion.h>
 #include <fcntl.h>
+#include <link.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -409,4 +410,66 @@ Test(harden_cache, a_thread_leaves_a_live_heaps_list_when_its_last_heap_is_gone)
     pthread_barrier_destroy(&t.used);
     pthread_barrier_destroy(&t.destroyed);
     hl_heap_destroy(t.a);
+}
+
+typedef struct first_use_s {
+    hl_heap_t *h;
+    size_t live;       /* hl_hcache_live() after the thread's operation */
+    hl_hcache_t *mine; /* the thread's buffers of h then */
+} first_use_t;
+
+static void *one_operation(void *arg)
+{
+    first_use_t *t = arg;
+    hl_heap_free(t->h, hl_heap_malloc(t->h, 40));
+    t->live = hl_hcache_live();
+    t->mine = hl_hcache_peek(t->h);
+    return NULL;
+}
+
+static int tls_of_program(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    if (info->dlpi_name && info->dlpi_name[0]) return 0; /* the program: liballoc is linked in */
+    for (unsigned i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_TLS) *(size_t *)arg = info->dlpi_phdr[i].p_memsz;
+    return 1;
+}
+
+/* A thread's buffers are a page of their own, mapped at its first operation on a hardened
+ * heap and released at its exit, not static TLS: glibc clears every module's static TLS in
+ * each new thread's stack, so buffers there cost every thread of every program two pages. A
+ * thread that uses only a plain heap maps none; the next hardened thread takes the page the
+ * last one released instead of mapping one. */
+Test(harden_cache, buffers_mapped_at_first_use_unmapped_at_exit)
+{
+    size_t tls = 0;
+    dl_iterate_phdr(tls_of_program, &tls);
+    cr_assert_gt(tls, 0);
+    cr_assert_lt(tls, 4096, "the allocator's static TLS is %zu bytes (the buffers in it?)", tls);
+    hl_heap_t *h = heap_with(OPTS), *plain = heap_with("");
+    size_t before = hl_hcache_live();
+    first_use_t t = {plain, 0, NULL};
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, one_operation, &t), 0);
+    pthread_join(th, NULL);
+    cr_assert_eq(t.live, before, "a thread on a plain heap mapped buffers");
+    cr_assert_null(t.mine);
+    t = (first_use_t){h, 0, NULL};
+    cr_assert_eq(pthread_create(&th, NULL, one_operation, &t), 0);
+    pthread_join(th, NULL);
+    cr_assert_not_null(t.mine, "the hardened heap's operation found no buffers");
+    cr_assert_eq(t.live, before + 1, "one page of buffers for the thread");
+    cr_assert_eq(hl_hcache_live(), before, "thread exit released them");
+    hl_hcache_t *first = t.mine;
+    size_t mapped = hl_hcache_mapped();
+    t = (first_use_t){h, 0, NULL};
+    cr_assert_eq(pthread_create(&th, NULL, one_operation, &t), 0);
+    pthread_join(th, NULL);
+    cr_assert_eq(t.mine, first, "the next thread reuses the released page");
+    cr_assert_eq(hl_hcache_mapped(), mapped, "and maps none");
+    cr_assert_eq(hl_hcache_live(), before);
+    cr_assert_eq(hl_heap_check(h, 1), 0);
+    hl_heap_destroy(plain);
+    hl_heap_destroy(h);
 }

@@ -26,6 +26,7 @@ where() { # symbol -> offset from the text's start, or "missing"
 hot="malloc free calloc realloc posix_memalign aligned_alloc memalign malloc_usable_size
      hl_malloc_slow hl_free_slow hl_tiny_alloc_slow hl_tcap_slow hl_mid_alloc hl_mid_free
      hl_tlsf_free hl_large_alloc hl_large_free hl_tls_bind hl_decay_run hl_options_from_env
+     hl_harden_thread_flush hl_hcache_slot_of hl_hcache_drop
      hl_leakscan_at_exit"
 cold="hl_report hl_uwf_walk hl_trace_emit_alloc hl_trace_emit_free hl_symbolize"
 bad=""

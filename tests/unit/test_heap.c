@@ -522,3 +522,60 @@ Test(heap, thread_cache_bins_cover_only_tiny_tags)
     cr_assert_eq(hl_heap_malloc(h, 64), buf + 16, "the pushed slot is the next one handed out");
     hl_heap_destroy(h);
 }
+
+typedef struct reg_thread_s {
+    hl_heap_t *h;
+    pthread_barrier_t *bound, *done;
+} reg_thread_t;
+
+static void *bind_and_wait(void *arg)
+{
+    reg_thread_t *r = arg;
+    for (int i = 0; i < 10; i++)
+        hl_heap_free(r->h, hl_heap_malloc(r->h, 48));
+    if (r->bound) pthread_barrier_wait(r->bound);
+    if (r->done) pthread_barrier_wait(r->done);
+    return NULL;
+}
+
+/* The thread registry lists every live bound cache once, takes released slots back (they are
+ * linked through the table, thread.c) and sums the paths of live and exited threads: 4 threads
+ * live together, then 300 one after the other on the slots they released. */
+Test(heap, thread_registry_reuses_released_slots)
+{
+    hl_heap_t *h = unit_heap("");
+    uint64_t before = unit_path_count(h, HL_PATH_TINY_CACHE_PUSH) +
+                      unit_path_count(h, HL_PATH_TINY_DIRECT_FREE) +
+                      unit_path_count(h, HL_PATH_TINY_FLUSH);
+    pthread_barrier_t bound, done;
+    pthread_barrier_init(&bound, NULL, 5);
+    pthread_barrier_init(&done, NULL, 5);
+    reg_thread_t r = {h, &bound, &done};
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++)
+        pthread_create(&t[i], NULL, bind_and_wait, &r);
+    pthread_barrier_wait(&bound);
+    hl_tls_t *caches[16];
+    cr_assert_eq(hl_thread_caches(h, caches, 16), 4, "each live thread listed once");
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < i; j++)
+            cr_assert_neq(caches[i], caches[j]);
+    pthread_barrier_wait(&done);
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    cr_assert_eq(hl_thread_caches(h, caches, 16), 0, "exited threads left the registry");
+    r = (reg_thread_t){h, NULL, NULL};
+    for (int i = 0; i < 300; i++) {
+        pthread_create(&t[0], NULL, bind_and_wait, &r);
+        pthread_join(t[0], NULL);
+    }
+    cr_assert_eq(hl_thread_caches(h, caches, 16), 0);
+    uint64_t frees = unit_path_count(h, HL_PATH_TINY_CACHE_PUSH) +
+                     unit_path_count(h, HL_PATH_TINY_DIRECT_FREE) +
+                     unit_path_count(h, HL_PATH_TINY_FLUSH) - before;
+    cr_assert_eq(frees, 304u * 10, "every exited thread's frees counted: %llu",
+                 (unsigned long long)frees);
+    pthread_barrier_destroy(&bound);
+    pthread_barrier_destroy(&done);
+    hl_heap_destroy(h);
+}
