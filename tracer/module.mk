@@ -9,7 +9,7 @@ TRACER_OBJS := $(OBJ_DIR)/tracer/main.o
 # `heapledger record`: session daemon and session control (liblttng-ctl), the traced
 # program's environment, the summary (reads the run database with SQLite).
 HL_RECORD_OBJS := $(addprefix $(OBJ_DIR)/tracer/,record.o record_env.o record_ns.o \
-                    procstat.o fstree.o record_reaper.o record_prio.o record_rotate.o record_schedule.o record_stats.o record_summary.o session.o \
+                    procstat.o fstree.o record_reaper.o record_rotate.o record_schedule.o record_stats.o record_summary.o session.o \
                     sessiond.o)
 TRACER_OBJS += $(HL_RECORD_OBJS)
 # record validates --options with the allocator's own parser (liballoc/options.c).

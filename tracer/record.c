@@ -24,7 +24,6 @@
 #include "ingest.h"
 #include "record_env.h"
 #include "record_ns.h"
-#include "record_prio.h"
 #include "record_reaper.h"
 #include "record_rotate.h"
 #include "record_schedule.h"
@@ -92,7 +91,6 @@ static uint64_t rec_backlog_max;          /* the backlog that pauses the program
 static volatile sig_atomic_t rec_signals; /* forwarded signals so far */
 static volatile sig_atomic_t rec_pending; /* signal received before the fork */
 static hl_rstats_t rec_stats;             /* --stats */
-static hl_prio_t rec_prio;                /* the store below the program while it runs */
 static hl_rsched_t rec_sched;             /* when the trace chunks close (record_schedule.h) */
 static int rec_have_sched;                /* rec_sched is set up (chunked, local) */
 
@@ -316,7 +314,6 @@ static int record_wait(pid_t pid, int *status, record_watch_t *w)
             w->died_pid = w->consumerd;
         }
     }
-    hl_prio_restore(&rec_prio); /* the program ended: the store's turn */
     if (w->rotor) {
         hl_rotor_resume(w->rotor, 1); /* the daemon died: it goes on untraced */
         hl_rotor_watch_end(w->rotor); /* no chunk closes any more: the main thread stops */
@@ -546,10 +543,6 @@ static int record_ingest(record_out_t *o, const char *trace, int exit_status, ui
         rec_stats.final_early = o->rotor.final_ok;
         rec_stats.store_thread_cpu = o->rotor.store_thread_cpu;
         rec_stats.watch_cpu = o->rotor.watch_cpu;
-        rec_stats.store_nice = rec_prio.low ? rec_prio.store : 0;
-        rec_stats.prio_low = rec_prio.low;
-        rec_stats.prio_restored = rec_prio.restored;
-        rec_stats.prio_kept = rec_prio.kept;
         if (rec_have_sched) {
             rec_stats.rotations = rec_sched.asked;
             rec_stats.first_chunk_mib = (double)hl_rsched_first_bytes(rec_sched.max) / 1048576;
@@ -680,8 +673,6 @@ static void record_out_start(record_out_t *o, const record_args_t *a, pid_t pid,
     o->rotor.before_final = record_hold_ingest;
     w->rotor = &o->rotor;
     hl_rotor_start(&o->rotor); /* else record_wait stores them itself */
-    rec_prio.store = hl_prio_store_nice();
-    hl_prio_lower(&rec_prio); /* the program ahead of the store while it runs */
     /* No watch thread to close the chunks: LTTng's size schedule does (the program is not
      * running yet, so this thread's liblttng-ctl call races no other). */
     if (rec_have_sched && !o->rotor.thread_ok) {

@@ -194,11 +194,4 @@ void hl_rstats_print(FILE *f, const hl_rstats_t *s, const char *db, const hl_ing
                 "heapledger record: stats: the session stopped after %u looks at the consumer "
                 "still writing, 10 ms apart\n",
                 s->stop_polls);
-    if (s->have_store && s->store_nice)
-        fprintf(f,
-                "heapledger record: stats: the store at nice +%d while the program ran (%u "
-                "threads), then %u threads and decoders set back, %u left lower\n",
-                s->store_nice, s->prio_low, s->prio_restored, s->prio_kept);
-    else if (s->have_store)
-        fprintf(f, "heapledger record: stats: the store at the program's priority\n");
 }

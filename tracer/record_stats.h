@@ -63,11 +63,7 @@ typedef struct hl_rstats_s {
     /* record's own threads (CPU seconds; the SQLite thread and the pipe readers come in the
      * ingest's result): the rotor's store thread and watch thread. */
     double store_thread_cpu, watch_cpu;
-    /* record_prio.h: the store's nice while the program ran (0: not lowered), the threads
-     * lowered, the threads and processes set back after its end and those left lower. */
-    int store_nice;
     unsigned stop_polls; /* hl_session_stop's looks at the consumer still writing */
-    unsigned prio_low, prio_restored, prio_kept;
 } hl_rstats_t;
 
 /* Note moment `which` now (cheap: a clock read). */

@@ -30,10 +30,6 @@
 #   t_growing      record closes the chunks itself, small first (HEAPLEDGER_FIRST_CHUNK_BYTES=8M)
 #                  and growing to HEAPLEDGER_CHUNK_BYTES (32M): the first chunk is under 28 MiB
 #                  (LTTng's own size schedule made it 32 MiB and more), nothing is lost
-#   t_store_nice   while the program runs, record's threads but its main thread run at a lower
-#                  priority than record (record_prio.h; the program reads them from /proc),
-#                  with HEAPLEDGER_STORE_NICE=0 at record's own; after the end they are set
-#                  back (as root: none left lower)
 #   t_stop_poll    the session's stop looks at the consumer every 10 ms, not 200: in the first of
 #                  three runs where it looked twice or more, N looks took less than N x 0.2 s
 #   t_bad_env      a malformed HEAPLEDGER_CHUNK_BYTES, HEAPLEDGER_BACKLOG_BYTES or
@@ -351,30 +347,6 @@ t_final() { # the last chunk is read once the session stopped, before the destro
     check "loop blocks" 360000 "$(sql "$d/b.db" "SELECT count(*) FROM block WHERE pid = $(pid_of "$d/b.out") AND size BETWEEN 40 AND 103")" || return 1
 }
 
-# The nice values of record's threads as the program sees them while it runs, one line each
-# ("TID NICE"), the main thread's first; record is the program's parent.
-NICE_PROG='sleep 1; read -r _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ n _ < /proc/$PPID/stat; echo "main $n";
-for s in /proc/$PPID/task/*/stat; do t=${s%/stat}; read -r _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ n _ < "$s"; echo "${t##*/} $n"; done'
-t_store_nice() { # the store below the program while it runs (record_prio.h)
-    local d=$WORK/nice base
-    mkdir -p "$d"
-    base=$(nice)
-    [ "$base" -lt 19 ] || { SKIPPED_PART="this shell runs at nice 19: nothing lower"; return 0; }
-    "$HL" record --stats -o "$d/a.db" -- sh -c "$NICE_PROG" >"$d/a.out" 2>"$d/a.err"
-    check "exit status" 0 $? || { cat "$d/a.err"; return 1; }
-    local main low
-    main=$(awk '$1 == "main" { print $2 }' "$d/a.out")
-    check "record's main thread at record's nice" "$base" "$main" || { cat "$d/a.out"; return 1; }
-    low=$(awk -v m="$main" '$1 != "main" && $2 > m' "$d/a.out" | wc -l)
-    [ "$low" -ge 2 ] || { note "FAIL: $low of record's threads below its priority: $(cat "$d/a.out")"; return 1; }
-    contains "$d/a.err" "the store at nice +" || return 1
-    if [ "$(id -u)" = 0 ]; then contains "$d/a.err" "decoders set back, 0 left lower" || return 1; fi
-    HEAPLEDGER_STORE_NICE=0 "$HL" record --stats -o "$d/b.db" -- sh -c "$NICE_PROG" >"$d/b.out" 2>"$d/b.err"
-    check "exit status (HEAPLEDGER_STORE_NICE=0)" 0 $? || { cat "$d/b.err"; return 1; }
-    check "threads below record's priority (HEAPLEDGER_STORE_NICE=0)" 0 \
-        "$(awk -v m="$base" '$2 != m' "$d/b.out" | wc -l)" || { cat "$d/b.out"; return 1; }
-    contains "$d/b.err" "the store at the program's priority" || return 1
-}
 
 t_stop_poll() { # the stop looks at the consumer every 10 ms (session.c)
     local d=$WORK/stop i looks gap
@@ -413,7 +385,7 @@ t_bad_env() {
     [ ! -e "$d/ran" ] || { note "FAIL: the program ran"; return 1; }
 }
 
-all=(t_same t_gone t_prog_killed t_record_killed t_throttle t_keep_throttle t_growing t_final t_store_nice t_stop_poll t_bad_env)
+all=(t_same t_gone t_prog_killed t_record_killed t_throttle t_keep_throttle t_growing t_final t_stop_poll t_bad_env)
 tests=("$@")
 [ ${#tests[@]} -gt 0 ] || tests=("${all[@]}")
 echo "record-chunks: ${#tests[@]} tests (work dir $WORK)"
