@@ -1104,6 +1104,7 @@ int hl_cmd_record(int argc, char **argv)
     } else if (!w.died) {
         int e = hl_session_stop(&s, &discarded, &lost);
         hl_rstats_mark(&rec_stats, HL_RS_STOPPED);
+        rec_stats.stop_polls = s.stop_polls;
         /* The trace is on disk: the store reads the last chunk while the session is destroyed. */
         if (!e && out.chunked && out.rotor.ing && !hl_session_rotating(&s))
             hl_rotor_final(&out.rotor);

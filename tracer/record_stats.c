@@ -189,4 +189,9 @@ void hl_rstats_print(FILE *f, const hl_rstats_t *s, const char *db, const hl_ing
                 "first at %.0f MiB); the last chunk read %s\n",
                 s->store_idle_run, s->store_idle_end, s->rotations, s->first_chunk_mib,
                 s->final_early ? "once the session stopped" : "once the session was destroyed");
+    if (s->mark[HL_RS_STOPPED] > 0)
+        fprintf(f,
+                "heapledger record: stats: the session stopped after %u looks at the consumer "
+                "still writing, 10 ms apart\n",
+                s->stop_polls);
 }

@@ -63,6 +63,7 @@ typedef struct hl_rstats_s {
     /* record's own threads (CPU seconds; the SQLite thread and the pipe readers come in the
      * ingest's result): the rotor's store thread and watch thread. */
     double store_thread_cpu, watch_cpu;
+    unsigned stop_polls; /* hl_session_stop's looks at the consumer still writing */
 } hl_rstats_t;
 
 /* Note moment `which` now (cheap: a clock read). */

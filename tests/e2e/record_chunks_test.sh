@@ -30,6 +30,8 @@
 #   t_growing      record closes the chunks itself, small first (HEAPLEDGER_FIRST_CHUNK_BYTES=8M)
 #                  and growing to HEAPLEDGER_CHUNK_BYTES (32M): the first chunk is under 28 MiB
 #                  (LTTng's own size schedule made it 32 MiB and more), nothing is lost
+#   t_stop_poll    the session's stop looks at the consumer every 10 ms, not 200: in the first of
+#                  three runs where it looked twice or more, N looks took less than N x 0.2 s
 #   t_bad_env      a malformed HEAPLEDGER_CHUNK_BYTES, HEAPLEDGER_BACKLOG_BYTES or
 #                  HEAPLEDGER_FIRST_CHUNK_BYTES is refused
 #                  before anything runs
@@ -345,6 +347,27 @@ t_final() { # the last chunk is read once the session stopped, before the destro
     check "loop blocks" 360000 "$(sql "$d/b.db" "SELECT count(*) FROM block WHERE pid = $(pid_of "$d/b.out") AND size BETWEEN 40 AND 103")" || return 1
 }
 
+
+t_stop_poll() { # the stop looks at the consumer every 10 ms (session.c)
+    local d=$WORK/stop i looks gap
+    mkdir -p "$d"
+    for i in 1 2 3; do
+        "$HL" record --stats -o "$d/$i.db" -- "$PROG" 3 200000 0 >"$d/$i.out" 2>"$d/$i.err"
+        check "exit status" 0 $? || { cat "$d/$i.err"; return 1; }
+        looks=$(sed -n 's/.*the session stopped after \([0-9]*\) looks at the consumer still writing, 10 ms apart/\1/p' "$d/$i.err")
+        [ -n "$looks" ] || { note "FAIL: no stop line: $(cat "$d/$i.err")"; return 1; }
+        gap=$(awk '$1 == "program" && $2 == "ended" { e = $3 } $1 == "session" && $2 == "stopped" { s = $3 }
+                   END { printf "%.3f", s - e }' "$d/$i.err")
+        note "run $i: $looks looks, stopped $gap s after the program ended"
+        [ "$looks" -ge 2 ] || continue
+        # lttng_stop_tracing looked every 200 ms: LOOKS looks would have taken LOOKS x 0.2 s
+        awk -v g="$gap" -v n="$looks" 'BEGIN { exit !(g < n * 0.2) }' ||
+            { note "FAIL: $looks looks in $gap s: not more often than every 200 ms"; return 1; }
+        return 0
+    done
+    SKIPPED_PART="the consumer had written everything by the stop's second look in 3 runs"
+}
+
 t_bad_env() {
     local d=$WORK/badenv
     mkdir -p "$d"
@@ -362,7 +385,7 @@ t_bad_env() {
     [ ! -e "$d/ran" ] || { note "FAIL: the program ran"; return 1; }
 }
 
-all=(t_same t_gone t_prog_killed t_record_killed t_throttle t_keep_throttle t_growing t_final t_bad_env)
+all=(t_same t_gone t_prog_killed t_record_killed t_throttle t_keep_throttle t_growing t_final t_stop_poll t_bad_env)
 tests=("$@")
 [ ${#tests[@]} -gt 0 ] || tests=("${all[@]}")
 echo "record-chunks: ${#tests[@]} tests (work dir $WORK)"
