@@ -120,11 +120,15 @@ static inline uint32_t ss_probe(const ss_entry_t *e, const ss_key_t *k, uintptr_
     uintptr_t fp = k->fp;
     if (!s1 || (s1 & 1) || LOAD(e->fp) != fp || LOAD(e->ret) != k->ret || LOAD(e->ms) != k->ms)
         return 0;
-    uint32_t n = LOAD(e->n);
-    if (fp < lo || fp + 8 * (uintptr_t)LOAD(e->top) > hi || n > SS_WORDS) return 0;
-    for (uint32_t i = 0; i < n; i++) /* the first differing word ends it (another chain) */
-        if (*(const volatile uint64_t *)(fp + 8 * (uintptr_t)LOAD(e->off[i])) != LOAD(e->val[i]))
+    uint32_t n = LOAD(e->n), top = LOAD(e->top);
+    if (fp < lo || fp + 8 * (uintptr_t)top > hi || n > SS_WORDS) return 0;
+    /* The first differing word ends it (another chain). Each offset is checked against the
+     * top read above: a writer's new offsets, read torn, stay inside the checked pages. */
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t o = LOAD(e->off[i]);
+        if (o >= top || *(const volatile uint64_t *)(fp + 8 * (uintptr_t)o) != LOAD(e->val[i]))
             return 0;
+    }
     uint32_t id = LOAD(e->id);
     atomic_thread_fence(memory_order_acquire);
     return atomic_load_explicit(&e->seq, memory_order_relaxed) != s1 ? 0 : id;
