@@ -89,10 +89,6 @@ static inline __attribute__((always_inline)) void hl_stack_leave(uintptr_t saved
  * buf[0] the return address into the program. -1 when there is no usable entry frame or a
  * frame needs libunwind (the caller then walks from its own frame). */
 int hl_stack_entry_walk(void **buf, int n);
-/* The entry's frame when a capture may walk from it (as hl_stack_entry_walk decides): its
- * address (the caller's stack pointer after the return is fp + 16), the return address into
- * the program and the caller's rbp. 0 when there is none. */
-int hl_stack_entry_frame(uintptr_t *fp, uintptr_t *ret, uintptr_t *rbp);
 /* Captures of the calling thread that walked from the entry's frame (tests). */
 uint64_t hl_stack_entry_walks(void);
 
@@ -104,18 +100,6 @@ uint32_t hl_stack_capture_id(size_t max, size_t skip);
 /* Captures of the calling thread that hl_stack_capture_id answered from its memo (the last
  * verified chain of the same stack pointer and return address). */
 void hl_stack_cache_stats(uint64_t *memo_hits);
-
-/* The call-site cache keyed at the program's call into the allocator (stack_site.c): when
- * the thread is inside an entry whose frame a capture may walk from (hl_stack_entry_frame),
- * the stack hl_stack_capture_user(.., max, ..) returns there, interned, from the words of a
- * verified earlier walk of the same call at the same stack depth, else by walking: returns
- * HL_STACK_SITE_DONE | its id (0: none). 0 (nothing done): no usable entry frame, or the
- * walk needs libunwind. Uses the fast walker: only for unwind=fast (the default). */
-#define HL_STACK_SITE_DONE ((uint64_t)1 << 32)
-uint64_t hl_stack_site_id(size_t max);
-/* Captures of the calling thread that hl_stack_site_id answered from the cache, and those
- * it walked. */
-void hl_stack_site_stats(uint64_t *hits, uint64_t *misses);
 
 /* Id of the stack ips[0..depth) (1..), interning it on first sight. *is_new is set to 1 when
  * this call inserted the stack, 0 when it was known. Returns 0 (and *is_new = 0) when depth

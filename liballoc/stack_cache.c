@@ -52,7 +52,7 @@
  * returns its id: no shape, no program key, no set (about 70 instructions and 5.5 a word on
  * tiny.mixed). A memo that holds another chain (twins at the same stack pointer and return
  * address) fails its compare and the capture takes the sets (sc_slow), which set the memo.
- * Word 0 of an entry, the return address into our caller read from sc_capture's own
+ * Word 0 of an entry, the return address into our caller read from hl_stack_capture_id's own
  * frame, is always equal and never compared.
  *
  * The tables: mapped once (MAP_NORESERVE: pages are touched as call sites appear); the stack
@@ -71,14 +71,13 @@
 #define SC_ENTRIES 1024u /* stack entries (512 B each), power of two, sets of two */
 #define SC_SHAPES  1024u /* (stack pointer, return address) shapes, power of two */
 #define SC_FRAMES  28u   /* stack words verified per entry (default depth 16 + ours) */
-/* Frames above the caller of hl_stack_capture_id (sc_capture's) a walk covers beyond max: as in
+/* Frames above the caller of hl_stack_capture_id a walk covers beyond max: as in
  * hl_stack_capture_user (stack.c), so that both return the same stack. */
 #define SC_SELF_SLACK 9u
 #define SC_WALK       (HL_STACK_MAX_DEPTH + 40)
-/* Index of our caller's frame in a walk from sc_walk (sc_walk, sc_slow, sc_capture:
- * hl_stack_capture_id tail-calls it). */
+/* Index of our caller's frame in a walk from sc_walk (sc_walk, sc_slow, hl_stack_capture_id). */
 #define SC_BASE 3u
-/* Word 0 of an entry is the return address into our caller, read from sc_capture's
+/* Word 0 of an entry is the return address into our caller, read from hl_stack_capture_id's
  * own frame at a fixed offset: always equal, never compared. */
 #define SC_FIRST 1u
 
@@ -374,7 +373,7 @@ static size_t sc_place(uintptr_t sp, const uint64_t *ips, size_t n, uintptr_t *s
  * shape. */
 static __attribute__((noinline)) uint32_t sc_walk(sc_key_t *k, sc_entry_t *into)
 {
-    /* ips[0] is in sc_walk, 1 in sc_slow, 2 in sc_capture, SC_BASE in its caller. */
+    /* ips[0] is in sc_walk, 1 in sc_slow, 2 in hl_stack_capture_id, SC_BASE in its caller. */
     uint64_t ips[HL_STACK_MAX_DEPTH + 2 * SC_SELF_SLACK + 34];
     uintptr_t slots[HL_STACK_MAX_DEPTH + 2 * SC_SELF_SLACK + 34];
     uintptr_t lo, hi;
@@ -417,7 +416,7 @@ static __attribute__((noinline)) uint32_t sc_walk(sc_key_t *k, sc_entry_t *into)
 }
 
 /* Everything but a memo hit: the key's sets, the walks, the plain unwind. Frame 1 of a walk
- * (between sc_walk and sc_capture). */
+ * (between sc_walk and hl_stack_capture_id). */
 static __attribute__((noinline)) uint32_t sc_slow(uintptr_t sp, uintptr_t ret, size_t max,
                                                   size_t skip)
 {
@@ -528,8 +527,9 @@ static inline uint32_t sc_fast(const sc_entry_t *e, uintptr_t sp, uintptr_t ret,
 
 /* The memo's key takes max and skip as given: an entry holds them clamped (sc_slow), so a
  * capture beyond the limits never hits the memo, and takes sc_slow. */
-static __attribute__((noinline)) uint32_t sc_capture(size_t max, size_t skip)
+__attribute__((noinline)) uint32_t hl_stack_capture_id(size_t max, size_t skip)
 {
+    if (max == 0) return 0;
     uintptr_t sp;
 #if defined(__x86_64__)
     __asm__ volatile("mov %%rsp, %0" : "=r"(sp));
@@ -558,19 +558,6 @@ static __attribute__((noinline)) uint32_t sc_capture(size_t max, size_t skip)
     id = sc_slow(sp, ret, max, skip);
     __asm__ volatile("" ::: "memory"); /* no tail call: sc_slow is frame 1 of its walks */
     return id;
-}
-
-/* Under the program's call into the allocator, the cache keyed at that call (stack_site.c),
- * which needs neither our frames nor this file's keys; else this file's, by a tail call:
- * sc_capture's frame and return address are the ones hl_stack_capture_id had before. */
-uint32_t hl_stack_capture_id(size_t max, size_t skip)
-{
-    if (max == 0) return 0;
-    if (hl_stack_entry_fp && hl_stack_unwind_mode() == HL_UNWIND_FAST) {
-        uint64_t site = hl_stack_site_id(max);
-        if (site) return (uint32_t)site;
-    }
-    return sc_capture(max, skip);
 }
 
 void hl_stack_cache_stats(uint64_t *memo_hits)

@@ -29,30 +29,20 @@ static __thread uint64_t entry_walks __attribute__((tls_model("initial-exec")));
  * heapledger's own frames is a few KiB (capture buffers); farther is not ours. */
 #define ENTRY_MAX_DISTANCE (1u << 20)
 
-int hl_stack_entry_frame(uintptr_t *fp_out, uintptr_t *ret_out, uintptr_t *rbp_out)
+int hl_stack_entry_walk(void **buf, int n)
 {
     uintptr_t fp = hl_stack_entry_fp, sp;
-    if (!fp) return 0;
+    if (!fp || n <= 0) return -1;
 #if defined(__x86_64__)
     __asm__ volatile("mov %%rsp, %0" : "=r"(sp));
 #else
-    return 0;
+    return -1;
 #endif
-    if (fp <= sp || fp - sp > ENTRY_MAX_DISTANCE || (fp & 7)) return 0;
+    if (fp <= sp || fp - sp > ENTRY_MAX_DISTANCE || (fp & 7)) return -1;
     const volatile uintptr_t *f = (const volatile uintptr_t *)fp;
-    uintptr_t ret = f[1], lo, hi;
+    uintptr_t ret = f[1], rbp = f[0], lo, hi;
     hl_stack_self_range(&lo, &hi);
-    if (lo < hi && ret >= lo && ret < hi) return 0; /* called by one of our own functions */
-    *fp_out = fp;
-    *ret_out = ret;
-    *rbp_out = f[0];
-    return 1;
-}
-
-int hl_stack_entry_walk(void **buf, int n)
-{
-    uintptr_t fp, ret, rbp;
-    if (n <= 0 || !hl_stack_entry_frame(&fp, &ret, &rbp)) return -1;
+    if (lo < hi && ret >= lo && ret < hi) return -1; /* called by one of our own functions */
     int d = hl_uwf_walk(buf, n, ret, fp + 16, rbp);
     if (d > 0) entry_walks++;
     return d;

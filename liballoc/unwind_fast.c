@@ -612,11 +612,10 @@ static struct {
     _Atomic int state;               /* 0 = not mapped, 1 = mapping, 2 = ready, -1 = failed */
     _Atomic uintptr_t tab;           /* the table | log2 of its sets (the table is page-aligned) */
     _Atomic int grown;               /* 0, then 1 while and after growing */
+    _Atomic uint64_t gen;            /* bumped when modules were unloaded */
     _Atomic unsigned long long subs; /* dlpi_subs + 1 as last seen; 0 = never */
     _Atomic uint64_t fallbacks, misses, checks;
 } uwf;
-
-_Atomic uint64_t hl_uwf_gen; /* bumped when modules were unloaded (unwind_fast.h) */
 
 static void *uwf_map(unsigned lg)
 {
@@ -741,10 +740,10 @@ static __attribute__((noinline)) uint32_t uwf_miss(uwf_entry_t *set, uintptr_t r
     if (seen != subs) {
         /* First search, or modules were unloaded since: rules cached before may describe
          * code that is gone. */
-        if (seen) atomic_fetch_add(&hl_uwf_gen, 1);
+        if (seen) atomic_fetch_add(&uwf.gen, 1);
         atomic_store(&uwf.subs, subs);
     }
-    uint64_t key = (uint64_t)ra | (atomic_load_explicit(&hl_uwf_gen, memory_order_relaxed) << 48);
+    uint64_t key = (uint64_t)ra | (atomic_load_explicit(&uwf.gen, memory_order_relaxed) << 48);
     /* Way 0 takes the newest; its previous content moves to way 1. */
     uint64_t okey = atomic_load_explicit(&set[0].key, memory_order_relaxed);
     uint32_t old = okey ? uwf_probe(&set[0], okey) : 0;
@@ -770,8 +769,8 @@ static inline uint32_t uwf_lookup(uwf_tab_t t, uintptr_t ra, uint64_t gen)
 /* ---- safe stack reads ------------------------------------------------------------------- */
 
 /* Pages of this thread's address space known to be mapped: [lo, hi). */
-__thread uintptr_t hl_uwf_lo __attribute__((tls_model("initial-exec")));
-__thread uintptr_t hl_uwf_hi __attribute__((tls_model("initial-exec")));
+static __thread uintptr_t uwf_lo __attribute__((tls_model("initial-exec")));
+static __thread uintptr_t uwf_hi __attribute__((tls_model("initial-exec")));
 
 #define UWF_PAGE       4096u
 #define UWF_CHECK_MAX  (16u << 20) /* larger gaps are not checked: the walk defers */
@@ -799,20 +798,20 @@ static __attribute__((noinline)) int uwf_extend(uintptr_t a, uintptr_t b)
     uintptr_t lo = a & ~(uintptr_t)(UWF_PAGE - 1);
     uintptr_t hi = (b + UWF_PAGE - 1) & ~(uintptr_t)(UWF_PAGE - 1);
     if (hi <= lo || hi - lo > UWF_CHECK_MAX) return 0;
-    uintptr_t cl = hl_uwf_lo, ch = hl_uwf_hi;
+    uintptr_t cl = uwf_lo, ch = uwf_hi;
     uintptr_t ul = lo < cl ? lo : cl, uh = hi > ch ? hi : ch;
     if (cl >= ch || uh - ul > UWF_CHECK_MAX) { /* nothing known near: start over here */
         if (!pages_mapped(lo, hi)) return 0;
-        hl_uwf_lo = lo;
-        hl_uwf_hi = hi;
+        uwf_lo = lo;
+        uwf_hi = hi;
         return 1;
     }
     /* The union, checking what lies outside the known pages (a gap below them, as the stack
      * deepened, or pages above, as walks reach outer frames). */
     if (ul < cl && !pages_mapped(ul, cl)) return 0;
     if (uh > ch && !pages_mapped(ch, uh)) return 0;
-    hl_uwf_lo = ul;
-    hl_uwf_hi = uh;
+    uwf_lo = ul;
+    uwf_hi = uh;
     return 1;
 }
 
@@ -831,39 +830,25 @@ static inline int uwf_defer_at(int *walked, int d)
     return uwf_defer();
 }
 
-/* A word the walk's result depends on (hl_uwf_walk_words); slot 0: not a known stack word. */
-static inline void uwf_word(hl_uwf_words_t *ws, uintptr_t slot, uintptr_t val)
-{
-    if (ws->n < HL_UWF_WORDS && slot) {
-        ws->w[ws->n].slot = slot;
-        ws->w[ws->n].val = val;
-        ws->n++;
-    } else {
-        ws->over = 1;
-    }
-}
-
 /* Called by hl_uwf_backtrace with the caller's state at the call: ip = return address,
  * sp = the stack pointer after the return, rbp. Per frame on a rule-cache hit with a fast
  * rule: the set's address (4), the probe (9), the step (3), the top of the checked pages (2),
  * the two reads (4), the store and the loop (6); other rules take the checked step. */
-static inline __attribute__((always_inline)) int uwf_walk_core(void **buf, int n, uintptr_t ip,
-                                                               uintptr_t sp, uintptr_t rbp,
-                                                               int *walked, hl_uwf_words_t *ws,
-                                                               uintptr_t rslot)
+static inline __attribute__((always_inline)) int
+uwf_walk_core(void **buf, int n, uintptr_t ip, uintptr_t sp, uintptr_t rbp, int *walked)
 {
     if (n <= 0) return 0;
     if (!uwf_ready()) return uwf_defer_at(walked, 0);
-    uint64_t gen = atomic_load_explicit(&hl_uwf_gen, memory_order_relaxed) << 48;
+    uint64_t gen = atomic_load_explicit(&uwf.gen, memory_order_relaxed) << 48;
     uwf_tab_t tab = uwf_tab();
-    uintptr_t lo = hl_uwf_lo, hi = hl_uwf_hi;
+    uintptr_t lo = uwf_lo, hi = uwf_hi;
     int d = 0;
     buf[d++] = (void *)ip;
     if (__builtin_expect(sp < lo || sp >= hi, 0)) {
         /* Below every fast step lies the stack pointer: make it part of the checked pages. */
         if (sp < UWF_PAGE || !uwf_extend(sp, sp + 8)) return uwf_defer_at(walked, d);
-        lo = hl_uwf_lo;
-        hi = hl_uwf_hi;
+        lo = uwf_lo;
+        hi = uwf_hi;
     }
     while (d < n) {
         uint32_t r = uwf_lookup(tab, ip, gen);
@@ -872,14 +857,13 @@ static inline __attribute__((always_inline)) int uwf_walk_core(void **buf, int n
             cfa = sp + R_CFA_OFF(r);
             if (__builtin_expect(cfa > hi, 0)) {
                 if (!uwf_extend(sp, cfa)) return uwf_defer_at(walked, d);
-                lo = hl_uwf_lo;
-                hi = hl_uwf_hi;
+                lo = uwf_lo;
+                hi = uwf_hi;
             }
         } else {
             if (R_KIND(r) == P_LAST) break;
             if (R_KIND(r) != P_STD) return uwf_defer_at(walked, d);
             cfa = ((r & R_CFA_RBP) ? rbp : sp) + R_CFA_OFF(r);
-            if (ws && (r & R_CFA_RBP)) uwf_word(ws, rslot, rbp);
             uintptr_t low = cfa - ((r & R_RBP_SAVED) && R_RBP_OFF(r) > 8 ? R_RBP_OFF(r) : 8);
             /* A frame address that does not grow, or jumps by more than UWF_STEP_MAX, comes
              * from a corrupted stack or a rule we got wrong: libunwind decides. */
@@ -887,17 +871,13 @@ static inline __attribute__((always_inline)) int uwf_walk_core(void **buf, int n
             if (low < lo || cfa > hi) {
                 if (cfa < UWF_PAGE || low > cfa || !uwf_extend(low, cfa))
                     return uwf_defer_at(walked, d);
-                lo = hl_uwf_lo;
-                hi = hl_uwf_hi;
+                lo = uwf_lo;
+                hi = uwf_hi;
             }
         }
         ip = *(const volatile uintptr_t *)(cfa - 8);
-        if (r & R_RBP_SAVED) {
-            rbp = *(const volatile uintptr_t *)(cfa - R_RBP_OFF(r));
-            if (ws) rslot = cfa - R_RBP_OFF(r);
-        }
+        if (r & R_RBP_SAVED) rbp = *(const volatile uintptr_t *)(cfa - R_RBP_OFF(r));
         sp = cfa;
-        if (ws) uwf_word(ws, cfa - 8, ip); /* also the word that ends the walk */
         if (ip < 0x4000) break;
         buf[d++] = (void *)ip;
     }
@@ -907,27 +887,7 @@ static inline __attribute__((always_inline)) int uwf_walk_core(void **buf, int n
 __attribute__((used, visibility("hidden"))) int hl_uwf_walk(void **buf, int n, uintptr_t ip,
                                                             uintptr_t sp, uintptr_t rbp)
 {
-    return uwf_walk_core(buf, n, ip, sp, rbp, NULL, NULL, 0);
-}
-
-int hl_uwf_walk_words(void **buf, int n, uintptr_t ip, uintptr_t sp, uintptr_t rbp,
-                      uintptr_t rbp_slot, hl_uwf_words_t *ws)
-{
-    ws->n = 0;
-    ws->over = 0;
-    return uwf_walk_core(buf, n, ip, sp, rbp, NULL, ws, rbp_slot);
-}
-
-int hl_uwf_next(uintptr_t ip, uintptr_t sp, uintptr_t *next)
-{
-    if (atomic_load_explicit(&uwf.state, memory_order_acquire) != 2) return 0;
-    uint64_t gen = atomic_load_explicit(&hl_uwf_gen, memory_order_relaxed) << 48;
-    uint32_t r = uwf_lookup(uwf_tab(), ip, gen);
-    if (R_KIND(r) != P_FAST) return 0;
-    uintptr_t cfa = sp + R_CFA_OFF(r);
-    if (sp < hl_uwf_lo || cfa > hl_uwf_hi) return 0;
-    *next = *(const volatile uintptr_t *)(cfa - 8);
-    return 1;
+    return uwf_walk_core(buf, n, ip, sp, rbp, NULL);
 }
 
 int hl_uwf_walk_interrupted(void **buf, int n, uintptr_t pc, uintptr_t sp, uintptr_t rbp,
@@ -937,7 +897,7 @@ int hl_uwf_walk_interrupted(void **buf, int n, uintptr_t pc, uintptr_t sp, uintp
      * address pc + 1 (whose row is at pc), then buf[0] set back to pc. */
     *walked = 0;
     if (n <= 0 || !pc) return 0;
-    int d = uwf_walk_core(buf, n, pc + 1, sp, rbp, walked, NULL, 0);
+    int d = uwf_walk_core(buf, n, pc + 1, sp, rbp, walked);
     if (d > 0 || *walked > 0) buf[0] = (void *)pc;
     return d;
 }

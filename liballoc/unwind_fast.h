@@ -17,7 +17,6 @@
 #ifndef HL_UNWIND_FAST_H
 #define HL_UNWIND_FAST_H
 
-#include <stdatomic.h>
 #include <stdint.h>
 
 /* Map the rule cache (hl_stack_init calls it). Until it is mapped, a walk maps it itself, and
@@ -32,34 +31,6 @@ int hl_uwf_backtrace(void **buf, int n);
  * that return, rbp the register's value there. Every word read is checked as for a walk from
  * the caller (sp must lie in this thread's mapped pages). */
 int hl_uwf_walk(void **buf, int n, uintptr_t ip, uintptr_t sp, uintptr_t rbp);
-/* The stack words a walk's result depends on: every return address it read (with the word
- * that ended it, when one did) and, for each frame whose CFA came from rbp, the word rbp's
- * value was read from (or the one the caller named for rbp's value at the start). A new walk
- * from the same ip and sp that finds the same values in these words walks the same frames
- * (the rules come from the return addresses, the frame addresses from sp or the verified
- * rbp). over: more words than fit, or rbp's source unknown (rbp_slot 0): not verifiable.
- * The call-site cache (stack_site.c) verifies chains by them. */
-#define HL_UWF_WORDS 24
-typedef struct hl_uwf_words_s {
-    struct {
-        uintptr_t slot;
-        uint64_t val;
-    } w[HL_UWF_WORDS];
-    int n, over;
-} hl_uwf_words_t;
-/* hl_uwf_walk, noting the words into ws. rbp_slot: where rbp's value was read from. */
-int hl_uwf_walk_words(void **buf, int n, uintptr_t ip, uintptr_t sp, uintptr_t rbp,
-                      uintptr_t rbp_slot, hl_uwf_words_t *ws);
-/* One step without checks of its own: the return address of the frame above ip's (ip a return
- * address, sp the stack pointer after its return) into *next, when ip's rule is a plain
- * rsp-based one and the frame lies in this thread's checked pages; else 0. */
-int hl_uwf_next(uintptr_t ip, uintptr_t sp, uintptr_t *next);
-/* The rule cache's generation (bumped when modules were unloaded: rules may have changed). */
-extern _Atomic uint64_t hl_uwf_gen;
-/* The calling thread's stack pages known to be mapped, [hl_uwf_lo, hl_uwf_hi): every word a
- * walk of this thread read lies there. */
-extern __thread uintptr_t hl_uwf_lo __attribute__((tls_model("initial-exec")));
-extern __thread uintptr_t hl_uwf_hi __attribute__((tls_model("initial-exec")));
 /* The walk from an interrupted context (a signal handler's ucontext: the stack at a faulting
  * access): pc is the interrupted instruction itself (buf[0]; its unwind row is the one at pc,
  * not at pc - 1), sp and rbp the registers there. Returns the count, or -1 when a frame needs

@@ -54,13 +54,6 @@ $(HARDEN_ENTRY_TEST): tests/harden/test_stack_entry.c $(LIBHL_CORE_A)
 	$(CC) $(TEST_CFLAGS) -fno-optimize-sibling-calls -I liballoc -o $@ $< $(LIBHL_CORE_A) -lcriterion \
 	    $(LIBHL_CORE_LIBS)
 
-# The call-site cache keyed at the program's call (stack_site.c): its ids equal full walks'.
-HARDEN_SITE_TEST := $(HARDEN_DIR)/stack_site_tests
-$(HARDEN_SITE_TEST): tests/harden/test_stack_site.c $(LIBHL_CORE_A)
-	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -fno-optimize-sibling-calls -I liballoc -o $@ $< $(LIBHL_CORE_A) -lcriterion \
-	    $(LIBHL_CORE_LIBS)
-
 # heapledger's own stack walker (unwind_fast.c) against libunwind on frames of every shape.
 HARDEN_UNWIND_TEST := $(HARDEN_DIR)/unwind_fast_tests
 $(HARDEN_UNWIND_TEST): tests/harden/test_unwind_fast.c $(LIBHL_CORE_A)
@@ -111,12 +104,11 @@ $(HARDEN_DIR)/bugs/%: tests/harden/bugs/%.cc
 
 .PHONY: check-harden
 check-harden: $(HARDEN_TEST) $(HARDEN_BUGS) $(HARDEN_FULL) $(LIBHL_SO) $(TEST_DIR)/stress $(BIN_DIR)/heapledger \
-	$(AN_REPLAY_REC) $(HARDEN_PROGS) $(HL_SYMBOLIZER) $(HARDEN_STACK_TEST) $(HARDEN_ENTRY_TEST) $(HARDEN_SITE_TEST) $(HARDEN_CACHE_TEST) $(HARDEN_QUARANTINE_TEST) \
+	$(AN_REPLAY_REC) $(HARDEN_PROGS) $(HL_SYMBOLIZER) $(HARDEN_STACK_TEST) $(HARDEN_ENTRY_TEST) $(HARDEN_CACHE_TEST) $(HARDEN_QUARANTINE_TEST) \
 	$(HARDEN_METACOPY_TEST) $(HARDEN_PATTERN_TEST) $(HARDEN_SLOT_STATE_TEST)
 	HEAPLEDGER_SYMBOLIZER=$(abspath $(HL_SYMBOLIZER)) $(HARDEN_TEST) --jobs 2
 	$(HARDEN_STACK_TEST) --jobs 2
 	$(HARDEN_ENTRY_TEST) --jobs 2
-	$(HARDEN_SITE_TEST) --jobs 2
 	$(HARDEN_CACHE_TEST) --jobs 2
 	$(HARDEN_QUARANTINE_TEST) --jobs 2
 	$(HARDEN_METACOPY_TEST) --jobs 2
