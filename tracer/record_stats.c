@@ -1,5 +1,6 @@
 /* tracer/record_stats.c — `heapledger record --stats` (record_stats.h). */
 #include "record_stats.h"
+#include "session.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -192,6 +193,6 @@ void hl_rstats_print(FILE *f, const hl_rstats_t *s, const char *db, const hl_ing
     if (s->mark[HL_RS_STOPPED] > 0)
         fprintf(f,
                 "heapledger record: stats: the session stopped after %u looks at the consumer "
-                "still writing, 10 ms apart\n",
-                s->stop_polls);
+                "still writing, %d ms apart\n",
+                s->stop_polls, HL_STOP_POLL_MS);
 }

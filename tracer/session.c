@@ -36,9 +36,6 @@
  * about 0.5 s: the session daemon's rotation check timer). */
 #define HL_ROTATION_WAIT_MS 10000
 
-/* How often hl_session_stop looks whether the consumer daemon still writes. */
-#define HL_STOP_POLL_MS 10
-
 /* Writers wait at most this long for buffer space, then the event is discarded (and
  * counted): a consumer daemon that died, or stalled for this long, never blocks the traced
  * program forever. Measured lossless in the 10 M-event blocking benchmark with a 100 ms timeout

@@ -21,6 +21,9 @@
 #define HL_SESSION_CHANNEL      "heapledger"
 #define HL_SESSION_META_CHANNEL "heapledger_meta"
 
+/* How often hl_session_stop looks whether the consumer daemon still writes (ms). */
+#define HL_STOP_POLL_MS 10
+
 typedef struct hl_session_s {
     char name[64];         /* unique: heapledger-<pid>-<ns> */
     char dir[4096];        /* output directory */
@@ -32,7 +35,8 @@ typedef struct hl_session_s {
     int created;           /* the daemon knows the session (destroy needed) */
     void *rotation;        /* the rotation hl_session_rotate asked for, until it completed
                               (struct lttng_rotation_handle *) */
-    unsigned stop_polls;   /* hl_session_stop: looks at a consumer still writing, 10 ms apart */
+    unsigned stop_polls;   /* hl_session_stop: looks at a consumer still writing, HL_STOP_POLL_MS
+                              apart */
     char err[512];
 } hl_session_t;
 
@@ -51,9 +55,9 @@ int hl_session_relay_reachable(const hl_session_t *s, int timeout_ms);
  * destroyed. */
 int hl_session_create(hl_session_t *s);
 int hl_session_start(hl_session_t *s);
-/* Stop tracing and wait until all data is on disk (looked at every 10 ms); then read the channel's
- * discarded event and lost packet counts (bit 63 masked) into *discarded / *lost (either may be
- * NULL). */
+/* Stop tracing and wait until all data is on disk (looked at every HL_STOP_POLL_MS); then read the
+ * channel's discarded event and lost packet counts (bit 63 masked) into *discarded / *lost (either
+ * may be NULL). */
 int hl_session_stop(hl_session_t *s, uint64_t *discarded, uint64_t *lost);
 /* Rotate the trace on size (local sessions only; call after create, before start): the
  * session daemon closes the current trace chunk each time about `bytes` were written since

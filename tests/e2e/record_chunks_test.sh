@@ -347,7 +347,6 @@ t_final() { # the last chunk is read once the session stopped, before the destro
     check "loop blocks" 360000 "$(sql "$d/b.db" "SELECT count(*) FROM block WHERE pid = $(pid_of "$d/b.out") AND size BETWEEN 40 AND 103")" || return 1
 }
 
-
 t_stop_poll() { # the stop looks at the consumer every 10 ms (session.c)
     local d=$WORK/stop i looks gap
     mkdir -p "$d"
